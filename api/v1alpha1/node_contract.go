@@ -1,0 +1,98 @@
+package v1alpha1
+
+// The node-facing contract, kept from the reference system so that existing
+// scripts and dashboards keep working. Per-node, per-Skyhook detail lives on
+// the Node object under these keys; the Skyhook status only aggregates it.
+const (
+	// MetadataPrefix is the prefix of every label, annotation and taint key.
+	MetadataPrefix = "skyhook.nvidia.com"
+
+	// NodeStatePrefix is followed by the Skyhook name to form the node
+	// annotation that holds a NodeState as JSON.
+	NodeStatePrefix = MetadataPrefix + "/nodeState_"
+
+	// StatusPrefix is followed by the Skyhook name to form the node label and
+	// annotation holding that Skyhook's Status on the node.
+	StatusPrefix = MetadataPrefix + "/status_"
+
+	// IgnoreNodeLabel set to "true" excludes a node from every Skyhook; such
+	// nodes are reported as blocked.
+	IgnoreNodeLabel = MetadataPrefix + "/ignore"
+
+	// PauseAnnotation set to "true" on a Skyhook stops new work; running
+	// stages finish.
+	PauseAnnotation = MetadataPrefix + "/pause"
+
+	// DisableAnnotation set to "true" on a Skyhook skips it entirely without
+	// holding back Skyhooks of a later priority.
+	DisableAnnotation = MetadataPrefix + "/disable"
+
+	// RuntimeRequiredTaintKey, RuntimeRequiredTaintValue and the NoSchedule
+	// effect form the default runtime-required taint.
+	RuntimeRequiredTaintKey   = MetadataPrefix
+	RuntimeRequiredTaintValue = "runtime-required"
+
+	// maxKeyNameLength is the limit Kubernetes puts on the name part (after
+	// the '/') of a label or annotation key.
+	maxKeyNameLength = 63
+
+	// MaxSkyhookNameLength leaves room for the longest per-Skyhook key,
+	// nodeState_<name>, within maxKeyNameLength.
+	MaxSkyhookNameLength = maxKeyNameLength - len("nodeState_")
+)
+
+// NodeStateAnnotation is the node annotation key holding the NodeState of the
+// named Skyhook.
+func NodeStateAnnotation(skyhook string) string { return NodeStatePrefix + skyhook }
+
+// StatusKey is the node label and annotation key holding the Status of the
+// named Skyhook on that node.
+func StatusKey(skyhook string) string { return StatusPrefix + skyhook }
+
+// Stage is a step of a package's lifecycle on a node.
+type Stage string
+
+// The stages, in the order they can run.
+const (
+	StageUninstall     Stage = "uninstall"
+	StageUpgrade       Stage = "upgrade"
+	StageApply         Stage = "apply"
+	StageConfig        Stage = "config"
+	StageInterrupt     Stage = "interrupt"
+	StagePostInterrupt Stage = "post-interrupt"
+)
+
+// State is how a package's current stage stands on a node.
+type State string
+
+// The states of a stage.
+const (
+	StateComplete   State = "complete"
+	StateInProgress State = "in_progress"
+	StateSkipped    State = "skipped"
+	StateErroring   State = "erroring"
+	StateUnknown    State = "unknown"
+)
+
+// PackageStatus is one package's progress on one node.
+type PackageStatus struct {
+	// Name of the package.
+	Name string `json:"name"`
+	// Version of the package.
+	Version string `json:"version"`
+	// Image the package came from.
+	Image string `json:"image"`
+	// Stage the package is in.
+	Stage Stage `json:"stage"`
+	// State of that stage.
+	State State `json:"state"`
+	// Restarts counts how often the stage has been retried.
+	Restarts int32 `json:"restarts"`
+}
+
+// NodeState is the value of a NodeStateAnnotation: the packages of one Skyhook
+// on one node, keyed by NodeStateKey.
+type NodeState map[string]PackageStatus
+
+// NodeStateKey is the key of a package version in a NodeState: "name|version".
+func NodeStateKey(name, version string) string { return name + "|" + version }

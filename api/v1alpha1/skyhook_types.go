@@ -1,0 +1,378 @@
+package v1alpha1
+
+import (
+	"github.com/fluxcd/pkg/apis/meta"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SkyhookKind is the kind name of Skyhook objects.
+const SkyhookKind = "Skyhook"
+
+// DefaultPriority is the priority of a Skyhook that does not set one.
+const DefaultPriority = 200
+
+// SkyhookSpec declares the packages to install on the host OS of the selected
+// nodes and how to roll them out.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.deploymentPolicy) || !has(self.interruptionBudget) || (!has(self.interruptionBudget.percent) && !has(self.interruptionBudget.count))",message="deploymentPolicy and interruptionBudget are mutually exclusive: the policy carries the budget"
+type SkyhookSpec struct {
+	// Serial rolls the nodes of this Skyhook one batch after another and stops
+	// the rollout at the first failing node instead of continuing with others.
+	// +optional
+	Serial bool `json:"serial,omitempty"`
+
+	// Pause is kept for manifests written for the reference system. The
+	// skyhook.nvidia.com/pause annotation is what pauses a Skyhook.
+	// +optional
+	Pause bool `json:"pause,omitempty"`
+
+	// NodeSelector selects the nodes the packages go on. Empty selects every node.
+	// +optional
+	NodeSelector metav1.LabelSelector `json:"nodeSelectors,omitempty"`
+
+	// InterruptionBudget caps how many selected nodes are worked on (in
+	// progress or interrupted) at the same time. Unset means no cap. Use
+	// either this or deploymentPolicy.
+	// +optional
+	InterruptionBudget InterruptionBudget `json:"interruptionBudget,omitempty"`
+
+	// DeploymentPolicy names a cluster-scoped DeploymentPolicy whose
+	// compartments, budgets and strategies govern the rollout. Exclusive with
+	// interruptionBudget.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	DeploymentPolicy string `json:"deploymentPolicy,omitempty"`
+
+	// DeploymentPolicyOptions tune how this Skyhook uses its DeploymentPolicy.
+	// +optional
+	DeploymentPolicyOptions DeploymentPolicyOptions `json:"deploymentPolicyOptions,omitempty"`
+
+	// AdditionalTolerations are tolerations added to every stage pod, for
+	// nodes whose taints the packages are meant to run under.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	AdditionalTolerations []corev1.Toleration `json:"additionalTolerations,omitempty"`
+
+	// RuntimeRequired marks this Skyhook as required before the node may run
+	// workloads: the runtime-required taint stays on a node until every
+	// runtimeRequired Skyhook that targets it is complete there.
+	// +optional
+	RuntimeRequired bool `json:"runtimeRequired,omitempty"`
+
+	// AutoTaintNewNodes puts the runtime-required taint on nodes that join the
+	// cluster and match this Skyhook, so no workload lands before it is done.
+	// Only meaningful with runtimeRequired.
+	// +optional
+	AutoTaintNewNodes bool `json:"autoTaintNewNodes,omitempty"`
+
+	// PodNonInterruptLabels selects pods that must not be disturbed: while
+	// such a pod runs on a node, that node is not cordoned, drained or
+	// interrupted.
+	// +optional
+	PodNonInterruptLabels metav1.LabelSelector `json:"podNonInterruptLabels,omitempty"`
+
+	// Packages maps a package name to the package to install. A package name
+	// starts with a lowercase letter, ends with a lowercase letter and has at
+	// most 43 characters of lowercase letters, digits and '-'.
+	// +optional
+	Packages Packages `json:"packages,omitempty"`
+
+	// Priority orders Skyhooks on a node: a Skyhook runs on a node only after
+	// every Skyhook with a lower priority number that targets the node is
+	// complete there. Ties are broken by name.
+	// +kubebuilder:default=200
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Priority int `json:"priority,omitempty"`
+}
+
+// InterruptionBudget caps the nodes worked on at once, either as a percentage
+// of the selected nodes or as a count; at most one of the two.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.percent) && has(self.count))",message="percent and count are mutually exclusive"
+type InterruptionBudget struct {
+	// Percent of the selected nodes, rounded down, at least one node.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Percent *int `json:"percent,omitempty"`
+
+	// Count of nodes.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Count *int `json:"count,omitempty"`
+}
+
+// DeploymentPolicyOptions tune how a Skyhook uses its DeploymentPolicy.
+type DeploymentPolicyOptions struct {
+	// ResetBatchStateOnCompletion starts the policy's batch sizing over for
+	// this Skyhook's next rollout once a rollout completes. Unset uses the
+	// policy's setting.
+	// +optional
+	ResetBatchStateOnCompletion *bool `json:"resetBatchStateOnCompletion,omitempty"`
+}
+
+// Packages maps package names to packages.
+//
+// +kubebuilder:validation:MaxProperties=64
+// +kubebuilder:validation:XValidation:rule="self.all(name, name.matches('^[a-z][-a-z0-9]{0,41}[a-z]$'))",message="package names must match ^[a-z][-a-z0-9]{0,41}[a-z]$"
+type Packages map[string]Package
+
+// PackageRef names one version of a package.
+type PackageRef struct {
+	// Name of the package. Defaults to its key in spec.packages and must
+	// equal it when given.
+	// +kubebuilder:validation:Pattern=`^[a-z][-a-z0-9]{0,41}[a-z]$`
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// Version of the package: a semantic version; "1.2" and "2024.05.10" are
+	// accepted. Moving it up runs upgrade, moving it down uninstalls the old
+	// version and applies the new one.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +required
+	Version string `json:"version"`
+}
+
+// Package is one package: a container image holding lifecycle steps for the
+// host, and how to run it.
+type Package struct {
+	PackageRef `json:",inline"`
+
+	// Image is the container image repository of the package, for example
+	// ghcr.io/nvidia/skyhook-packages/shellscript. A tag in it must match the
+	// version; a digest pins the content. The tag defaults to the version.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +required
+	Image string `json:"image"`
+
+	// ContainerSHA is the expected digest of the image (sha256:...); when
+	// set, the image is pulled by digest.
+	// +kubebuilder:validation:Pattern=`^(sha256:)?[a-f0-9]{64}$`
+	// +optional
+	ContainerSHA string `json:"containerSHA,omitempty"`
+
+	// AgentImageOverride replaces the operator-wide agent image for this
+	// package's stage pods.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	AgentImageOverride string `json:"agentImageOverride,omitempty"`
+
+	// Interrupt is what the node needs after this package is applied or
+	// upgraded: a reboot, a restart of services, or nothing.
+	// +optional
+	Interrupt *Interrupt `json:"interrupt,omitempty"`
+
+	// ConfigInterrupts maps a configMap key, or a glob over keys, to the
+	// interrupt needed when that key's content changes.
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	ConfigInterrupts map[string]Interrupt `json:"configInterrupts,omitempty"`
+
+	// ConfigMap holds files, key to content, mounted into the package's
+	// configmaps directory for its steps. A change runs the config stage again.
+	// +optional
+	ConfigMap map[string]string `json:"configMap,omitempty"`
+
+	// Env is the environment of the package's steps.
+	// +kubebuilder:validation:MaxItems=128
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// Resources override the stage pod's resources: all four values or none.
+	// +optional
+	Resources *ResourceRequirements `json:"resources,omitempty"`
+
+	// DependsOn maps a package of this Skyhook to its version; this package
+	// starts on a node only after those are complete on that node.
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	DependsOn map[string]string `json:"dependsOn,omitempty"`
+
+	// GracefulShutdown is the termination grace period of the stage pods.
+	// +optional
+	GracefulShutdown *metav1.Duration `json:"gracefulShutdown,omitempty"`
+}
+
+// InterruptType is the kind of interrupt a package asks for.
+// +kubebuilder:validation:Enum=service;reboot;noop;restartAllServices
+type InterruptType string
+
+const (
+	// InterruptService restarts the listed services after a daemon-reload.
+	InterruptService InterruptType = "service"
+	// InterruptReboot reboots the node.
+	InterruptReboot InterruptType = "reboot"
+	// InterruptNoop cordons and drains the node but runs nothing.
+	InterruptNoop InterruptType = "noop"
+	// InterruptRestartAllServices restarts every service.
+	InterruptRestartAllServices InterruptType = "restartAllServices"
+)
+
+// Interrupt is a disruptive action on a node; it runs with the node cordoned
+// and drained.
+//
+// +kubebuilder:validation:XValidation:rule="self.type != 'service' || (has(self.services) && size(self.services) > 0)",message="a service interrupt needs at least one service"
+type Interrupt struct {
+	// Type of the interrupt.
+	// +required
+	Type InterruptType `json:"type"`
+
+	// Services to restart, for the service type.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=256
+	// +optional
+	Services []string `json:"services,omitempty"`
+}
+
+// ResourceRequirements override the resources of a package's stage pods.
+//
+// +kubebuilder:validation:XValidation:rule="[has(self.cpuRequest), has(self.cpuLimit), has(self.memoryRequest), has(self.memoryLimit)].all(set, set) || [has(self.cpuRequest), has(self.cpuLimit), has(self.memoryRequest), has(self.memoryLimit)].all(set, !set)",message="set all four of cpuRequest, cpuLimit, memoryRequest and memoryLimit, or none"
+type ResourceRequirements struct {
+	// CPURequest of the stage containers.
+	// +optional
+	CPURequest resource.Quantity `json:"cpuRequest,omitempty"`
+	// CPULimit of the stage containers; at least cpuRequest.
+	// +optional
+	CPULimit resource.Quantity `json:"cpuLimit,omitempty"`
+	// MemoryRequest of the stage containers.
+	// +optional
+	MemoryRequest resource.Quantity `json:"memoryRequest,omitempty"`
+	// MemoryLimit of the stage containers; at least memoryRequest.
+	// +optional
+	MemoryLimit resource.Quantity `json:"memoryLimit,omitempty"`
+}
+
+// Status is the summary state of a Skyhook, or of a package on a node, as the
+// reference system names it.
+// +kubebuilder:validation:Enum=unknown;complete;blocked;waiting;disabled;paused;in_progress;erroring
+type Status string
+
+// The summary states.
+const (
+	StatusUnknown    Status = "unknown"
+	StatusComplete   Status = "complete"
+	StatusBlocked    Status = "blocked"
+	StatusWaiting    Status = "waiting"
+	StatusDisabled   Status = "disabled"
+	StatusPaused     Status = "paused"
+	StatusInProgress Status = "in_progress"
+	StatusErroring   Status = "erroring"
+)
+
+// MaxAttentionNodes bounds status.nodesNeedingAttention so that the object
+// stays small at any cluster size.
+const MaxAttentionNodes = 50
+
+// SkyhookStatus is the observed state of a Skyhook. It is an aggregate: per
+// node detail lives on the nodes (see NodeStateAnnotation), and only the
+// nodes that need attention are listed here, at most MaxAttentionNodes.
+type SkyhookStatus struct {
+	// ObservedGeneration is the generation whose spec has been fully acted
+	// on. It is -1 until the operator first looks at the object, so that
+	// kstatus does not read a brand-new Skyhook as current.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready, Reconciling and Stalled as Flux defines them, and
+	// NodesBlocked, DrainBlocked and RolloutHalted.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	meta.ReconcileRequestStatus `json:",inline"`
+
+	// Status summarises the rollout the way the reference system does.
+	// +optional
+	Status Status `json:"status,omitempty"`
+
+	// CompleteNodes is "complete/selected", for example "7/10".
+	// +optional
+	CompleteNodes string `json:"completeNodes,omitempty"`
+
+	// NodesInProgress is the number of nodes being worked on now.
+	// +optional
+	NodesInProgress int `json:"nodesInProgress,omitempty"`
+
+	// PackageList lists the packages as name:version, comma separated.
+	// +optional
+	PackageList string `json:"packageList,omitempty"`
+
+	// NodesNeedingAttention lists nodes that are blocked or erroring, with why,
+	// capped at MaxAttentionNodes entries (the conditions give the totals).
+	// +kubebuilder:validation:MaxItems=50
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	NodesNeedingAttention []NodeAttention `json:"nodesNeedingAttention,omitempty"`
+}
+
+// NodeAttention says why a node needs an admin's attention.
+type NodeAttention struct {
+	// Name of the node.
+	// +required
+	Name string `json:"name"`
+	// Status of this Skyhook on the node.
+	// +required
+	Status Status `json:"status"`
+	// Message says why, for example the failing package, stage and exit code.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// Skyhook declares packages for the host OS of a set of nodes and how to roll
+// them out.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,categories={skyhook,fluxcd}
+// +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
+// +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].message"
+// +kubebuilder:printcolumn:name="State",type="string",JSONPath=".status.status"
+// +kubebuilder:printcolumn:name="Complete",type="string",JSONPath=".status.completeNodes"
+// +kubebuilder:printcolumn:name="In-Progress",type="integer",JSONPath=".status.nodesInProgress"
+// +kubebuilder:printcolumn:name="Packages",type="string",JSONPath=".status.packageList",priority=1
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 53",message="metadata.name may have at most 53 characters so that the node label and annotation keys derived from it (skyhook.nvidia.com/nodeState_<name>) stay within 63 characters"
+type Skyhook struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec declares the packages and the rollout.
+	// +required
+	Spec SkyhookSpec `json:"spec"`
+
+	// Status is written by the operator.
+	// +kubebuilder:default={"observedGeneration":-1}
+	// +optional
+	Status SkyhookStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions; it makes Skyhook a
+// github.com/fluxcd/pkg/runtime/conditions Getter.
+func (in *Skyhook) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions replaces the status conditions; it makes Skyhook a
+// github.com/fluxcd/pkg/runtime/conditions Setter.
+func (in *Skyhook) SetConditions(conditions []metav1.Condition) {
+	in.Status.Conditions = conditions
+}
+
+// SkyhookList is a list of Skyhooks.
+//
+// +kubebuilder:object:root=true
+type SkyhookList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the Skyhooks.
+	Items []Skyhook `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Skyhook{}, &SkyhookList{})
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/skyhook-go/skyhook/test/cluster/binaries"
+	"github.com/skyhook-go/skyhook/test/sandbox"
+)
+
+func newSandboxCommand() *cobra.Command {
+	opts := sandbox.Options{StateDir: ".sandbox", Nodes: 10}
+	cmd := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Run a local control plane with simulated nodes",
+		Long: `The sandbox is a real control plane on 127.0.0.1 (etcd, kube-apiserver and
+kube-controller-manager, built once from the Go module proxy and cached) with
+nodes simulated by KWOK and the Skyhook CRDs installed.`,
+	}
+	cmd.PersistentFlags().StringVar(&opts.StateDir, "state-dir", opts.StateDir, "directory for the kubeconfig, logs and cluster data")
+
+	up := &cobra.Command{
+		Use:   "up",
+		Short: "Start the sandbox in the background (does nothing if it runs)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Out = cmd.OutOrStdout()
+			return sandbox.Up(cmd.Context(), opts)
+		},
+	}
+	up.Flags().IntVar(&opts.Nodes, "nodes", opts.Nodes, "number of simulated nodes")
+
+	serve := &cobra.Command{
+		Use:    "serve",
+		Short:  "Run the sandbox in the foreground (what up starts)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Out = cmd.OutOrStdout()
+			return sandbox.Serve(cmd.Context(), opts)
+		},
+	}
+	serve.Flags().IntVar(&opts.Nodes, "nodes", opts.Nodes, "number of simulated nodes")
+
+	down := &cobra.Command{
+		Use:   "down",
+		Short: "Stop the sandbox and every process it started",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Out = cmd.OutOrStdout()
+			return sandbox.Down(opts)
+		},
+	}
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Say what runs",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Out = cmd.OutOrStdout()
+			return sandbox.Status(cmd.Context(), opts)
+		},
+	}
+	prepare := &cobra.Command{
+		Use:   "prepare",
+		Short: "Build the control-plane binaries into the cache without starting anything",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			set, err := binaries.Ensure(cmd.Context(), binaries.Options{Log: cmd.OutOrStdout()})
+			if err != nil {
+				return err
+			}
+			cmd.Printf("Kubernetes %s, etcd %s and KWOK %s are in the cache:\n", set.Versions.Kubernetes, set.Versions.Etcd, set.Versions.KWOK)
+			for _, path := range []string{set.KubeAPIServer, set.KubeControllerManager, set.Kubectl, set.Etcd, set.KWOK} {
+				cmd.Printf("  %s\n", path)
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(up, serve, down, status, prepare)
+	return cmd
+}

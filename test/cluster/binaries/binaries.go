@@ -1,0 +1,188 @@
+// Package binaries builds the control-plane programs the local cluster runs
+// (kube-apiserver, kube-controller-manager, etcd and KWOK) from the Go module
+// proxy at pinned versions, into a cache keyed by component and version.
+//
+// setup-envtest would download prebuilt binaries, which this project cannot
+// rely on (only the module proxy is reachable), so each component is built
+// from source through a throw-away "wrapper" module that requires the
+// component's main module. Builds are serialised with a file lock, so test
+// packages that start at the same time build each binary once and share it.
+package binaries
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// Versions pins the version of every component.
+type Versions struct {
+	// Kubernetes is the k8s.io/kubernetes release of kube-apiserver and
+	// kube-controller-manager, for example "v1.36.3".
+	Kubernetes string
+	// Etcd is the go.etcd.io/etcd/server/v3 release, for example "v3.5.21".
+	Etcd string
+	// KWOK is the sigs.k8s.io/kwok release, for example "v0.8.0".
+	KWOK string
+}
+
+// DefaultVersions are the versions the tests and the sandbox run. The
+// Kubernetes minor matches the client libraries in go.mod.
+var DefaultVersions = Versions{
+	Kubernetes: "v1.36.3",
+	Etcd:       "v3.5.21",
+	KWOK:       "v0.8.0",
+}
+
+// Set is a set of built binaries, ready to run.
+type Set struct {
+	Versions Versions
+	// KubeAPIServer, KubeControllerManager, Kubectl, Etcd and KWOK are
+	// paths of executables.
+	KubeAPIServer         string
+	KubeControllerManager string
+	Kubectl               string
+	Etcd                  string
+	KWOK                  string
+	// KWOKStageCRD is the path of the CustomResourceDefinition of KWOK's
+	// Stage kind, taken from the same KWOK release.
+	KWOKStageCRD string
+}
+
+// Options configure Ensure.
+type Options struct {
+	// Versions to build; DefaultVersions when zero.
+	Versions Versions
+	// CacheDir holds the built binaries; DefaultCacheDir() when empty.
+	CacheDir string
+	// Log receives build progress; discarded when nil.
+	Log io.Writer
+}
+
+// CacheDirEnv overrides the cache directory.
+const CacheDirEnv = "SKYHOOK_CACHE_DIR"
+
+// DefaultCacheDir is $SKYHOOK_CACHE_DIR, or skyhook/ under the user's cache
+// directory ($XDG_CACHE_HOME or ~/.cache).
+func DefaultCacheDir() (string, error) {
+	if dir := os.Getenv(CacheDirEnv); dir != "" {
+		return filepath.Abs(dir)
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("finding a cache directory (set %s): %w", CacheDirEnv, err)
+	}
+	return filepath.Join(base, "skyhook"), nil
+}
+
+// Ensure returns the binaries of the requested versions, building those that
+// are not in the cache yet.
+func Ensure(ctx context.Context, opts Options) (*Set, error) {
+	if opts.Versions == (Versions{}) {
+		opts.Versions = DefaultVersions
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.CacheDir == "" {
+		dir, err := DefaultCacheDir()
+		if err != nil {
+			return nil, err
+		}
+		opts.CacheDir = dir
+	}
+	v := opts.Versions
+	set := &Set{Versions: v}
+	for _, r := range recipes(v) {
+		dir, err := ensure(ctx, opts, r)
+		if err != nil {
+			return nil, fmt.Errorf("building %s %s: %w", r.name, r.version, err)
+		}
+		r.assign(set, dir)
+	}
+	return set, nil
+}
+
+// ensure returns the cache directory of one recipe, building it under the
+// recipe's lock when it is missing.
+func ensure(ctx context.Context, opts Options, r recipe) (string, error) {
+	dir := filepath.Join(opts.CacheDir, "bin", r.name, r.version+"-"+r.fingerprint())
+	if complete(dir) {
+		return dir, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", err
+	}
+	unlock, err := lock(dir + ".lock")
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if complete(dir) { // built by another process while we waited
+		return dir, nil
+	}
+	fmt.Fprintf(opts.Log, "building %s %s from the Go module proxy into %s (once per version)\n", r.name, r.version, dir)
+	staging, err := os.MkdirTemp(filepath.Dir(dir), "."+r.name+"-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(staging)
+	if err := r.build(ctx, staging, opts.Log); err != nil {
+		return "", err
+	}
+	if err := os.Chmod(staging, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(staging, completeMarker), nil, 0o644); err != nil {
+		return "", err
+	}
+	_ = os.RemoveAll(dir) // a half-built leftover from an interrupted run
+	if err := os.Rename(staging, dir); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// completeMarker is written last, so a directory without it is a build that
+// did not finish.
+const completeMarker = ".complete"
+
+func complete(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, completeMarker))
+	return err == nil
+}
+
+// lock takes an exclusive flock on path, waiting for other holders.
+func lock(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// fingerprint changes whenever what the recipe builds changes, so a cache
+// entry built by an older recipe of the same version is not reused.
+func (r recipe) fingerprint() string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s %v %s %v", r.module, r.packages, r.ldflags, r.files))
+	return hex.EncodeToString(sum[:4])
+}

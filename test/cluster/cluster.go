@@ -1,0 +1,361 @@
+// Package cluster runs a real, local Kubernetes control plane for tests and
+// the sandbox: etcd, kube-apiserver and kube-controller-manager built from
+// the Go module proxy (see package binaries), and KWOK simulating the nodes
+// and what runs on them (see sim.go for the simulation contract).
+//
+// Everything listens on 127.0.0.1. Stop ends every process it started; the
+// children also die with this process if it is killed, so an interrupted or
+// timed-out test leaves nothing running.
+//
+// Tests start one cluster per package from TestMain with Main.
+//
+// envtest is not used to start the processes: it cannot run the
+// controller-manager or KWOK, cannot tie children to the parent's life
+// (Pdeathsig), and cannot leave a cluster running detached for the sandbox.
+// Its CRD installer is used.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/skyhook-go/skyhook/test/cluster/binaries"
+)
+
+// Options configure Start.
+type Options struct {
+	// Dir holds certificates, etcd data, logs and the kubeconfig. When empty
+	// a temporary directory is used and removed by Stop.
+	Dir string
+	// Binaries says which versions to run and where they are cached.
+	Binaries binaries.Options
+	// Nodes are created, and waited for to be Ready, before Start returns.
+	Nodes []Node
+	// CRDs are installed before Start returns.
+	CRDs []*apiextensionsv1.CustomResourceDefinition
+	// Log receives progress messages; discarded when nil.
+	Log io.Writer
+}
+
+// Cluster is a running local control plane with simulated nodes.
+type Cluster struct {
+	// Dir is the cluster's state directory.
+	Dir string
+	// Kubeconfig is the path of an admin kubeconfig.
+	Kubeconfig string
+	// Config is the admin's client configuration.
+	Config *rest.Config
+	// Clientset is a client for the built-in kinds.
+	Clientset kubernetes.Interface
+	// Binaries are the programs the cluster runs.
+	Binaries *binaries.Set
+
+	log      io.Writer
+	tempDir  bool
+	procs    []*process
+	stopOnce sync.Once
+}
+
+// Start builds (or takes from the cache) the binaries and starts etcd,
+// kube-apiserver, kube-controller-manager and KWOK, then installs the CRDs
+// and creates the nodes. On error everything started so far is stopped.
+func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.Binaries.Log == nil {
+		opts.Binaries.Log = opts.Log
+	}
+	bin, err := binaries.Ensure(ctx, opts.Binaries)
+	if err != nil {
+		return nil, err
+	}
+	c = &Cluster{Dir: opts.Dir, Binaries: bin, log: opts.Log}
+	if c.Dir == "" {
+		if c.Dir, err = os.MkdirTemp("", "skyhook-cluster-"); err != nil {
+			return nil, err
+		}
+		c.tempDir = true
+	}
+	if c.Dir, err = filepath.Abs(c.Dir); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			c.Stop()
+		}
+	}()
+	if err := c.startControlPlane(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.InstallCRDs(envtest.CRDInstallOptions{Paths: []string{bin.KWOKStageCRD}, CRDs: opts.CRDs}); err != nil {
+		return nil, err
+	}
+	if err := c.startKWOK(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.CreateNodes(ctx, opts.Nodes...); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// startControlPlane starts etcd, the apiserver and the controller-manager
+// and writes the admin kubeconfig.
+func (c *Cluster) startControlPlane(ctx context.Context) error {
+	certs, err := newPKI(filepath.Join(c.Dir, "pki"))
+	if err != nil {
+		return fmt.Errorf("creating certificates: %w", err)
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		return err
+	}
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(ports[0])
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
+	fmt.Fprintln(c.log, "starting etcd")
+	etcd, err := c.start("etcd", c.Binaries.Etcd,
+		"--data-dir="+filepath.Join(c.Dir, "etcd"),
+		"--listen-client-urls="+etcdURL, "--advertise-client-urls="+etcdURL,
+		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
+		"--initial-cluster=default="+peerURL,
+		"--unsafe-no-fsync=true", "--log-level=warn")
+	if err != nil {
+		return err
+	}
+	if err := c.waitHTTP(ctx, etcd, http.DefaultClient, etcdURL+"/health", 30*time.Second); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(c.log, "starting kube-apiserver")
+	server := "https://127.0.0.1:" + strconv.Itoa(ports[2])
+	apiserver, err := c.start("kube-apiserver", c.Binaries.KubeAPIServer,
+		"--etcd-servers="+etcdURL,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(ports[2]),
+		"--cert-dir="+filepath.Join(c.Dir, "pki"),
+		"--tls-cert-file="+certs.ServingCertFile, "--tls-private-key-file="+certs.ServingKeyFile,
+		"--client-ca-file="+certs.CAFile,
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file="+certs.ServiceAccount,
+		"--service-account-signing-key-file="+certs.ServiceAccountKey,
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--authorization-mode=RBAC",
+		"--allow-privileged=true",
+		"--profiling=false")
+	if err != nil {
+		return err
+	}
+	if err := c.writeKubeconfig(server, certs); err != nil {
+		return err
+	}
+	hc, err := rest.HTTPClientFor(c.Config)
+	if err != nil {
+		return err
+	}
+	if err := c.waitHTTP(ctx, apiserver, hc, server+"/readyz", 60*time.Second); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(c.log, "starting kube-controller-manager")
+	kcm, err := c.start("kube-controller-manager", c.Binaries.KubeControllerManager,
+		"--kubeconfig="+c.Kubeconfig,
+		"--secure-port=0",
+		"--leader-elect=false",
+		"--use-service-account-credentials=false",
+		"--service-account-private-key-file="+certs.ServiceAccountKey,
+		"--root-ca-file="+certs.CAFile,
+		"--cluster-signing-cert-file="+certs.CAFile, "--cluster-signing-key-file="+certs.CAKeyFile)
+	if err != nil {
+		return err
+	}
+	// The service-account controller creating default/default shows the
+	// controller-manager is connected and running its controllers.
+	return c.waitFor(ctx, kcm, 60*time.Second, "the controller-manager to create the default service account", func(ctx context.Context) (bool, error) {
+		_, err := c.Clientset.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, ignoreNotFound(err)
+	})
+}
+
+// startKWOK loads the simulation stages and starts KWOK on every node.
+func (c *Cluster) startKWOK(ctx context.Context) error {
+	if err := c.ApplyStages(ctx, defaultStages); err != nil {
+		return fmt.Errorf("loading the simulation stages: %w", err)
+	}
+	ports, err := freePorts(1)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(c.log, "starting kwok")
+	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
+	kwok, err := c.start("kwok", c.Binaries.KWOK,
+		"--kubeconfig="+c.Kubeconfig,
+		"--manage-all-nodes=true",
+		// With leases, a restarted kwok ignores nodes until old leases expire.
+		"--node-lease-duration-seconds=0",
+		"--enable-crds=Stage",
+		"--server-address="+addr,
+		"--node-ip=10.240.0.1",
+		"--cidr=10.244.0.0/16")
+	if err != nil {
+		return err
+	}
+	return c.waitHTTP(ctx, kwok, http.DefaultClient, "http://"+addr+"/healthz", 30*time.Second)
+}
+
+func (c *Cluster) start(name, path string, args ...string) (*process, error) {
+	p, err := startProcess(c.Dir, name, path, args...)
+	if err != nil {
+		return nil, err
+	}
+	c.procs = append(c.procs, p)
+	return p, nil
+}
+
+// Stop ends every process the cluster started, last started first, and
+// removes a temporary state directory. It is safe to call more than once.
+func (c *Cluster) Stop() {
+	c.stopOnce.Do(func() {
+		for i := len(c.procs) - 1; i >= 0; i-- {
+			c.procs[i].stop(10 * time.Second)
+		}
+		if c.tempDir {
+			_ = os.RemoveAll(c.Dir)
+		}
+	})
+}
+
+// Processes lists the running components by name with their pids.
+func (c *Cluster) Processes() map[string]int {
+	running := map[string]int{}
+	for _, p := range c.procs {
+		if done, _ := p.exited(); !done {
+			running[p.name] = p.cmd.Process.Pid
+		}
+	}
+	return running
+}
+
+// Exited returns a channel closed when any component process ends, with its
+// name, so a supervisor can notice a crash.
+func (c *Cluster) Exited() <-chan string {
+	ch := make(chan string, len(c.procs))
+	for _, p := range c.procs {
+		go func() {
+			<-p.done
+			ch <- p.name
+		}()
+	}
+	return ch
+}
+
+// InstallCRDs installs CustomResourceDefinitions (objects, or files and
+// directories) and waits until they are served.
+func (c *Cluster) InstallCRDs(opts envtest.CRDInstallOptions) error {
+	opts.ErrorIfPathMissing = true
+	if _, err := envtest.InstallCRDs(c.Config, opts); err != nil {
+		return fmt.Errorf("installing CRDs: %w", err)
+	}
+	return nil
+}
+
+func (c *Cluster) writeKubeconfig(server string, certs *pki) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["skyhook"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: certs.caPEM}
+	cfg.AuthInfos["skyhook-admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: certs.adminCertPEM, ClientKeyData: certs.adminKeyPEM}
+	cfg.Contexts["skyhook"] = &clientcmdapi.Context{Cluster: "skyhook", AuthInfo: "skyhook-admin"}
+	cfg.CurrentContext = "skyhook"
+	c.Kubeconfig = filepath.Join(c.Dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, c.Kubeconfig); err != nil {
+		return err
+	}
+	restConfig, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
+	if err != nil {
+		return err
+	}
+	// Tests and the sandbox create objects in bursts (nodes, pods); the
+	// default client-side limit of 5 QPS would dominate their run time.
+	restConfig.QPS, restConfig.Burst = 200, 400
+	c.Config = restConfig
+	c.Clientset, err = kubernetes.NewForConfig(restConfig)
+	return err
+}
+
+// waitFor polls cond until it holds, the timeout passes, or p exits.
+func (c *Cluster) waitFor(ctx context.Context, p *process, timeout time.Duration, what string, cond wait.ConditionWithContextFunc) error {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if done, exitErr := p.exited(); done {
+			return false, fmt.Errorf("%s exited (%v); the end of %s:\n%s", p.name, exitErr, p.logFile, TailFile(p.logFile, 20))
+		}
+		return cond(ctx)
+	})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("waiting for %s: %w", what, err)
+	}
+	return err
+}
+
+// waitHTTP waits until url answers 200 OK.
+func (c *Cluster) waitHTTP(ctx context.Context, p *process, hc *http.Client, url string, timeout time.Duration) error {
+	return c.waitFor(ctx, p, timeout, url, func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return false, nil // not listening yet
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+}
+
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// freePorts reserves n distinct free loopback ports. The ports are released
+// before the components bind them, which leaves a small window for a race
+// with other programs; components that fail to bind show it in their log.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

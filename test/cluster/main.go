@@ -1,0 +1,51 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Main starts one cluster for a test package, points *into at it, runs the
+// package's tests and stops the cluster; use it from TestMain:
+//
+//	var env *cluster.Cluster
+//
+//	func TestMain(m *testing.M) { os.Exit(cluster.Main(m, cluster.Options{...}, &env)) }
+//
+// An interrupt or termination signal stops the cluster before the process
+// exits. Set SKYHOOK_TEST_LOG=1 to see the start-up progress.
+func Main(m *testing.M, opts Options, into **Cluster) int {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	if opts.Log == nil && os.Getenv("SKYHOOK_TEST_LOG") != "" {
+		opts.Log = os.Stderr
+	}
+	start := time.Now()
+	c, err := Start(ctx, opts)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting the local cluster: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "local cluster up in %s (%s)\n", time.Since(start).Round(time.Millisecond), c.Dir)
+	*into = c
+
+	finished := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(os.Stderr, "interrupted: stopping the local cluster")
+			c.Stop()
+			os.Exit(130)
+		case <-finished:
+		}
+	}()
+	code := m.Run()
+	close(finished)
+	c.Stop()
+	return code
+}

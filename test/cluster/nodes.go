@@ -1,0 +1,125 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// Node describes a simulated node to create.
+type Node struct {
+	// Name of the node.
+	Name string
+	// Labels of the node, in addition to the kubernetes.io/hostname and
+	// type=kwok labels every simulated node gets.
+	Labels map[string]string
+	// Taints of the node.
+	Taints []corev1.Taint
+	// BootID the node boots with; random when empty.
+	BootID string
+}
+
+// SimulatedNodeLabel marks nodes made by this package (value "kwok").
+const SimulatedNodeLabel = "type"
+
+// NumberedNodes returns n nodes named prefix-0 ... prefix-(n-1), each with
+// the given labels.
+func NumberedNodes(prefix string, n int, labels map[string]string) []Node {
+	nodes := make([]Node, n)
+	for i := range nodes {
+		nodes[i] = Node{Name: fmt.Sprintf("%s-%d", prefix, i), Labels: labels}
+	}
+	return nodes
+}
+
+// CreateNodes creates the nodes and waits until they are Ready, which takes
+// KWOK booting them and the node lifecycle controller lifting the not-ready
+// taint.
+func (c *Cluster) CreateNodes(ctx context.Context, nodes ...Node) error {
+	if len(nodes) == 0 {
+		return nil
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	for _, n := range nodes {
+		g.Go(func() error {
+			_, err := c.Clientset.CoreV1().Nodes().Create(gctx, nodeObject(n), metav1.CreateOptions{})
+			if err != nil {
+				return fmt.Errorf("creating node %s: %w", n.Name, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Name
+	}
+	return c.WaitNodesReady(ctx, 2*time.Minute, names...)
+}
+
+func nodeObject(n Node) *corev1.Node {
+	labels := map[string]string{corev1.LabelHostname: n.Name, SimulatedNodeLabel: "kwok"}
+	for k, v := range n.Labels {
+		labels[k] = v
+	}
+	annotations := map[string]string{}
+	if n.BootID != "" {
+		annotations[BootIDAnnotation] = n.BootID
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels, Annotations: annotations},
+		Spec:       corev1.NodeSpec{Taints: n.Taints},
+	}
+}
+
+// WaitNodesReady waits until every named node is Ready and schedulable as
+// far as readiness goes (no not-ready or unreachable taint).
+func (c *Cluster) WaitNodesReady(ctx context.Context, timeout time.Duration, names ...string) error {
+	var notReady []string
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		list, err := c.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil // the apiserver may be busy; keep polling
+		}
+		ready := map[string]bool{}
+		for i := range list.Items {
+			ready[list.Items[i].Name] = NodeReady(&list.Items[i])
+		}
+		notReady = notReady[:0]
+		for _, name := range names {
+			if !ready[name] {
+				notReady = append(notReady, name)
+			}
+		}
+		return len(notReady) == 0, nil
+	})
+	if err != nil {
+		sort.Strings(notReady)
+		if len(notReady) > 10 {
+			notReady = append(notReady[:10], fmt.Sprintf("and %d more", len(notReady)-10))
+		}
+		return fmt.Errorf("nodes not Ready: %s: %w", strings.Join(notReady, ", "), err)
+	}
+	return nil
+}
+
+// NodeReady reports whether the node's Ready condition is True and the node
+// lifecycle controller has lifted its not-ready and unreachable taints.
+func NodeReady(node *corev1.Node) bool {
+	for _, t := range node.Spec.Taints {
+		if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
+			return false
+		}
+	}
+	return readyCondition(node) == corev1.ConditionTrue
+}

@@ -1,0 +1,145 @@
+package cluster
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
+)
+
+// pki holds the certificates of a local cluster: one CA that signs the
+// apiserver's serving certificate and the admin's client certificate, and
+// the service-account signing key. client-go's cert package makes a CA but
+// not CA-signed leaf certificates, hence the few lines of crypto/x509 here.
+type pki struct {
+	dir string
+
+	CAFile, CAKeyFile                 string
+	ServingCertFile, ServingKeyFile   string
+	AdminCertFile, AdminKeyFile       string
+	ServiceAccountKey, ServiceAccount string // private and public key files
+
+	caPEM, adminCertPEM, adminKeyPEM []byte
+}
+
+func newPKI(dir string) (*pki, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	p := &pki{
+		dir:               dir,
+		CAFile:            filepath.Join(dir, "ca.crt"),
+		CAKeyFile:         filepath.Join(dir, "ca.key"),
+		ServingCertFile:   filepath.Join(dir, "apiserver.crt"),
+		ServingKeyFile:    filepath.Join(dir, "apiserver.key"),
+		AdminCertFile:     filepath.Join(dir, "admin.crt"),
+		AdminKeyFile:      filepath.Join(dir, "admin.key"),
+		ServiceAccountKey: filepath.Join(dir, "sa.key"),
+		ServiceAccount:    filepath.Join(dir, "sa.pub"),
+	}
+	caKey, err := newKey()
+	if err != nil {
+		return nil, err
+	}
+	ca, err := cert.NewSelfSignedCACert(cert.Config{CommonName: "skyhook-local-ca"}, caKey)
+	if err != nil {
+		return nil, err
+	}
+	p.caPEM = pemCert(ca)
+	if err := writeKeyPair(p.CAFile, p.CAKeyFile, p.caPEM, caKey); err != nil {
+		return nil, err
+	}
+
+	serving := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kube-apiserver"},
+		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	if _, _, err := p.issue(serving, ca, caKey, p.ServingCertFile, p.ServingKeyFile); err != nil {
+		return nil, err
+	}
+	admin := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "skyhook-admin", Organization: []string{"system:masters"}},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if p.adminCertPEM, p.adminKeyPEM, err = p.issue(admin, ca, caKey, p.AdminCertFile, p.AdminKeyFile); err != nil {
+		return nil, err
+	}
+
+	saKey, err := newKey()
+	if err != nil {
+		return nil, err
+	}
+	saPriv, err := keyutil.MarshalPrivateKeyToPEM(saKey)
+	if err != nil {
+		return nil, err
+	}
+	saPub, err := x509.MarshalPKIXPublicKey(saKey.Public())
+	if err != nil {
+		return nil, err
+	}
+	if err := keyutil.WriteKey(p.ServiceAccountKey, saPriv); err != nil {
+		return nil, err
+	}
+	return p, os.WriteFile(p.ServiceAccount, pemBlock("PUBLIC KEY", saPub), 0o644)
+}
+
+// issue signs template with the CA and writes the certificate and its new key.
+func (p *pki) issue(template, ca *x509.Certificate, caKey crypto.Signer, certFile, keyFile string) (certPEM, keyPEM []byte, err error) {
+	key, err := newKey()
+	if err != nil {
+		return nil, nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return nil, nil, err
+	}
+	template.SerialNumber = serial
+	template.NotBefore = time.Now().Add(-time.Hour)
+	template.NotAfter = time.Now().Add(365 * 24 * time.Hour)
+	template.KeyUsage = x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment
+	der, err := x509.CreateCertificate(rand.Reader, template, ca, key.Public(), caKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("signing %s: %w", template.Subject.CommonName, err)
+	}
+	certPEM = pemBlock("CERTIFICATE", der)
+	if err := writeKeyPair(certFile, keyFile, certPEM, key); err != nil {
+		return nil, nil, err
+	}
+	keyPEM, err = keyutil.MarshalPrivateKeyToPEM(key)
+	return certPEM, keyPEM, err
+}
+
+func newKey() (*ecdsa.PrivateKey, error) {
+	return ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+}
+
+func writeKeyPair(certFile, keyFile string, certPEM []byte, key crypto.Signer) error {
+	keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
+	if err != nil {
+		return err
+	}
+	if err := cert.WriteCert(certFile, certPEM); err != nil {
+		return err
+	}
+	return keyutil.WriteKey(keyFile, keyPEM)
+}
+
+func pemCert(c *x509.Certificate) []byte { return pemBlock("CERTIFICATE", c.Raw) }
+
+func pemBlock(typ string, der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
+}

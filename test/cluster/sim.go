@@ -1,0 +1,151 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
+)
+
+// The simulation contract. KWOK plays kubelet for every node with the stages
+// in stages/*.yaml; these are the knobs a test (or a package's env in a
+// Skyhook) turns:
+//
+// Nodes
+//   - BootIDAnnotation on a new node sets the bootID it boots with.
+//   - RebootAnnotation set to a new bootID reboots the node: it goes
+//     NotReady, and after RebootDurationAnnotation (default 2s) comes back
+//     Ready with that bootID; the annotations are then removed. Reboot does
+//     this.
+//
+// Pods (only pods bound to a node with spec.nodeName run; there is no
+// scheduler)
+//   - A pod without init containers starts Running and Ready at once.
+//   - A pod with init containers runs them after SimDurationEnv (on any init
+//     container, a Go duration; 200ms by default). Each exits with its
+//     SimExitCodeEnv (default 0); the first non-zero code stops the pod:
+//     phase Failed with restartPolicy Never, otherwise Pending with that
+//     container in CrashLoopBackOff and the code in lastState.
+//   - An image whose registry host is under the reserved .invalid domain
+//     (InvalidRegistry) cannot be pulled: that container waits in
+//     ErrImagePull.
+//   - A deleted pod goes away once it has no finalizers, after
+//     ShutdownDurationAnnotation (default immediately).
+const (
+	BootIDAnnotation           = "sim.skyhook.dev/boot-id"
+	RebootAnnotation           = "sim.skyhook.dev/reboot"
+	RebootDurationAnnotation   = "sim.skyhook.dev/reboot-duration"
+	ShutdownDurationAnnotation = "sim.skyhook.dev/shutdown-duration"
+	SimDurationEnv             = "SKYHOOK_SIM_DURATION"
+	SimExitCodeEnv             = "SKYHOOK_SIM_EXIT_CODE"
+	InvalidRegistry            = "pull-error.invalid"
+)
+
+//go:embed stages/*.yaml
+var stageFiles embed.FS
+
+// defaultStages are the stages every cluster starts with.
+var defaultStages = mustReadStages("stages/node.yaml", "stages/pod.yaml")
+
+var stageGVR = schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "stages"}
+
+func mustReadStages(files ...string) []*unstructured.Unstructured {
+	var stages []*unstructured.Unstructured
+	for _, f := range files {
+		data, err := stageFiles.ReadFile(f)
+		if err != nil {
+			panic(err)
+		}
+		objs, err := DecodeManifests(data)
+		if err != nil {
+			panic(fmt.Sprintf("%s: %v", f, err))
+		}
+		stages = append(stages, objs...)
+	}
+	return stages
+}
+
+// DecodeManifests splits a multi-document YAML stream into objects.
+func DecodeManifests(data []byte) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs, nil
+			}
+			return nil, err
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
+}
+
+// ApplyStages creates or updates KWOK Stage objects (server-side apply). KWOK
+// picks them up at once, so a test can add behaviour while the cluster runs;
+// its selectors must not overlap the default stages'.
+func (c *Cluster) ApplyStages(ctx context.Context, stages []*unstructured.Unstructured) error {
+	dyn, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	for _, s := range stages {
+		_, err := dyn.Resource(stageGVR).Apply(ctx, s.GetName(), s, metav1.ApplyOptions{FieldManager: "skyhook-sim", Force: true})
+		if err != nil {
+			return fmt.Errorf("applying stage %s: %w", s.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// Reboot reboots a simulated node: NotReady, then Ready again with newBootID
+// after the given downtime (2s when zero). It returns at once; use
+// WaitBootID to wait for the node to come back.
+func (c *Cluster) Reboot(ctx context.Context, node, newBootID string, downtime time.Duration) error {
+	annotations := map[string]any{RebootAnnotation: newBootID}
+	if downtime > 0 {
+		annotations[RebootDurationAnnotation] = downtime.String()
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if err != nil {
+		return err
+	}
+	_, err = c.Clientset.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+// WaitBootID waits until the node is Ready with the given bootID.
+func (c *Cluster) WaitBootID(ctx context.Context, node, bootID string, timeout time.Duration) error {
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		n, err := c.Clientset.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		return n.Status.NodeInfo.BootID == bootID && readyCondition(n) == corev1.ConditionTrue, nil
+	})
+}
+
+// readyCondition is the status of the node's Ready condition.
+func readyCondition(n *corev1.Node) corev1.ConditionStatus {
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status
+		}
+	}
+	return corev1.ConditionUnknown
+}

@@ -1,0 +1,343 @@
+// Package sandbox runs the local cluster of package cluster in the
+// background for people: `skyhook sandbox up` starts a supervisor process
+// that owns the cluster, `down` stops it and everything it started, `status`
+// says what runs.
+//
+// The supervisor is this same program re-executed as `sandbox serve`, in its
+// own session so it outlives the terminal. The cluster's processes die with
+// it (see package cluster), and their pid files let `down` clean up even
+// after the supervisor was killed.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/skyhook-go/skyhook/config"
+	"github.com/skyhook-go/skyhook/test/cluster"
+	"github.com/skyhook-go/skyhook/test/cluster/binaries"
+)
+
+// Options configure the sandbox.
+type Options struct {
+	// StateDir holds everything the sandbox writes: the kubeconfig, logs,
+	// pid files and the cluster's data.
+	StateDir string
+	// Nodes is the number of simulated nodes.
+	Nodes int
+	// NodeLabels are put on every node. DefaultNodeLabels select the nodes
+	// for the demo Skyhook of the reference system's quick start.
+	NodeLabels map[string]string
+	// Out receives what a person should read.
+	Out io.Writer
+}
+
+// DefaultNodeLabels are the labels of sandbox nodes.
+var DefaultNodeLabels = map[string]string{"skyhook.nvidia.com/test-node": "demo"}
+
+// Files of the state directory.
+const (
+	supervisorPidFile = "supervisor.pid"
+	readyFile         = "ready"
+	logFile           = "sandbox.log"
+	kubeconfigFile    = "kubeconfig"
+	clusterDir        = "cluster"
+)
+
+func (o Options) path(name string) string { return filepath.Join(o.StateDir, name) }
+
+func (o *Options) complete() error {
+	if o.StateDir == "" {
+		return errors.New("--state-dir: must not be empty")
+	}
+	if o.Nodes < 0 {
+		return fmt.Errorf("--nodes: must be 0 or more, got %d", o.Nodes)
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.NodeLabels == nil {
+		o.NodeLabels = DefaultNodeLabels
+	}
+	dir, err := filepath.Abs(o.StateDir)
+	o.StateDir = dir
+	return err
+}
+
+// Up starts the sandbox in the background and waits until its nodes are
+// Ready. When it already runs, Up only says how to use it.
+func Up(ctx context.Context, opts Options) error {
+	if err := opts.complete(); err != nil {
+		return err
+	}
+	if running(opts) {
+		fmt.Fprintf(opts.Out, "The sandbox already runs in %s.\n", opts.StateDir)
+		printUsage(opts)
+		return nil
+	}
+	if err := cleanUp(opts); err != nil { // leftovers of a crashed supervisor
+		return err
+	}
+	if err := os.MkdirAll(opts.StateDir, 0o755); err != nil {
+		return err
+	}
+	// Build the binaries here, in the foreground, so the person sees the
+	// one-time build instead of a silent wait.
+	if _, err := binaries.Ensure(ctx, binaries.Options{Log: opts.Out}); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	log, err := os.OpenFile(opts.path(logFile), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd := exec.Command(self, "sandbox", "serve", "--state-dir", opts.StateDir, "--nodes", strconv.Itoa(opts.Nodes))
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the sandbox supervisor: %w", err)
+	}
+	if err := os.WriteFile(opts.path(supervisorPidFile), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"+self+"\n"), 0o644); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	fmt.Fprintf(opts.Out, "Starting etcd, kube-apiserver, kube-controller-manager and KWOK with %d simulated nodes (log: %s)\n", opts.Nodes, opts.path(logFile))
+	if err := waitReady(ctx, opts, exited); err != nil {
+		return err
+	}
+	printUsage(opts)
+	return nil
+}
+
+// waitReady waits for the supervisor to report the cluster up, or to die.
+func waitReady(ctx context.Context, opts Options, exited <-chan error) error {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	timeout := time.After(10 * time.Minute)
+	for {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("the sandbox supervisor exited (%v); the end of %s:\n%s", err, opts.path(logFile), cluster.TailFile(opts.path(logFile), 20))
+		case <-tick.C:
+			if _, err := os.Stat(opts.path(readyFile)); err == nil {
+				return nil
+			}
+		case <-timeout:
+			return fmt.Errorf("the sandbox did not come up within 10 minutes; see %s", opts.path(logFile))
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Serve runs the cluster in the foreground until ctx ends or a component
+// dies; it is the supervisor that Up starts.
+func Serve(ctx context.Context, opts Options) error {
+	if err := opts.complete(); err != nil {
+		return err
+	}
+	_ = os.Remove(opts.path(readyFile))
+	dir := opts.path(clusterDir)
+	if err := os.RemoveAll(dir); err != nil { // every up starts from an empty cluster
+		return err
+	}
+	crds, err := config.CRDs()
+	if err != nil {
+		return err
+	}
+	c, err := cluster.Start(ctx, cluster.Options{
+		Dir:   dir,
+		Nodes: cluster.NumberedNodes("node", opts.Nodes, opts.NodeLabels),
+		CRDs:  crds,
+		Log:   opts.Out,
+	})
+	if err != nil {
+		return err
+	}
+	defer c.Stop()
+	kubeconfig, err := os.ReadFile(c.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(opts.path(kubeconfigFile), kubeconfig, 0o600); err != nil {
+		return err
+	}
+	if err := os.WriteFile(opts.path(readyFile), []byte(c.Config.Host+"\n"), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Out, "sandbox up: %s, %d nodes\n", c.Config.Host, opts.Nodes)
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(opts.Out, "stopping the sandbox")
+	case name := <-c.Exited():
+		err = fmt.Errorf("%s exited; see %s", name, filepath.Join(dir, "logs", name+".log"))
+	}
+	_ = os.Remove(opts.path(readyFile))
+	return err
+}
+
+// Down stops the supervisor and every process of the sandbox.
+func Down(opts Options) error {
+	if err := opts.complete(); err != nil {
+		return err
+	}
+	if pid, ok := supervisorPid(opts); ok {
+		fmt.Fprintf(opts.Out, "stopping the sandbox supervisor (pid %d)\n", pid)
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+		deadline := time.Now().Add(30 * time.Second)
+		for processAlive(pid) && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if processAlive(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	if err := cleanUp(opts); err != nil {
+		return err
+	}
+	fmt.Fprintln(opts.Out, "the sandbox is down")
+	return nil
+}
+
+// cleanUp kills what a dead supervisor left and removes its files.
+func cleanUp(opts Options) error {
+	killed, err := cluster.KillRecorded(opts.path(clusterDir))
+	for _, k := range killed {
+		fmt.Fprintf(opts.Out, "killed leftover %s\n", k)
+	}
+	_ = os.Remove(opts.path(supervisorPidFile))
+	_ = os.Remove(opts.path(readyFile))
+	return err
+}
+
+// Status describes what runs.
+func Status(ctx context.Context, opts Options) error {
+	if err := opts.complete(); err != nil {
+		return err
+	}
+	pid, supervisor := supervisorPid(opts)
+	procs := cluster.RecordedRunning(opts.path(clusterDir))
+	if !supervisor && len(procs) == 0 {
+		fmt.Fprintf(opts.Out, "The sandbox in %s is not running. Start it with: skyhook sandbox up --state-dir %s\n", opts.StateDir, opts.StateDir)
+		return nil
+	}
+	if supervisor {
+		fmt.Fprintf(opts.Out, "supervisor               pid %d\n", pid)
+	} else {
+		fmt.Fprintln(opts.Out, "supervisor               not running (run `skyhook sandbox down` to clean up)")
+	}
+	names := make([]string, 0, len(procs))
+	for name := range procs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(opts.Out, "%-24s pid %d\n", name, procs[name])
+	}
+	if !running(opts) {
+		fmt.Fprintln(opts.Out, "the cluster is not ready")
+		return nil
+	}
+	ready, total, err := countReadyNodes(ctx, opts.path(kubeconfigFile))
+	if err != nil {
+		return fmt.Errorf("asking the apiserver: %w", err)
+	}
+	fmt.Fprintf(opts.Out, "nodes                    %d/%d Ready\n", ready, total)
+	fmt.Fprintf(opts.Out, "kubeconfig               %s\n", opts.path(kubeconfigFile))
+	return nil
+}
+
+func countReadyNodes(ctx context.Context, kubeconfig string) (ready, total int, err error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return 0, 0, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return 0, 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, 0, err
+	}
+	for i := range nodes.Items {
+		if cluster.NodeReady(&nodes.Items[i]) {
+			ready++
+		}
+	}
+	return ready, len(nodes.Items), nil
+}
+
+// running reports whether the supervisor lives and the cluster is up.
+func running(opts Options) bool {
+	_, ok := supervisorPid(opts)
+	if !ok {
+		return false
+	}
+	_, err := os.Stat(opts.path(readyFile))
+	return err == nil
+}
+
+// supervisorPid returns the supervisor's pid when it still runs.
+func supervisorPid(opts Options) (int, bool) {
+	data, err := os.ReadFile(opts.path(supervisorPidFile))
+	if err != nil {
+		return 0, false
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) == 0 {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(fields[0])
+	if err != nil || !processAlive(pid) {
+		return 0, false
+	}
+	return pid, true
+}
+
+// processAlive reports whether pid exists and is not a zombie.
+func processAlive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name.
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
+
+func printUsage(opts Options) {
+	kubeconfig := opts.path(kubeconfigFile)
+	fmt.Fprintf(opts.Out, `
+The sandbox is up. Point kubectl at it with:
+
+  export KUBECONFIG=%s
+  kubectl get nodes
+  kubectl get skyhooks,deploymentpolicies,packagesets -A
+
+Status: skyhook sandbox status --state-dir %s
+Stop:   skyhook sandbox down --state-dir %s
+`, kubeconfig, opts.StateDir, opts.StateDir)
+}
