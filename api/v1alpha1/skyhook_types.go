@@ -297,7 +297,7 @@ type SkyhookStatus struct {
 
 	// NodesInProgress is the number of nodes being worked on now.
 	// +optional
-	NodesInProgress int `json:"nodesInProgress,omitempty"`
+	NodesInProgress int `json:"nodesInProgress"`
 
 	// PackageList lists the packages as name:version, comma separated.
 	// +optional

@@ -1,0 +1,82 @@
+package v1alpha1_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/skyhook-go/skyhook/config"
+	"github.com/skyhook-go/skyhook/test/cluster"
+	"github.com/skyhook-go/skyhook/test/testenv"
+)
+
+// These tests run against a real kube-apiserver with the generated CRDs, so
+// they check the schema the cluster enforces, not the Go types alone.
+
+var env *cluster.Cluster
+
+func TestMain(m *testing.M) {
+	crds, err := config.CRDs()
+	if err != nil {
+		panic(err)
+	}
+	os.Exit(cluster.Main(m, cluster.Options{CRDs: crds}, &env))
+}
+
+func k8sClient(t *testing.T) client.Client {
+	t.Helper()
+	c, err := testenv.Client(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// fromYAML decodes one object.
+func fromYAML(t *testing.T, doc string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// cleanup deletes obj when the test ends.
+func cleanup(t *testing.T, c client.Client, obj client.Object) {
+	t.Cleanup(func() {
+		if err := c.Delete(context.Background(), obj); client.IgnoreNotFound(err) != nil {
+			t.Errorf("deleting %s: %v", obj.GetName(), err)
+		}
+	})
+}
+
+// requireRejected asserts that err is an Invalid error from the apiserver
+// with a cause on field whose message contains rule.
+func requireRejected(t *testing.T, err error, field, rule string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("accepted; want a rejection of %s (%s)", field, rule)
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || !apierrors.IsInvalid(err) {
+		t.Fatalf("want an Invalid error from the apiserver, got %v", err)
+	}
+	var causes []string
+	if details := status.Status().Details; details != nil {
+		for _, cause := range details.Causes {
+			if cause.Field == field && strings.Contains(cause.Message, rule) {
+				return
+			}
+			causes = append(causes, cause.Field+": "+cause.Message)
+		}
+	}
+	t.Fatalf("no cause on %s containing %q; causes:\n  %s", field, rule, strings.Join(causes, "\n  "))
+}

@@ -1,0 +1,69 @@
+package v1alpha1_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+func packageSetYAML(name, spec string) string {
+	return fmt.Sprintf("apiVersion: skyhook.nvidia.com/v1alpha1\nkind: PackageSet\nmetadata:\n  name: %s\n  namespace: default\nspec:\n%s", name, spec)
+}
+
+func TestPackageSetSchemaRejectsInvalidSpecs(t *testing.T) {
+	cases := []struct {
+		name, spec, field, rule string
+	}{
+		{
+			name: "unsupported source kind",
+			spec: `
+  sourceRef: {kind: Bucket, name: fleet}
+  interval: 5m
+`,
+			field: "spec.sourceRef.kind",
+			rule:  `Unsupported value: "Bucket"`,
+		},
+		{
+			name: "missing interval",
+			spec: `
+  sourceRef: {kind: GitRepository, name: fleet}
+`,
+			field: "spec.interval",
+			rule:  "Required value",
+		},
+		{
+			name: "interval that is no duration",
+			spec: `
+  sourceRef: {kind: GitRepository, name: fleet}
+  interval: often
+`,
+			field: "spec.interval",
+			rule:  "should match",
+		},
+		{
+			name: "path escaping the artifact",
+			spec: `
+  sourceRef: {kind: OCIRepository, name: fleet}
+  interval: 5m
+  path: ../../etc
+`,
+			field: "spec.path",
+			rule:  "path must not contain '..'",
+		},
+	}
+	c := k8sClient(t)
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := fromYAML(t, packageSetYAML(fmt.Sprintf("invalid-%d", i), tc.spec))
+			err := c.Create(context.Background(), obj)
+			if err == nil {
+				cleanup(t, c, obj)
+			}
+			requireRejected(t, err, tc.field, tc.rule)
+		})
+	}
+}
+
+func isAlreadyExists(err error) bool { return apierrors.IsAlreadyExists(err) }
