@@ -154,3 +154,15 @@ func processRuns(pid int, path string) bool {
 	}
 	return strings.TrimSuffix(exe, " (deleted)") == path
 }
+
+// ProcessAlive reports whether pid exists and has not ended (a zombie has).
+func ProcessAlive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name.
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+}

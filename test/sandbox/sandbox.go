@@ -204,10 +204,10 @@ func Down(opts Options) error {
 		fmt.Fprintf(opts.Out, "stopping the sandbox supervisor (pid %d)\n", pid)
 		_ = syscall.Kill(pid, syscall.SIGTERM)
 		deadline := time.Now().Add(30 * time.Second)
-		for processAlive(pid) && time.Now().Before(deadline) {
+		for cluster.ProcessAlive(pid) && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Millisecond)
 		}
-		if processAlive(pid) {
+		if cluster.ProcessAlive(pid) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
@@ -310,22 +310,10 @@ func supervisorPid(opts Options) (int, bool) {
 		return 0, false
 	}
 	pid, err := strconv.Atoi(fields[0])
-	if err != nil || !processAlive(pid) {
+	if err != nil || !cluster.ProcessAlive(pid) {
 		return 0, false
 	}
 	return pid, true
-}
-
-// processAlive reports whether pid exists and is not a zombie.
-func processAlive(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the parenthesised command name.
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
 }
 
 func printUsage(opts Options) {

@@ -1,0 +1,57 @@
+package binaries
+
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/mod/modfile"
+)
+
+func TestWrapperModuleRequiresTheComponentAndReplacesStaging(t *testing.T) {
+	data, err := wrapperModule("k8s.io/kubernetes", "v1.36.3", map[string]string{"k8s.io/api": "v0.36.3", "k8s.io/client-go": "v0.36.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := modfile.Parse("go.mod", data, nil)
+	if err != nil {
+		t.Fatalf("not a valid go.mod: %v\n%s", err, data)
+	}
+	if len(f.Require) != 1 || f.Require[0].Mod.Path != "k8s.io/kubernetes" || f.Require[0].Mod.Version != "v1.36.3" {
+		t.Fatalf("require = %v", f.Require)
+	}
+	replaced := map[string]string{}
+	for _, r := range f.Replace {
+		replaced[r.Old.Path] = r.New.Path + "@" + r.New.Version
+	}
+	if replaced["k8s.io/api"] != "k8s.io/api@v0.36.3" || replaced["k8s.io/client-go"] != "k8s.io/client-go@v0.36.3" || len(replaced) != 2 {
+		t.Fatalf("replace = %v", replaced)
+	}
+}
+
+func TestRecipesPinTheRequestedVersions(t *testing.T) {
+	v := Versions{Kubernetes: "v1.36.3", Etcd: "v3.5.21", KWOK: "v0.8.0"}
+	want := map[string]string{"kubernetes": v.Kubernetes, "etcd": v.Etcd, "kwok": v.KWOK}
+	rs := recipes(v)
+	if len(rs) != len(want) {
+		t.Fatalf("%d recipes, want %d", len(rs), len(want))
+	}
+	for _, r := range rs {
+		if want[r.name] != r.version {
+			t.Errorf("%s builds %s, want %s", r.name, r.version, want[r.name])
+		}
+	}
+	if k := rs[0]; k.ldflags == "" || !strings.Contains(k.ldflags, "gitVersion=v1.36.3") || !strings.Contains(k.ldflags, "gitMinor=36") {
+		t.Errorf("kubernetes ldflags %q lack the version", k.ldflags)
+	}
+}
+
+// A cache entry is keyed by what is built, not only the version, so a
+// recipe that builds more (a new binary) does not reuse an older entry.
+func TestFingerprintFollowsTheRecipe(t *testing.T) {
+	r := recipes(DefaultVersions)[0]
+	before := r.fingerprint()
+	r.packages = append(r.packages[:len(r.packages):len(r.packages)], "k8s.io/kubernetes/cmd/kube-scheduler")
+	if r.fingerprint() == before {
+		t.Fatal("adding a package did not change the fingerprint")
+	}
+}

@@ -1,0 +1,103 @@
+package sandbox_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/skyhook-go/skyhook/test/cluster"
+	"github.com/skyhook-go/skyhook/test/cluster/binaries"
+	"github.com/skyhook-go/skyhook/test/testenv"
+)
+
+// The sandbox as a person uses it, through the skyhook binary built here:
+// up prints how to use it and is idempotent, kubectl works with the printed
+// kubeconfig, status tells what runs, down leaves no process behind.
+func TestSandboxUpStatusDown(t *testing.T) {
+	skyhook := buildCLI(t)
+	stateDir := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(skyhook, append(args, "--state-dir", stateDir)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("skyhook %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	t.Cleanup(func() { _ = exec.Command(skyhook, "sandbox", "down", "--state-dir", stateDir).Run() })
+
+	out := run("sandbox", "up", "--nodes", "3")
+	kubeconfig := filepath.Join(stateDir, "kubeconfig")
+	if !strings.Contains(out, "export KUBECONFIG="+kubeconfig) {
+		t.Fatalf("up does not say how to use the sandbox:\n%s", out)
+	}
+	if again := run("sandbox", "up", "--nodes", "3"); !strings.Contains(again, "already runs") || !strings.Contains(again, "export KUBECONFIG="+kubeconfig) {
+		t.Fatalf("a second up should only repeat the usage:\n%s", again)
+	}
+
+	status := run("sandbox", "status")
+	for _, want := range []string{"supervisor", "etcd", "kube-apiserver", "kube-controller-manager", "kwok", "3/3 Ready"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("status lacks %q:\n%s", want, status)
+		}
+	}
+
+	bin, err := binaries.Ensure(context.Background(), binaries.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubectl := exec.Command(bin.Kubectl, "get", "skyhooks,nodes", "--no-headers")
+	kubectl.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	got, err := kubectl.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl get skyhooks,nodes with the sandbox kubeconfig: %v\n%s", err, got)
+	}
+	if n := strings.Count(string(got), " Ready "); n != 3 {
+		t.Fatalf("kubectl shows %d Ready nodes, want 3:\n%s", n, got)
+	}
+
+	pids := pidsIn(status)
+	if len(pids) != 5 {
+		t.Fatalf("status names %d processes, want 5:\n%s", len(pids), status)
+	}
+	run("sandbox", "down")
+	for _, pid := range pids {
+		if cluster.ProcessAlive(pid) {
+			t.Errorf("pid %d still runs after down", pid)
+		}
+	}
+	if after := run("sandbox", "status"); !strings.Contains(after, "not running") {
+		t.Errorf("status after down:\n%s", after)
+	}
+}
+
+func pidsIn(status string) []int {
+	var pids []int
+	for _, m := range regexp.MustCompile(`pid (\d+)`).FindAllStringSubmatch(status, -1) {
+		pid, _ := strconv.Atoi(m[1])
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// buildCLI builds cmd/skyhook into the test's temporary directory.
+func buildCLI(t *testing.T) string {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "skyhook")
+	build := exec.Command("go", "build", "-o", out, "./cmd/skyhook")
+	build.Dir = root
+	if msg, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the CLI: %v\n%s", err, msg)
+	}
+	return out
+}
