@@ -84,20 +84,21 @@ func Up(ctx context.Context, opts Options) error {
 	if err := opts.complete(); err != nil {
 		return err
 	}
+	// Build the binaries here, in the foreground, so the person sees the
+	// one-time build instead of a silent wait.
+	bin, err := binaries.Ensure(ctx, binaries.Options{Log: opts.Out})
+	if err != nil {
+		return err
+	}
 	if running(opts) {
 		fmt.Fprintf(opts.Out, "The sandbox already runs in %s.\n", opts.StateDir)
-		printUsage(opts)
+		printUsage(opts, bin.Kubectl)
 		return nil
 	}
 	if err := cleanUp(opts); err != nil { // leftovers of a crashed supervisor
 		return err
 	}
 	if err := os.MkdirAll(opts.StateDir, 0o755); err != nil {
-		return err
-	}
-	// Build the binaries here, in the foreground, so the person sees the
-	// one-time build instead of a silent wait.
-	if _, err := binaries.Ensure(ctx, binaries.Options{Log: opts.Out}); err != nil {
 		return err
 	}
 	self, err := os.Executable()
@@ -124,7 +125,7 @@ func Up(ctx context.Context, opts Options) error {
 	if err := waitReady(ctx, opts, exited); err != nil {
 		return err
 	}
-	printUsage(opts)
+	printUsage(opts, bin.Kubectl)
 	return nil
 }
 
@@ -316,16 +317,21 @@ func supervisorPid(opts Options) (int, bool) {
 	return pid, true
 }
 
-func printUsage(opts Options) {
-	kubeconfig := opts.path(kubeconfigFile)
+// printUsage says how to use the sandbox. Without a kubectl on PATH it
+// names the one built with the control plane.
+func printUsage(opts Options, builtKubectl string) {
+	kubectl := "kubectl"
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		kubectl = builtKubectl
+	}
 	fmt.Fprintf(opts.Out, `
 The sandbox is up. Point kubectl at it with:
 
-  export KUBECONFIG=%s
-  kubectl get nodes
-  kubectl get skyhooks,deploymentpolicies,packagesets -A
+  export KUBECONFIG=%[1]s
+  %[2]s get nodes
+  %[2]s get skyhooks,deploymentpolicies,packagesets -A
 
-Status: skyhook sandbox status --state-dir %s
-Stop:   skyhook sandbox down --state-dir %s
-`, kubeconfig, opts.StateDir, opts.StateDir)
+Status: skyhook sandbox status --state-dir %[3]s
+Stop:   skyhook sandbox down --state-dir %[3]s
+`, opts.path(kubeconfigFile), kubectl, opts.StateDir)
 }
