@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,13 +105,13 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			c.Stop()
 		}
 	}()
-	if err := c.startControlPlane(ctx); err != nil {
+	if err := c.retryPortClash(func() error { return c.startControlPlane(ctx) }, "etcd", "pki"); err != nil {
 		return nil, err
 	}
 	if err := c.InstallCRDs(envtest.CRDInstallOptions{Paths: []string{bin.KWOKStageCRD}, CRDs: opts.CRDs}); err != nil {
 		return nil, err
 	}
-	if err := c.startKWOK(ctx); err != nil {
+	if err := c.retryPortClash(func() error { return c.startKWOK(ctx) }); err != nil {
 		return nil, err
 	}
 	if err := c.CreateNodes(ctx, opts.Nodes...); err != nil {
@@ -220,6 +221,30 @@ func (c *Cluster) startKWOK(ctx context.Context) error {
 		return err
 	}
 	return c.waitHTTP(ctx, kwok, http.DefaultClient, "http://"+addr+"/healthz", 30*time.Second)
+}
+
+// retryPortClash runs start again, up to three times, when a component lost
+// the race for a port that freePorts had found free (another cluster of a
+// parallel test package took it first). Before a retry it stops what start
+// started and removes the state directories it wrote.
+func (c *Cluster) retryPortClash(start func() error, stateDirs ...string) error {
+	for attempt := 1; ; attempt++ {
+		started := len(c.procs)
+		err := start()
+		if err == nil || attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
+			return err
+		}
+		fmt.Fprintf(c.log, "a port was taken meanwhile, starting again: %v\n", err)
+		for i := len(c.procs) - 1; i >= started; i-- {
+			c.procs[i].stop(10 * time.Second)
+		}
+		c.procs = c.procs[:started]
+		for _, d := range stateDirs {
+			if err := os.RemoveAll(filepath.Join(c.Dir, d)); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 func (c *Cluster) start(name, path string, args ...string) (*process, error) {
