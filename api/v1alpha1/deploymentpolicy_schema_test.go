@@ -1,11 +1,8 @@
 package v1alpha1_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
@@ -15,9 +12,7 @@ func policyYAML(name, spec string) string {
 }
 
 func TestDeploymentPolicySchemaRejectsInvalidSpecs(t *testing.T) {
-	cases := []struct {
-		name, spec, field, rule string
-	}{
+	cases := []rejection{
 		{
 			name: "budget with percent and count",
 			spec: `
@@ -97,23 +92,13 @@ func TestDeploymentPolicySchemaRejectsInvalidSpecs(t *testing.T) {
 			rule:  "should be greater than or equal to 2",
 		},
 	}
-	c := k8sClient(t)
-	for i, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			obj := fromYAML(t, policyYAML(fmt.Sprintf("invalid-%d", i), tc.spec))
-			err := c.Create(context.Background(), obj)
-			if err == nil {
-				cleanup(t, c, obj)
-			}
-			requireRejected(t, err, tc.field, tc.rule)
-		})
-	}
+	requireRejections(t, cases, policyYAML)
 }
 
 // Strategy parameters left out get their documented defaults.
 func TestDeploymentPolicyDefaultsAreStored(t *testing.T) {
-	c := k8sClient(t)
-	obj := fromYAML(t, policyYAML("policy-defaults", `
+	var got skyhookv1.DeploymentPolicy
+	createAndGet(t, k8sClient(t), policyYAML("policy-defaults", `
   default:
     budget: {percent: 20}
     strategy:
@@ -129,15 +114,7 @@ func TestDeploymentPolicyDefaultsAreStored(t *testing.T) {
     budget: {count: 1}
     strategy:
       fixed: {}
-`))
-	if err := c.Create(context.Background(), obj); err != nil {
-		t.Fatal(err)
-	}
-	cleanup(t, c, obj)
-	var got skyhookv1.DeploymentPolicy
-	if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), &got); err != nil {
-		t.Fatal(err)
-	}
+`), &got)
 	wantShared := func(where string, b skyhookv1.BatchSettings) {
 		t.Helper()
 		if deref(b.InitialBatch) != 1 || deref(b.BatchThreshold) != 100 || deref(b.SafetyLimit) != 50 || b.FailureThreshold != nil {

@@ -3,6 +3,7 @@ package v1alpha1_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -79,4 +80,40 @@ func requireRejected(t *testing.T, err error, field, rule string) {
 		}
 	}
 	t.Fatalf("no cause on %s containing %q; causes:\n  %s", field, rule, strings.Join(causes, "\n  "))
+}
+
+// rejection is a manifest the apiserver must refuse, with the field and rule
+// its error must name.
+type rejection struct {
+	name, spec, field, rule string
+}
+
+// requireRejections creates manifest(name, spec) for each case and asserts
+// the apiserver refuses it as the case says.
+func requireRejections(t *testing.T, cases []rejection, manifest func(name, spec string) string) {
+	t.Helper()
+	c := k8sClient(t)
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := fromYAML(t, manifest(fmt.Sprintf("invalid-%d", i), tc.spec))
+			err := c.Create(context.Background(), obj)
+			if err == nil {
+				cleanup(t, c, obj)
+			}
+			requireRejected(t, err, tc.field, tc.rule)
+		})
+	}
+}
+
+// createAndGet creates the manifest and reads it back into into.
+func createAndGet(t *testing.T, c client.Client, manifest string, into client.Object) {
+	t.Helper()
+	obj := fromYAML(t, manifest)
+	if err := c.Create(context.Background(), obj); err != nil {
+		t.Fatal(err)
+	}
+	cleanup(t, c, obj)
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), into); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,7 +1,6 @@
 package v1alpha1_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -13,9 +12,7 @@ func packageSetYAML(name, spec string) string {
 }
 
 func TestPackageSetSchemaRejectsInvalidSpecs(t *testing.T) {
-	cases := []struct {
-		name, spec, field, rule string
-	}{
+	cases := []rejection{
 		{
 			name: "unsupported source kind",
 			spec: `
@@ -53,17 +50,7 @@ func TestPackageSetSchemaRejectsInvalidSpecs(t *testing.T) {
 			rule:  "path must not contain '..'",
 		},
 	}
-	c := k8sClient(t)
-	for i, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			obj := fromYAML(t, packageSetYAML(fmt.Sprintf("invalid-%d", i), tc.spec))
-			err := c.Create(context.Background(), obj)
-			if err == nil {
-				cleanup(t, c, obj)
-			}
-			requireRejected(t, err, tc.field, tc.rule)
-		})
-	}
+	requireRejections(t, cases, packageSetYAML)
 }
 
 func isAlreadyExists(err error) bool { return apierrors.IsAlreadyExists(err) }

@@ -1,10 +1,7 @@
 package v1alpha1_test
 
 import (
-	"context"
 	"testing"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
@@ -15,21 +12,13 @@ import (
 // yet for current.
 func TestSkyhookDefaultsAreStored(t *testing.T) {
 	c := k8sClient(t)
-	obj := fromYAML(t, skyhookYAML("defaults", `
+	var got skyhookv1.Skyhook
+	createAndGet(t, c, skyhookYAML("defaults", `
   packages:
     tuning:
       version: 1.0.0
       image: ghcr.io/x/tuning
-`))
-	if err := c.Create(context.Background(), obj); err != nil {
-		t.Fatal(err)
-	}
-	cleanup(t, c, obj)
-
-	var got skyhookv1.Skyhook
-	if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), &got); err != nil {
-		t.Fatal(err)
-	}
+`), &got)
 	if got.Spec.Priority != skyhookv1.DefaultPriority {
 		t.Errorf("spec.priority = %d, want %d", got.Spec.Priority, skyhookv1.DefaultPriority)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
@@ -26,21 +25,13 @@ var (
 func TestSkyhookPrinterColumnsInKubectl(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
-	obj := fromYAML(t, skyhookYAML("printed", `
+	var sk skyhookv1.Skyhook
+	createAndGet(t, c, skyhookYAML("printed", `
   packages:
     tuning:
       version: 1.1.0
       image: ghcr.io/x/tuning
-`))
-	if err := c.Create(ctx, obj); err != nil {
-		t.Fatal(err)
-	}
-	cleanup(t, c, obj)
-
-	var sk skyhookv1.Skyhook
-	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), &sk); err != nil {
-		t.Fatal(err)
-	}
+`), &sk)
 	conditions.MarkTrue(&sk, meta.ReadyCondition, meta.SucceededReason, "Applied to 3/3 nodes")
 	sk.Status.ObservedGeneration = sk.Generation
 	sk.Status.Status = skyhookv1.StatusComplete

@@ -16,12 +16,7 @@ func skyhookYAML(name, spec string) string {
 // The CRD schema rejects what it can check by itself, naming the field and
 // the rule; the admission webhooks add the checks a schema cannot make.
 func TestSkyhookSchemaRejectsInvalidSpecs(t *testing.T) {
-	cases := []struct {
-		name  string
-		spec  string
-		field string
-		rule  string
-	}{
+	cases := []rejection{
 		{
 			name: "unknown interrupt type",
 			spec: `
@@ -164,17 +159,7 @@ func TestSkyhookSchemaRejectsInvalidSpecs(t *testing.T) {
 			rule:  "should match",
 		},
 	}
-	c := k8sClient(t)
-	for i, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			obj := fromYAML(t, skyhookYAML(fmt.Sprintf("invalid-%d", i), tc.spec))
-			err := c.Create(context.Background(), obj)
-			if err == nil {
-				cleanup(t, c, obj)
-			}
-			requireRejected(t, err, tc.field, tc.rule)
-		})
-	}
+	requireRejections(t, cases, skyhookYAML)
 }
 
 // A Skyhook's name is part of node label and annotation keys
