@@ -1,15 +1,10 @@
 package v1alpha1_test
 
 import (
-	"fmt"
 	"testing"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
-
-func policyYAML(name, spec string) string {
-	return fmt.Sprintf("apiVersion: skyhook.nvidia.com/v1alpha1\nkind: DeploymentPolicy\nmetadata:\n  name: %s\nspec:\n%s", name, spec)
-}
 
 func TestDeploymentPolicySchemaRejectsInvalidSpecs(t *testing.T) {
 	cases := []rejection{

@@ -117,3 +117,21 @@ func createAndGet(t *testing.T, c client.Client, manifest string, into client.Ob
 		t.Fatal(err)
 	}
 }
+
+// manifestOf returns a builder of kind objects (namespaced when namespace is
+// set) from a name and a spec indented by two spaces.
+func manifestOf(kind, namespace string) func(name, spec string) string {
+	return func(name, spec string) string {
+		meta := "  name: " + name
+		if namespace != "" {
+			meta += "\n  namespace: " + namespace
+		}
+		return fmt.Sprintf("apiVersion: skyhook.nvidia.com/v1alpha1\nkind: %s\nmetadata:\n%s\nspec:\n%s", kind, meta, spec)
+	}
+}
+
+var (
+	skyhookYAML    = manifestOf("Skyhook", "")
+	policyYAML     = manifestOf("DeploymentPolicy", "")
+	packageSetYAML = manifestOf("PackageSet", "default")
+)

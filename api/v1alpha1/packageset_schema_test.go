@@ -1,15 +1,10 @@
 package v1alpha1_test
 
 import (
-	"fmt"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
-
-func packageSetYAML(name, spec string) string {
-	return fmt.Sprintf("apiVersion: skyhook.nvidia.com/v1alpha1\nkind: PackageSet\nmetadata:\n  name: %s\n  namespace: default\nspec:\n%s", name, spec)
-}
 
 func TestPackageSetSchemaRejectsInvalidSpecs(t *testing.T) {
 	cases := []rejection{

@@ -2,16 +2,9 @@ package v1alpha1_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 )
-
-// skyhookYAML is a Skyhook named name with the given spec (YAML, indented by
-// two spaces under spec:).
-func skyhookYAML(name, spec string) string {
-	return fmt.Sprintf("apiVersion: skyhook.nvidia.com/v1alpha1\nkind: Skyhook\nmetadata:\n  name: %s\nspec:\n%s", name, spec)
-}
 
 // The CRD schema rejects what it can check by itself, naming the field and
 // the rule; the admission webhooks add the checks a schema cannot make.
