@@ -1,0 +1,314 @@
+// Package validate checks Skyhook and DeploymentPolicy objects beyond what
+// their CRD schema can: semantic versions, images, the dependency graph,
+// selectors, tolerations, references. Every check runs, and every problem is
+// returned as a field.Error with its path, so that an admin sees all of them
+// at once.
+package validate
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+)
+
+// packageName is the rule for package names (map keys and name fields).
+var packageName = regexp.MustCompile(`^[a-z][-a-z0-9]{0,41}[a-z]$`)
+
+// PolicyExists reports whether a DeploymentPolicy of that name exists.
+type PolicyExists func(name string) (bool, error)
+
+// Skyhook returns every problem of sk. policyExists may be nil to skip the
+// check of spec.deploymentPolicy.
+func Skyhook(sk *skyhookv1.Skyhook, policyExists PolicyExists) field.ErrorList {
+	var errs field.ErrorList
+	if n := len(sk.Name); n > skyhookv1.MaxSkyhookNameLength {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), sk.Name, fmt.Sprintf(
+			"may have at most %d characters (has %d), so that the node keys skyhook.nvidia.com/nodeState_<name> fit 63 characters",
+			skyhookv1.MaxSkyhookNameLength, n)))
+	}
+	spec := field.NewPath("spec")
+	errs = append(errs, budget(sk.Spec, spec)...)
+	errs = append(errs, policyReference(sk.Spec.DeploymentPolicy, spec.Child("deploymentPolicy"), policyExists)...)
+	if sk.Spec.Priority < 1 && sk.Spec.Priority != 0 { // 0 means unset; the schema defaults it
+		errs = append(errs, field.Invalid(spec.Child("priority"), sk.Spec.Priority, "must be at least 1"))
+	}
+	errs = append(errs, selector(&sk.Spec.NodeSelector, spec.Child("nodeSelectors"))...)
+	errs = append(errs, selector(&sk.Spec.PodNonInterruptLabels, spec.Child("podNonInterruptLabels"))...)
+	errs = append(errs, tolerations(sk.Spec.AdditionalTolerations, spec.Child("additionalTolerations"))...)
+	errs = append(errs, packages(sk.Spec.Packages, spec.Child("packages"))...)
+	return errs
+}
+
+func budget(s skyhookv1.SkyhookSpec, spec *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	b, p := s.InterruptionBudget, spec.Child("interruptionBudget")
+	if b.Percent != nil && b.Count != nil {
+		errs = append(errs, field.Invalid(p, fmt.Sprintf("percent: %d, count: %d", *b.Percent, *b.Count), "percent and count are mutually exclusive"))
+	}
+	if b.Percent != nil && (*b.Percent < 0 || *b.Percent > 100) {
+		errs = append(errs, field.Invalid(p.Child("percent"), *b.Percent, "must be between 0 and 100"))
+	}
+	if b.Count != nil && *b.Count < 0 {
+		errs = append(errs, field.Invalid(p.Child("count"), *b.Count, "must be 0 or more"))
+	}
+	if s.DeploymentPolicy != "" && (b.Percent != nil || b.Count != nil) {
+		errs = append(errs, field.Forbidden(p, "deploymentPolicy and interruptionBudget are mutually exclusive: the policy carries the budget"))
+	}
+	return errs
+}
+
+func policyReference(name string, p *field.Path, exists PolicyExists) field.ErrorList {
+	if name == "" || exists == nil {
+		return nil
+	}
+	ok, err := exists(name)
+	if err != nil {
+		return field.ErrorList{field.InternalError(p, fmt.Errorf("looking up DeploymentPolicy %q: %w", name, err))}
+	}
+	if !ok {
+		return field.ErrorList{field.NotFound(p, name)}
+	}
+	return nil
+}
+
+// selector checks that a label selector is well formed and converts.
+func selector(s *metav1.LabelSelector, p *field.Path) field.ErrorList {
+	return metav1validation.ValidateLabelSelector(s, metav1validation.LabelSelectorValidationOptions{}, p)
+}
+
+// packages checks every package, then the dependency graph.
+func packages(pkgs skyhookv1.Packages, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, key := range sortedKeys(pkgs) {
+		errs = append(errs, pkg(key, pkgs[key], p.Child(key))...)
+	}
+	return append(errs, dependencies(pkgs, p)...)
+}
+
+func pkg(key string, pk skyhookv1.Package, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if !packageName.MatchString(key) {
+		errs = append(errs, field.Invalid(p, key, "package names must match "+packageName.String()))
+	}
+	if pk.Name != "" && pk.Name != key {
+		errs = append(errs, field.Invalid(p.Child("name"), pk.Name, fmt.Sprintf("must equal the package's key %q", key)))
+	}
+	version, verr := Version(pk.Version, p.Child("version"))
+	errs = append(errs, verr...)
+	errs = append(errs, image(pk, version, p)...)
+	if pk.AgentImageOverride != "" {
+		if _, err := ParseImage(pk.AgentImageOverride); err != nil {
+			errs = append(errs, field.Invalid(p.Child("agentImageOverride"), pk.AgentImageOverride, "not an image reference: "+err.Error()))
+		}
+	}
+	if pk.Interrupt != nil {
+		errs = append(errs, interrupt(*pk.Interrupt, p.Child("interrupt"))...)
+	}
+	errs = append(errs, configInterrupts(pk, p.Child("configInterrupts"))...)
+	errs = append(errs, resources(pk.Resources, p.Child("resources"))...)
+	errs = append(errs, env(pk.Env, p.Child("env"))...)
+	if pk.GracefulShutdown != nil && pk.GracefulShutdown.Duration < 0 {
+		errs = append(errs, field.Invalid(p.Child("gracefulShutdown"), pk.GracefulShutdown.Duration.String(), "must not be negative"))
+	}
+	return errs
+}
+
+// Version parses a package version with Masterminds/semver, which accepts
+// the shortened ("1.2") and date-like ("2024.05.10") forms packages use.
+func Version(v string, p *field.Path) (*semver.Version, field.ErrorList) {
+	if v == "" {
+		return nil, field.ErrorList{field.Required(p, "a semantic version such as 1.2.0")}
+	}
+	parsed, err := semver.NewVersion(v)
+	if err != nil {
+		return nil, field.ErrorList{field.Invalid(p, v, "must be a semantic version (for example 1.2.0, 1.2 or 2024.05.10)")}
+	}
+	return parsed, nil
+}
+
+// image checks the package image: it must parse; a tag written in it must be
+// the package version; a digest in it must agree with containerSHA.
+func image(pk skyhookv1.Package, version *semver.Version, p *field.Path) field.ErrorList {
+	if pk.Image == "" {
+		return field.ErrorList{field.Required(p.Child("image"), "the package's container image")}
+	}
+	ref, err := ParseImage(pk.Image)
+	if err != nil {
+		return field.ErrorList{field.Invalid(p.Child("image"), pk.Image, "not an image reference: "+err.Error())}
+	}
+	var errs field.ErrorList
+	if ref.Tag != "" && version != nil && !sameVersion(ref.Tag, version) {
+		errs = append(errs, field.Invalid(p.Child("image"), pk.Image, fmt.Sprintf("the image tag %q disagrees with version %q; drop the tag or make them equal", ref.Tag, pk.Version)))
+	}
+	if ref.Digest != "" && pk.ContainerSHA != "" && strings.TrimPrefix(ref.Digest, "sha256:") != strings.TrimPrefix(pk.ContainerSHA, "sha256:") {
+		errs = append(errs, field.Invalid(p.Child("containerSHA"), pk.ContainerSHA, fmt.Sprintf("disagrees with the digest %s in the image", ref.Digest)))
+	}
+	return errs
+}
+
+// sameVersion reports whether an image tag names the version: equal as
+// written, or equal as semantic versions ("v1.2.0" and "1.2").
+func sameVersion(tag string, version *semver.Version) bool {
+	if tag == version.Original() {
+		return true
+	}
+	t, err := semver.NewVersion(tag)
+	return err == nil && t.Equal(version)
+}
+
+var interruptTypes = map[skyhookv1.InterruptType]bool{
+	skyhookv1.InterruptService: true, skyhookv1.InterruptReboot: true,
+	skyhookv1.InterruptNoop: true, skyhookv1.InterruptRestartAllServices: true,
+}
+
+func interrupt(in skyhookv1.Interrupt, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if !interruptTypes[in.Type] {
+		errs = append(errs, field.NotSupported(p.Child("type"), in.Type, []string{"service", "reboot", "noop", "restartAllServices"}))
+	}
+	if in.Type == skyhookv1.InterruptService && len(in.Services) == 0 {
+		errs = append(errs, field.Required(p.Child("services"), "a service interrupt needs at least one service"))
+	}
+	for i, s := range in.Services {
+		if strings.TrimSpace(s) == "" || strings.ContainsAny(s, " \t\n/") {
+			errs = append(errs, field.Invalid(p.Child("services").Index(i), s, "must be a systemd unit name"))
+		}
+	}
+	return errs
+}
+
+// configInterrupts checks that every key names a configMap key, exactly or
+// as a glob (path.Match syntax).
+func configInterrupts(pk skyhookv1.Package, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, pattern := range sortedKeys(pk.ConfigInterrupts) {
+		kp := p.Key(pattern)
+		if _, err := path.Match(pattern, ""); err != nil {
+			errs = append(errs, field.Invalid(kp, pattern, "not a valid glob: "+err.Error()))
+		} else if !matchesAnyKey(pattern, pk.ConfigMap) {
+			errs = append(errs, field.Invalid(kp, pattern, "matches no key of configMap (exactly or as a glob)"))
+		}
+		errs = append(errs, interrupt(pk.ConfigInterrupts[pattern], kp)...)
+	}
+	return errs
+}
+
+func matchesAnyKey(pattern string, configMap map[string]string) bool {
+	for key := range configMap {
+		if ok, _ := path.Match(pattern, key); ok || pattern == key {
+			return true
+		}
+	}
+	return false
+}
+
+// resources checks all-or-none, positive values and limits not below requests.
+func resources(r *skyhookv1.ResourceRequirements, p *field.Path) field.ErrorList {
+	if r == nil {
+		return nil
+	}
+	quantities := []struct {
+		name string
+		q    *resource.Quantity
+	}{
+		{"cpuRequest", &r.CPURequest}, {"cpuLimit", &r.CPULimit},
+		{"memoryRequest", &r.MemoryRequest}, {"memoryLimit", &r.MemoryLimit},
+	}
+	set := 0
+	for _, x := range quantities {
+		if !x.q.IsZero() {
+			set++
+		}
+	}
+	if set == 0 {
+		return nil
+	}
+	var errs field.ErrorList
+	if set != len(quantities) {
+		return field.ErrorList{field.Invalid(p, fmt.Sprintf("%d of 4 set", set), "set all four of cpuRequest, cpuLimit, memoryRequest and memoryLimit, or none")}
+	}
+	for _, x := range quantities {
+		if x.q.Sign() <= 0 {
+			errs = append(errs, field.Invalid(p.Child(x.name), x.q.String(), "must be greater than 0"))
+		}
+	}
+	if r.CPULimit.Cmp(r.CPURequest) < 0 {
+		errs = append(errs, field.Invalid(p.Child("cpuLimit"), r.CPULimit.String(), fmt.Sprintf("must be at least cpuRequest (%s)", r.CPURequest.String())))
+	}
+	if r.MemoryLimit.Cmp(r.MemoryRequest) < 0 {
+		errs = append(errs, field.Invalid(p.Child("memoryLimit"), r.MemoryLimit.String(), fmt.Sprintf("must be at least memoryRequest (%s)", r.MemoryRequest.String())))
+	}
+	return errs
+}
+
+func env(vars []corev1.EnvVar, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, v := range vars {
+		for _, msg := range utilvalidation.IsEnvVarName(v.Name) {
+			errs = append(errs, field.Invalid(p.Index(i).Child("name"), v.Name, msg))
+		}
+		if v.Value != "" && v.ValueFrom != nil {
+			errs = append(errs, field.Invalid(p.Index(i).Child("valueFrom"), "", "may not be set together with value"))
+		}
+	}
+	return errs
+}
+
+// tolerations applies the rules the apiserver applies to a pod's
+// tolerations, so a Skyhook is refused rather than its stage pods later.
+func tolerations(ts []corev1.Toleration, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, t := range ts {
+		tp := p.Index(i)
+		if t.Key != "" {
+			for _, msg := range utilvalidation.IsQualifiedName(t.Key) {
+				errs = append(errs, field.Invalid(tp.Child("key"), t.Key, msg))
+			}
+		}
+		switch t.Operator {
+		case corev1.TolerationOpEqual, "":
+			if t.Key == "" {
+				errs = append(errs, field.Invalid(tp.Child("operator"), t.Operator, "an empty key needs operator Exists"))
+			}
+			for _, msg := range utilvalidation.IsValidLabelValue(t.Value) {
+				errs = append(errs, field.Invalid(tp.Child("value"), t.Value, msg))
+			}
+		case corev1.TolerationOpExists:
+			if t.Value != "" {
+				errs = append(errs, field.Invalid(tp.Child("value"), t.Value, "must be empty when operator is Exists"))
+			}
+		default:
+			errs = append(errs, field.NotSupported(tp.Child("operator"), t.Operator, []string{"Equal", "Exists"}))
+		}
+		switch t.Effect {
+		case "", corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+		default:
+			errs = append(errs, field.NotSupported(tp.Child("effect"), t.Effect, []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}))
+		}
+		if t.TolerationSeconds != nil && t.Effect != corev1.TaintEffectNoExecute {
+			errs = append(errs, field.Invalid(tp.Child("tolerationSeconds"), *t.TolerationSeconds, "only allowed with effect NoExecute"))
+		}
+	}
+	return errs
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
