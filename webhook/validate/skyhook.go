@@ -149,18 +149,24 @@ func image(pk skyhookv1.Package, version *semver.Version, p *field.Path) field.E
 		return field.ErrorList{field.Invalid(p.Child("image"), pk.Image, "not an image reference: "+err.Error())}
 	}
 	var errs field.ErrorList
-	if ref.Tag != "" && version != nil && !sameVersion(ref.Tag, version) {
+	if ref.Tag != "" && version != nil && !SameVersion(ref.Tag, version) {
 		errs = append(errs, field.Invalid(p.Child("image"), pk.Image, fmt.Sprintf("the image tag %q disagrees with version %q; drop the tag or make them equal", ref.Tag, pk.Version)))
 	}
-	if ref.Digest != "" && pk.ContainerSHA != "" && strings.TrimPrefix(ref.Digest, "sha256:") != strings.TrimPrefix(pk.ContainerSHA, "sha256:") {
+	if ref.Digest != "" && pk.ContainerSHA != "" && !SameDigest(ref.Digest, pk.ContainerSHA) {
 		errs = append(errs, field.Invalid(p.Child("containerSHA"), pk.ContainerSHA, fmt.Sprintf("disagrees with the digest %s in the image", ref.Digest)))
 	}
 	return errs
 }
 
-// sameVersion reports whether an image tag names the version: equal as
+// SameDigest reports whether two sha256 digests are the same, with or
+// without the "sha256:" prefix.
+func SameDigest(a, b string) bool {
+	return strings.TrimPrefix(a, "sha256:") == strings.TrimPrefix(b, "sha256:")
+}
+
+// SameVersion reports whether an image tag names the version: equal as
 // written, or equal as semantic versions ("v1.2.0" and "1.2").
-func sameVersion(tag string, version *semver.Version) bool {
+func SameVersion(tag string, version *semver.Version) bool {
 	if tag == version.Original() {
 		return true
 	}

@@ -1,0 +1,106 @@
+// Package defaults fills in what a Skyhook or DeploymentPolicy leaves out,
+// so that the stored object is what runs. The mutating webhook calls it; it
+// never changes something the validator must still judge (an image tag that
+// disagrees with the version is left for the validator to report).
+package defaults
+
+import (
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/webhook/validate"
+)
+
+// The strategy defaults; the CRD schema carries the same values, so objects
+// written before the webhook existed read the same.
+const (
+	InitialBatch   int32 = 1
+	BatchThreshold int32 = 100
+	SafetyLimit    int32 = 50
+	Delta          int32 = 1
+	GrowthFactor   int32 = 2
+)
+
+// Options are operator-wide defaults set at start-up.
+type Options struct {
+	// Resources are given to packages that set none.
+	Resources *skyhookv1.ResourceRequirements
+}
+
+// Skyhook fills in the defaults of sk.
+func Skyhook(sk *skyhookv1.Skyhook, opts Options) {
+	if sk.Spec.Priority == 0 {
+		sk.Spec.Priority = skyhookv1.DefaultPriority
+	}
+	for key, pkg := range sk.Spec.Packages {
+		if pkg.Name == "" {
+			pkg.Name = key
+		}
+		splitImage(&pkg)
+		if pkg.Resources == nil && opts.Resources != nil {
+			pkg.Resources = opts.Resources.DeepCopy()
+		}
+		sk.Spec.Packages[key] = pkg
+	}
+}
+
+// splitImage moves a tag that names the package version, and a digest, out
+// of the image: the image becomes the repository, the digest goes to
+// containerSHA. Anything inconsistent is left as written for the validator.
+func splitImage(pkg *skyhookv1.Package) {
+	ref, err := validate.ParseImage(pkg.Image)
+	if err != nil || (ref.Tag == "" && ref.Digest == "") {
+		return
+	}
+	version, errs := validate.Version(pkg.Version, nil)
+	if ref.Tag != "" && (len(errs) > 0 || !validate.SameVersion(ref.Tag, version)) {
+		return
+	}
+	if ref.Digest != "" {
+		if pkg.ContainerSHA != "" && !validate.SameDigest(pkg.ContainerSHA, ref.Digest) {
+			return
+		}
+		pkg.ContainerSHA = ref.Digest
+	}
+	pkg.Image = ref.Repository
+}
+
+// DeploymentPolicy fills in the defaults of dp.
+func DeploymentPolicy(dp *skyhookv1.DeploymentPolicy) {
+	if dp.Spec.ResetBatchStateOnCompletion == nil {
+		dp.Spec.ResetBatchStateOnCompletion = ptr(true)
+	}
+	strategy(dp.Spec.Default.Strategy)
+	for i := range dp.Spec.Compartments {
+		strategy(dp.Spec.Compartments[i].Strategy)
+	}
+}
+
+func strategy(s *skyhookv1.DeploymentStrategy) {
+	if s == nil {
+		return
+	}
+	if s.Fixed != nil {
+		batch(&s.Fixed.BatchSettings)
+	}
+	if s.Linear != nil {
+		batch(&s.Linear.BatchSettings)
+		orDefault(&s.Linear.Delta, Delta)
+	}
+	if s.Exponential != nil {
+		batch(&s.Exponential.BatchSettings)
+		orDefault(&s.Exponential.GrowthFactor, GrowthFactor)
+	}
+}
+
+func batch(b *skyhookv1.BatchSettings) {
+	orDefault(&b.InitialBatch, InitialBatch)
+	orDefault(&b.BatchThreshold, BatchThreshold)
+	orDefault(&b.SafetyLimit, SafetyLimit)
+}
+
+func orDefault(p **int32, v int32) {
+	if *p == nil {
+		*p = ptr(v)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
