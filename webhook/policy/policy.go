@@ -1,0 +1,213 @@
+// Package policy evaluates image and package policies, written as kyverno-json
+// ValidatingPolicy documents, against Skyhooks, and reports each violation
+// as a field error naming the policy and the rule.
+//
+// Policies see the Skyhook as stored and a binding $packages: its packages as
+// a list sorted by name, each with its name. A violation under $packages[i]
+// is reported on spec.packages.<name of i>, so admins read the package that
+// broke the rule, not a list index.
+package policy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/kyverno/kyverno-json/pkg/apis/policy/v1alpha1"
+	jsonengine "github.com/kyverno/kyverno-json/pkg/json-engine"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+)
+
+// Parse reads the ValidatingPolicy documents of a YAML stream. kyverno-json's
+// own loader is not used: it pulls kubectl-validate, which does not build
+// against current Kubernetes libraries.
+func Parse(data []byte) ([]*v1alpha1.ValidatingPolicy, error) {
+	var out []*v1alpha1.ValidatingPolicy
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for i := 1; ; i++ {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var probe map[string]any
+		if err := yaml.Unmarshal(doc, &probe); err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		if len(probe) == 0 { // only comments
+			continue
+		}
+		p := &v1alpha1.ValidatingPolicy{}
+		if err := yaml.UnmarshalStrict(doc, p); err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		if p.APIVersion != "json.kyverno.io/v1alpha1" || p.Kind != "ValidatingPolicy" {
+			return nil, fmt.Errorf("document %d: want apiVersion json.kyverno.io/v1alpha1 and kind ValidatingPolicy, got %q %q", i, p.APIVersion, p.Kind)
+		}
+		if p.Name == "" {
+			return nil, fmt.Errorf("document %d: metadata.name is required", i)
+		}
+		if len(p.Spec.Rules) == 0 {
+			return nil, fmt.Errorf("policy %s: no rules", p.Name)
+		}
+		out = append(out, p)
+	}
+}
+
+// Set is an immutable set of policies, evaluated in name order.
+type Set struct {
+	policies []*v1alpha1.ValidatingPolicy
+}
+
+// NewSet makes a Set; a later policy replaces an earlier one of the same name.
+func NewSet(policies ...*v1alpha1.ValidatingPolicy) *Set {
+	byName := map[string]*v1alpha1.ValidatingPolicy{}
+	for _, p := range policies {
+		byName[p.Name] = p
+	}
+	s := &Set{}
+	for _, p := range byName {
+		s.policies = append(s.policies, p)
+	}
+	sort.Slice(s.policies, func(i, j int) bool { return s.policies[i].Name < s.policies[j].Name })
+	return s
+}
+
+// Names lists the policies of the set.
+func (s *Set) Names() []string {
+	names := make([]string, len(s.policies))
+	for i, p := range s.policies {
+		names[i] = p.Name
+	}
+	return names
+}
+
+var engine = jsonengine.New()
+
+// Evaluate runs every policy against sk and returns the violations, and the
+// rules that could not be evaluated, as field errors.
+func (s *Set) Evaluate(ctx context.Context, sk *skyhookv1.Skyhook) field.ErrorList {
+	if len(s.policies) == 0 {
+		return nil
+	}
+	resource, names, err := payload(sk)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
+	}
+	packages := packagesBinding(resource, names)
+	resp := engine.Run(ctx, jsonengine.Request{
+		Resource: resource,
+		Policies: s.policies,
+		Bindings: map[string]any{"packages": packages},
+	})
+	var errs field.ErrorList
+	for _, pr := range resp.Policies {
+		for _, rr := range pr.Rules {
+			origin := fmt.Sprintf("policy %s, rule %s", pr.Policy.Name, rr.Rule.Name)
+			if rr.Error != nil {
+				errs = append(errs, field.InternalError(field.NewPath("spec"), fmt.Errorf("%s could not be evaluated: %w", origin, rr.Error)))
+			}
+			for _, v := range rr.Violations {
+				for _, fe := range v.ErrorList {
+					msg := origin
+					if v.Message != "" {
+						msg += ": " + v.Message
+					}
+					path, value := fieldPath(fe.Field, names, packages)
+					if value == nil {
+						value = fe.BadValue
+					}
+					errs = append(errs, field.Invalid(path, value, msg))
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// payload is the Skyhook as generic JSON, and its package names sorted.
+func payload(sk *skyhookv1.Skyhook) (map[string]any, []string, error) {
+	data, err := json.Marshal(sk)
+	if err != nil {
+		return nil, nil, err
+	}
+	var resource map[string]any
+	if err := json.Unmarshal(data, &resource); err != nil {
+		return nil, nil, err
+	}
+	if resource["apiVersion"] == nil { // typed objects decoded by clients lose it
+		resource["apiVersion"] = skyhookv1.GroupVersion.String()
+		resource["kind"] = skyhookv1.SkyhookKind
+	}
+	names := make([]string, 0, len(sk.Spec.Packages))
+	for n := range sk.Spec.Packages {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return resource, names, nil
+}
+
+// packagesBinding is $packages: the packages sorted by name, each with its
+// map key as name.
+func packagesBinding(resource map[string]any, names []string) []any {
+	spec, _ := resource["spec"].(map[string]any)
+	pkgs, _ := spec["packages"].(map[string]any)
+	out := make([]any, 0, len(names))
+	for _, n := range names {
+		p, _ := pkgs[n].(map[string]any)
+		entry := map[string]any{"name": n}
+		for k, v := range p {
+			entry[k] = v
+		}
+		out = append(out, entry)
+	}
+	return out
+}
+
+// packageIndex finds "$packages)[i]" in a violation's path.
+var packageIndex = regexp.MustCompile(`\$packages\)\[(\d+)\]`)
+
+// fieldPath turns a violation's path into the Skyhook field it is about, and
+// the value there. A path through $packages[i] becomes spec.packages.<name>
+// followed by the plain fields the check descended into before its first
+// expression: "~.($packages)[2].image.(regex_match(...))" is
+// spec.packages.<third name>.image.
+func fieldPath(p string, names []string, packages []any) (*field.Path, any) {
+	m := packageIndex.FindStringSubmatch(p)
+	i, err := 0, error(nil)
+	if m != nil {
+		i, err = strconv.Atoi(m[1])
+	}
+	if m == nil || err != nil || i >= len(names) {
+		return field.NewPath(strings.TrimPrefix(p, ".")), nil
+	}
+	out := field.NewPath("spec", "packages", names[i])
+	var value any = packages[i]
+	rest := p[strings.Index(p, m[0])+len(m[0]):]
+	if cut := strings.IndexAny(rest, "(~"); cut >= 0 {
+		rest = rest[:cut]
+	}
+	for _, part := range strings.Split(rest, ".") {
+		if part == "" {
+			continue
+		}
+		out = out.Child(part)
+		obj, _ := value.(map[string]any)
+		value = obj[part]
+	}
+	return out, value
+}

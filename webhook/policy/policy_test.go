@@ -1,0 +1,83 @@
+package policy
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kyverno/kyverno-json/pkg/apis/policy/v1alpha1"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/policies"
+)
+
+func defaultSet(t testing.TB) *Set {
+	t.Helper()
+	files, err := policies.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []*v1alpha1.ValidatingPolicy
+	for name, data := range files {
+		ps, err := Parse(data)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		all = append(all, ps...)
+	}
+	return NewSet(all...)
+}
+
+func skyhook(t testing.TB, packages string) *skyhookv1.Skyhook {
+	t.Helper()
+	sk := &skyhookv1.Skyhook{}
+	if err := yaml.UnmarshalStrict([]byte("metadata: {name: p}\nspec:\n  packages:\n"+packages), sk); err != nil {
+		t.Fatal(err)
+	}
+	return sk
+}
+
+func TestDefaultPolicies(t *testing.T) {
+	set := defaultSet(t)
+	if got := strings.Join(set.Names(), ","); got != "deny-docker-hub,require-registry-host" {
+		t.Fatalf("default policies %s", got)
+	}
+	errs := set.Evaluate(context.Background(), skyhook(t, `
+    good: {version: 1.0.0, image: ghcr.io/x/good}
+    port: {version: 1.0.0, image: "registry.local:5000/x/port"}
+    local: {version: 1.0.0, image: "localhost/x"}
+    short: {version: 1.0.0, image: ubuntu}
+    hub: {version: 1.0.0, image: docker.io/library/ubuntu}
+`))
+	var got []string
+	for _, e := range errs {
+		got = append(got, e.Error())
+	}
+	want := []string{
+		"spec.packages.hub.image: Invalid value: \"docker.io/library/ubuntu\": policy deny-docker-hub, rule no-docker-hub-images: package images from Docker Hub (docker.io) are not allowed",
+		"spec.packages.short.image: Invalid value: \"ubuntu\": policy require-registry-host, rule package-image-names-its-registry: the package image must start with a registry host",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got:\n  %s", strings.Join(got, "\n  "))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("got  %s\nwant %s", got[i], want[i])
+		}
+	}
+}
+
+func TestParseRejectsWhatIsNotAPolicy(t *testing.T) {
+	for _, doc := range []string{
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+		"apiVersion: json.kyverno.io/v1alpha1\nkind: ValidatingPolicy\nmetadata: {name: x}\nspec: {rules: []}\n",
+		"apiVersion: json.kyverno.io/v1alpha1\nkind: ValidatingPolicy\nspec: {rules: [{name: r}]}\n",
+		"apiVersion: json.kyverno.io/v1alpha1\nkind: ValidatingPolicy\nmetadata: {name: x}\nspec: {rulez: []}\n",
+	} {
+		if _, err := Parse([]byte(doc)); err == nil {
+			t.Errorf("accepted:\n%s", doc)
+		}
+	}
+}
