@@ -12,7 +12,7 @@ TEST_FLAGS ?=
 # minutes), which `prepare` does before the test binaries start their clocks.
 TEST_TIMEOUT ?= 30m
 
-GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' | LC_ALL=C sort | xargs sha256sum
+GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' -o -path 'config/webhook/manifests.yaml' | LC_ALL=C sort | xargs sha256sum
 
 .PHONY: all build test unit generate verify-generated prepare sandbox sandbox-down sandbox-status clean
 
@@ -21,11 +21,12 @@ all: build
 build:
 	$(GO) build -o bin/skyhook ./cmd/skyhook
 
-## generate: regenerate deepcopy code, CRDs and RBAC from the Go markers.
+## generate: regenerate deepcopy code, CRDs, RBAC and webhook configurations from the Go markers.
 generate:
 	$(GO) tool controller-gen object paths=./api/...
-	$(GO) tool controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases \
-		rbac:roleName=skyhook-manager paths=./reconcile/... output:rbac:artifacts:config=config/rbac
+	$(GO) tool controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	$(GO) tool controller-gen rbac:roleName=skyhook-manager paths=./reconcile/... output:rbac:artifacts:config=config/rbac
+	$(GO) tool controller-gen webhook paths=./webhook/... output:webhook:artifacts:config=config/webhook
 
 ## verify-generated: fail when the generated files differ from what `make generate` writes.
 verify-generated:

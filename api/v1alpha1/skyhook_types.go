@@ -134,7 +134,7 @@ type PackageRef struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=128
 	// +required
-	Version string `json:"version"`
+	Version string `json:"version,omitempty"`
 }
 
 // Package is one package: a container image holding lifecycle steps for the
@@ -148,7 +148,7 @@ type Package struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +required
-	Image string `json:"image"`
+	Image string `json:"image,omitempty"`
 
 	// ContainerSHA is the expected digest of the image (sha256:...); when
 	// set, the image is pulled by digest.

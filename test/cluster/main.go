@@ -11,7 +11,9 @@ import (
 )
 
 // Main starts one cluster for a test package, points *into at it, runs the
-// package's tests and stops the cluster; use it from TestMain:
+// setup functions (which may start goroutines that live until the tests end,
+// with the context they get), runs the package's tests and stops the
+// cluster; use it from TestMain:
 //
 //	var env *cluster.Cluster
 //
@@ -19,7 +21,7 @@ import (
 //
 // An interrupt or termination signal stops the cluster before the process
 // exits. Set SKYHOOK_TEST_LOG=1 to see the start-up progress.
-func Main(m *testing.M, opts Options, into **Cluster) int {
+func Main(m *testing.M, opts Options, into **Cluster, setup ...func(context.Context, *Cluster) error) int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	if opts.Log == nil && os.Getenv("SKYHOOK_TEST_LOG") != "" {
@@ -33,6 +35,13 @@ func Main(m *testing.M, opts Options, into **Cluster) int {
 	}
 	fmt.Fprintf(os.Stderr, "local cluster up in %s (%s)\n", time.Since(start).Round(time.Millisecond), c.Dir)
 	*into = c
+	for _, s := range setup {
+		if err := s(ctx, c); err != nil {
+			fmt.Fprintf(os.Stderr, "setting up the local cluster: %v\n", err)
+			c.Stop()
+			return 1
+		}
+	}
 
 	finished := make(chan struct{})
 	go func() {

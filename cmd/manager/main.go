@@ -1,0 +1,83 @@
+// Command manager is the Skyhook operator: admission webhooks now, the
+// rollout controllers as they land. It runs in the cluster; see
+// cmd/manager/operator for what it assembles.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/cmd/manager/operator"
+)
+
+func main() {
+	opts := operator.Options{}
+	var cpuRequest, cpuLimit, memRequest, memLimit string
+	flag.StringVar(&opts.Namespace, "namespace", envOr("POD_NAMESPACE", "skyhook"), "namespace of the operator's certificate Secret and policy ConfigMaps")
+	flag.StringVar(&opts.WebhookHost, "webhook-host", "", "address the webhook server listens on (all when empty)")
+	flag.IntVar(&opts.WebhookPort, "webhook-port", 9443, "port of the webhook server")
+	flag.StringVar(&opts.CertDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory of the serving certificate (tls.crt, tls.key)")
+	flag.StringVar(&opts.Certs, "certs", operator.CertsSelfManaged, `"self": the operator makes, stores, rotates and injects its certificates; "external": cert-manager does`)
+	flag.StringVar(&opts.ServiceName, "webhook-service", "skyhook-webhook", "Service of the webhook server in --namespace")
+	flag.StringVar(&opts.LocalWebhookHost, "local-webhook-host", "", "run outside the cluster: the apiserver calls https://<host>:<webhook-port>")
+	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `metrics address ("0" disables)`)
+	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "health probe address")
+	flag.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect one active replica")
+	flag.StringVar(&cpuRequest, "default-cpu-request", "", "cpuRequest for packages that set no resources (all four default flags or none)")
+	flag.StringVar(&cpuLimit, "default-cpu-limit", "", "cpuLimit for packages that set no resources")
+	flag.StringVar(&memRequest, "default-memory-request", "", "memoryRequest for packages that set no resources")
+	flag.StringVar(&memLimit, "default-memory-limit", "", "memoryLimit for packages that set no resources")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+
+	resources, err := defaultResources(cpuRequest, cpuLimit, memRequest, memLimit)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	opts.Defaults.Resources = resources
+	if err := operator.Run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), opts); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// defaultResources parses the four default flags: all or none.
+func defaultResources(values ...string) (*skyhookv1.ResourceRequirements, error) {
+	names := []string{"--default-cpu-request", "--default-cpu-limit", "--default-memory-request", "--default-memory-limit"}
+	set := 0
+	q := make([]resource.Quantity, len(values))
+	for i, v := range values {
+		if v == "" {
+			continue
+		}
+		set++
+		var err error
+		if q[i], err = resource.ParseQuantity(v); err != nil {
+			return nil, fmt.Errorf("%s: %w", names[i], err)
+		}
+	}
+	switch set {
+	case 0:
+		return nil, nil
+	case len(values):
+		return &skyhookv1.ResourceRequirements{CPURequest: q[0], CPULimit: q[1], MemoryRequest: q[2], MemoryLimit: q[3]}, nil
+	default:
+		return nil, fmt.Errorf("set all four of %v, or none", names)
+	}
+}
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
+}

@@ -1,0 +1,191 @@
+// Package operator assembles the Skyhook operator: a controller-runtime
+// manager with the admission webhooks, their certificates and the policy
+// store. cmd/manager runs it in a cluster; the sandbox and the tests run the
+// same code in-process against a local control plane.
+package operator
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	skyhookwebhook "github.com/skyhook-go/skyhook/webhook"
+	"github.com/skyhook-go/skyhook/webhook/defaults"
+	"github.com/skyhook-go/skyhook/webhook/policy"
+)
+
+// Certificate modes.
+const (
+	// CertsSelfManaged: the operator makes a CA and serving certificate,
+	// keeps them in a Secret, rotates them before expiry and injects the CA
+	// into its webhook configurations, which it creates.
+	CertsSelfManaged = "self"
+	// CertsExternal: cert-manager (or another tool) provides the files in
+	// CertDir and injects the CA; the webhook configurations are deployed
+	// with the operator (config/certmanager).
+	CertsExternal = "external"
+)
+
+// Options configure the operator.
+type Options struct {
+	// Namespace holds the operator's certificate Secret and the policy
+	// ConfigMaps.
+	Namespace string
+	// WebhookHost and WebhookPort are where the webhook server listens.
+	WebhookHost string
+	WebhookPort int
+	// CertDir holds the serving certificate (tls.crt, tls.key).
+	CertDir string
+	// Certs is CertsSelfManaged or CertsExternal.
+	Certs string
+	// ServiceName is the webhook's Service in Namespace; the apiserver calls
+	// https://<ServiceName>.<Namespace>.svc. Ignored with LocalWebhookHost.
+	ServiceName string
+	// LocalWebhookHost, when set, runs the webhook outside the cluster: the
+	// apiserver calls https://<LocalWebhookHost>:<WebhookPort> and the
+	// operator writes its certificate files itself, as the kubelet would
+	// from the Secret. The sandbox and the tests use "localhost".
+	LocalWebhookHost string
+	// Defaults are the operator-wide defaults the mutating webhook applies.
+	Defaults defaults.Options
+	// MetricsAddr and ProbeAddr serve metrics and health probes; "0"
+	// disables them.
+	MetricsAddr string
+	ProbeAddr   string
+	// LeaderElection makes one replica of several active.
+	LeaderElection bool
+}
+
+// CertSecretName is the Secret holding the self-managed certificates.
+const CertSecretName = "skyhook-webhook-cert"
+
+// Scheme knows the kinds the operator reads and writes.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := skyhookv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Run runs the operator until ctx ends.
+func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
+	mgr, err := New(ctx, cfg, opts)
+	if err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// New assembles the operator's manager; Start runs it.
+func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, error) {
+	if opts.Certs == "" {
+		opts.Certs = CertsSelfManaged
+	}
+	if opts.Certs != CertsSelfManaged && opts.Certs != CertsExternal {
+		return nil, fmt.Errorf("--certs: must be %q or %q, got %q", CertsSelfManaged, CertsExternal, opts.Certs)
+	}
+	scheme := Scheme()
+	inNamespace := cache.ByObject{Namespaces: map[string]cache.Config{opts.Namespace: {}}}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress: opts.ProbeAddr,
+		LeaderElection:         opts.LeaderElection,
+		LeaderElectionID:       "skyhook-operator.skyhook.nvidia.com",
+		// Only the operator's own Secret and ConfigMaps are read.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: inNamespace, &corev1.ConfigMap{}: inNamespace}},
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	defaultPolicies, err := policy.Defaults()
+	if err != nil {
+		return nil, err
+	}
+	store := policy.NewStore(defaultPolicies)
+	if err := (&policy.ConfigMapReconciler{
+		Client: mgr.GetClient(), Namespace: opts.Namespace, Store: store,
+		Recorder: mgr.GetEventRecorder("skyhook-policies"),
+	}).SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+
+	server := webhook.NewServer(webhook.Options{Host: opts.WebhookHost, Port: opts.WebhookPort, CertDir: opts.CertDir})
+	skyhookwebhook.Register(server, scheme, skyhookwebhook.Options{Reader: mgr.GetClient(), Defaults: opts.Defaults, Policies: store})
+	if err := mgr.AddReadyzCheck("webhook", server.StartedChecker()); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if opts.Certs == CertsExternal {
+		return mgr, mgr.Add(server)
+	}
+	return mgr, selfManagedCerts(ctx, mgr, server, opts)
+}
+
+// selfManagedCerts installs the webhook configurations and the certificate
+// rotator, and starts the webhook server once the certificate is in CertDir
+// and its CA in the configurations.
+func selfManagedCerts(ctx context.Context, mgr manager.Manager, server webhook.Server, opts Options) error {
+	host := opts.ServiceName + "." + opts.Namespace + ".svc"
+	if opts.LocalWebhookHost != "" {
+		host = opts.LocalWebhookHost
+	}
+	if err := installWebhookConfigurations(ctx, mgr, opts); err != nil {
+		return err
+	}
+	ready := make(chan struct{})
+	err := rotator.AddRotator(mgr, &rotator.CertRotator{
+		SecretKey:      types.NamespacedName{Namespace: opts.Namespace, Name: CertSecretName},
+		CertDir:        opts.CertDir,
+		CAName:         "skyhook-webhook-ca",
+		CAOrganization: "skyhook",
+		DNSName:        host,
+		IsReady:        ready,
+		Webhooks:       webhookInfo(),
+		FieldOwner:     fieldOwner,
+	})
+	if err != nil {
+		return err
+	}
+	if opts.LocalWebhookHost != "" {
+		if err := (&certFileWriter{client: mgr.GetClient(), key: types.NamespacedName{Namespace: opts.Namespace, Name: CertSecretName}, dir: opts.CertDir}).setup(mgr); err != nil {
+			return err
+		}
+	}
+	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		select {
+		case <-ready:
+			return mgr.Add(server)
+		case <-ctx.Done():
+			return nil
+		}
+	}))
+}
+
+// WebhookAddress is host:port of a local webhook, for clients and tests.
+func (o Options) WebhookAddress() string {
+	return net.JoinHostPort(o.LocalWebhookHost, strconv.Itoa(o.WebhookPort))
+}

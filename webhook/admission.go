@@ -1,0 +1,159 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/webhook/defaults"
+	"github.com/skyhook-go/skyhook/webhook/policy"
+	"github.com/skyhook-go/skyhook/webhook/validate"
+)
+
+// The paths the handlers are served at; config/webhook/manifests.yaml (from
+// the markers below) points the apiserver at them.
+const (
+	MutateSkyhookPath            = "/mutate-skyhook"
+	ValidateSkyhookPath          = "/validate-skyhook"
+	MutateDeploymentPolicyPath   = "/mutate-deploymentpolicy"
+	ValidateDeploymentPolicyPath = "/validate-deploymentpolicy"
+)
+
+// +kubebuilder:webhook:path=/mutate-skyhook,mutating=true,failurePolicy=fail,sideEffects=None,groups=skyhook.nvidia.com,resources=skyhooks,verbs=create;update,versions=v1alpha1,name=mutate.skyhooks.skyhook.nvidia.com,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-skyhook,mutating=false,failurePolicy=fail,sideEffects=None,groups=skyhook.nvidia.com,resources=skyhooks,verbs=create;update,versions=v1alpha1,name=validate.skyhooks.skyhook.nvidia.com,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-deploymentpolicy,mutating=true,failurePolicy=fail,sideEffects=None,groups=skyhook.nvidia.com,resources=deploymentpolicies,verbs=create;update,versions=v1alpha1,name=mutate.deploymentpolicies.skyhook.nvidia.com,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-deploymentpolicy,mutating=false,failurePolicy=fail,sideEffects=None,groups=skyhook.nvidia.com,resources=deploymentpolicies,verbs=create;update;delete,versions=v1alpha1,name=validate.deploymentpolicies.skyhook.nvidia.com,admissionReviewVersions=v1
+
+// Options configure the admission handlers.
+type Options struct {
+	// Reader looks up DeploymentPolicies and Skyhooks (a cached client in
+	// the manager).
+	Reader client.Reader
+	// Defaults are the operator-wide defaults.
+	Defaults defaults.Options
+	// Policies are the image and package policies in force; nil runs none.
+	Policies *policy.Store
+}
+
+// Register serves the four handlers on server.
+func Register(server webhook.Server, scheme *runtime.Scheme, opts Options) {
+	server.Register(MutateSkyhookPath, admission.WithDefaulter[*skyhookv1.Skyhook](scheme, skyhookDefaulter{opts}))
+	server.Register(ValidateSkyhookPath, admission.WithValidator[*skyhookv1.Skyhook](scheme, &SkyhookValidator{opts}))
+	server.Register(MutateDeploymentPolicyPath, admission.WithDefaulter[*skyhookv1.DeploymentPolicy](scheme, policyDefaulter{}))
+	server.Register(ValidateDeploymentPolicyPath, admission.WithValidator[*skyhookv1.DeploymentPolicy](scheme, &DeploymentPolicyValidator{opts}))
+}
+
+type skyhookDefaulter struct{ opts Options }
+
+func (d skyhookDefaulter) Default(_ context.Context, sk *skyhookv1.Skyhook) error {
+	defaults.Skyhook(sk, d.opts.Defaults)
+	return nil
+}
+
+type policyDefaulter struct{}
+
+func (policyDefaulter) Default(_ context.Context, dp *skyhookv1.DeploymentPolicy) error {
+	defaults.DeploymentPolicy(dp)
+	return nil
+}
+
+// SkyhookValidator judges Skyhooks: the checks of package validate, then the
+// policies, all violations in one answer.
+type SkyhookValidator struct{ opts Options }
+
+// ValidateCreate implements admission.Validator.
+func (v *SkyhookValidator) ValidateCreate(ctx context.Context, sk *skyhookv1.Skyhook) (admission.Warnings, error) {
+	return nil, v.validate(ctx, sk)
+}
+
+// ValidateUpdate implements admission.Validator.
+func (v *SkyhookValidator) ValidateUpdate(ctx context.Context, _, sk *skyhookv1.Skyhook) (admission.Warnings, error) {
+	if sk.DeletionTimestamp != nil {
+		return nil, nil // finalizers must be removable whatever the spec says
+	}
+	return nil, v.validate(ctx, sk)
+}
+
+// ValidateDelete implements admission.Validator.
+func (v *SkyhookValidator) ValidateDelete(context.Context, *skyhookv1.Skyhook) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func (v *SkyhookValidator) validate(ctx context.Context, sk *skyhookv1.Skyhook) error {
+	errs := validate.Skyhook(sk, v.policyExists(ctx))
+	if v.opts.Policies != nil {
+		errs = append(errs, v.opts.Policies.Current().Evaluate(ctx, sk)...)
+	}
+	return invalid(skyhookv1.SkyhookKind, sk.Name, errs)
+}
+
+func (v *SkyhookValidator) policyExists(ctx context.Context) validate.PolicyExists {
+	if v.opts.Reader == nil {
+		return nil
+	}
+	return func(name string) (bool, error) {
+		err := v.opts.Reader.Get(ctx, client.ObjectKey{Name: name}, &skyhookv1.DeploymentPolicy{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+}
+
+// DeploymentPolicyValidator judges DeploymentPolicies, and refuses to delete
+// one that Skyhooks still use.
+type DeploymentPolicyValidator struct{ opts Options }
+
+// ValidateCreate implements admission.Validator.
+func (v *DeploymentPolicyValidator) ValidateCreate(_ context.Context, dp *skyhookv1.DeploymentPolicy) (admission.Warnings, error) {
+	return nil, invalid(skyhookv1.DeploymentPolicyKind, dp.Name, validate.DeploymentPolicy(dp))
+}
+
+// ValidateUpdate implements admission.Validator.
+func (v *DeploymentPolicyValidator) ValidateUpdate(_ context.Context, _, dp *skyhookv1.DeploymentPolicy) (admission.Warnings, error) {
+	if dp.DeletionTimestamp != nil {
+		return nil, nil
+	}
+	return nil, invalid(skyhookv1.DeploymentPolicyKind, dp.Name, validate.DeploymentPolicy(dp))
+}
+
+// ValidateDelete refuses while Skyhooks reference the policy, naming them.
+func (v *DeploymentPolicyValidator) ValidateDelete(ctx context.Context, dp *skyhookv1.DeploymentPolicy) (admission.Warnings, error) {
+	if v.opts.Reader == nil {
+		return nil, nil
+	}
+	var skyhooks skyhookv1.SkyhookList
+	if err := v.opts.Reader.List(ctx, &skyhooks); err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("listing Skyhooks: %w", err))
+	}
+	var users []string
+	for _, sk := range skyhooks.Items {
+		if sk.Spec.DeploymentPolicy == dp.Name && sk.DeletionTimestamp == nil {
+			users = append(users, sk.Name)
+		}
+	}
+	if len(users) == 0 {
+		return nil, nil
+	}
+	sort.Strings(users)
+	return nil, apierrors.NewForbidden(skyhookv1.GroupVersion.WithResource("deploymentpolicies").GroupResource(), dp.Name,
+		fmt.Errorf("still used by Skyhook %s; point them elsewhere first", strings.Join(users, ", ")))
+}
+
+// invalid is nil for no errors, else an Invalid status listing every error
+// by field, which kubectl prints in full.
+func invalid(kind, name string, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(skyhookv1.GroupVersion.WithKind(kind).GroupKind(), name, errs)
+}

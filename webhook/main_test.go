@@ -1,0 +1,32 @@
+package webhook_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/skyhook-go/skyhook/cmd/manager/operator"
+	"github.com/skyhook-go/skyhook/config"
+	"github.com/skyhook-go/skyhook/test/cluster"
+)
+
+// The admission tests run the real apiserver calling the real operator's
+// webhooks, served in this process with self-managed certificates.
+
+var env *cluster.Cluster
+
+const operatorNamespace = "skyhook-system"
+
+func TestMain(m *testing.M) {
+	crds, err := config.CRDs()
+	if err != nil {
+		panic(err)
+	}
+	os.Exit(cluster.Main(m, cluster.Options{CRDs: crds}, &env, func(ctx context.Context, c *cluster.Cluster) error {
+		if _, err := operator.StartLocal(ctx, c.Config, operator.Options{Namespace: operatorNamespace}); err != nil {
+			return fmt.Errorf("starting the operator: %w", err)
+		}
+		return nil
+	}))
+}
