@@ -26,7 +26,7 @@ func skyhook(spec string) string {
 	return "apiVersion: skyhook.nvidia.com/v1alpha1\nkind: Skyhook\nmetadata:\n  name: case\nspec:\n" + spec
 }
 
-func policy(spec string) string {
+func policyManifest(spec string) string {
 	return "apiVersion: skyhook.nvidia.com/v1alpha1\nkind: DeploymentPolicy\nmetadata:\n  name: case\nspec:\n" + spec
 }
 
@@ -92,21 +92,21 @@ var skyhookCases = []admissionCase{
 }
 
 var policyCases = []admissionCase{
-	{"reserved compartment name", policy("  default: {budget: {count: 1}}\n  compartments:\n  - {name: __default__, selector: {matchLabels: {a: b}}, budget: {count: 1}}\n"), []string{"spec.compartments[0].name"}},
-	{"compartments with the same selector", policy("  default: {budget: {count: 1}}\n  compartments:\n  - {name: one, selector: {matchLabels: {pool: a}}, budget: {count: 1}}\n  - {name: two, selector: {matchExpressions: [{key: pool, operator: In, values: [a]}]}, budget: {count: 1}}\n"), []string{dpHook, "spec.compartments[1].selector", "Duplicate value", "compartments[0]"}},
-	{"compartment selecting everything", policy("  default: {budget: {count: 1}}\n  compartments:\n  - {name: all, selector: {}, budget: {count: 1}}\n"), []string{"spec.compartments[0].selector", "an empty selector selects every node"}},
-	{"duplicate compartment names", policy("  default: {budget: {count: 1}}\n  compartments:\n  - {name: a, selector: {matchLabels: {x: \"1\"}}, budget: {count: 1}}\n  - {name: a, selector: {matchLabels: {x: \"2\"}}, budget: {count: 1}}\n"), []string{"spec.compartments[1]", "Duplicate value"}},
-	{"budget with percent and count", policy("  default: {budget: {percent: 5, count: 1}}\n"), []string{"spec.default.budget", "set exactly one of percent and count"}},
-	{"two strategies", policy("  default: {budget: {count: 1}, strategy: {fixed: {}, exponential: {}}}\n"), []string{"spec.default.strategy", "set exactly one of fixed, linear and exponential"}},
-	{"selector with a bad operator", policy("  default: {budget: {count: 1}}\n  compartments:\n  - {name: a, selector: {matchExpressions: [{key: x, operator: Near}]}, budget: {count: 1}}\n"), []string{"spec.compartments[0].selector.matchExpressions[0].operator"}},
-	{"minimal policy", policy("  default: {budget: {percent: 25}}\n"), nil},
+	{"reserved compartment name", policyManifest("  default: {budget: {count: 1}}\n  compartments:\n  - {name: __default__, selector: {matchLabels: {a: b}}, budget: {count: 1}}\n"), []string{"spec.compartments[0].name"}},
+	{"compartments with the same selector", policyManifest("  default: {budget: {count: 1}}\n  compartments:\n  - {name: one, selector: {matchLabels: {pool: a}}, budget: {count: 1}}\n  - {name: two, selector: {matchExpressions: [{key: pool, operator: In, values: [a]}]}, budget: {count: 1}}\n"), []string{dpHook, "spec.compartments[1].selector", "Duplicate value", "compartments[0]"}},
+	{"compartment selecting everything", policyManifest("  default: {budget: {count: 1}}\n  compartments:\n  - {name: all, selector: {}, budget: {count: 1}}\n"), []string{"spec.compartments[0].selector", "an empty selector selects every node"}},
+	{"duplicate compartment names", policyManifest("  default: {budget: {count: 1}}\n  compartments:\n  - {name: a, selector: {matchLabels: {x: \"1\"}}, budget: {count: 1}}\n  - {name: a, selector: {matchLabels: {x: \"2\"}}, budget: {count: 1}}\n"), []string{"spec.compartments[1]", "Duplicate value"}},
+	{"budget with percent and count", policyManifest("  default: {budget: {percent: 5, count: 1}}\n"), []string{"spec.default.budget", "set exactly one of percent and count"}},
+	{"two strategies", policyManifest("  default: {budget: {count: 1}, strategy: {fixed: {}, exponential: {}}}\n"), []string{"spec.default.strategy", "set exactly one of fixed, linear and exponential"}},
+	{"selector with a bad operator", policyManifest("  default: {budget: {count: 1}}\n  compartments:\n  - {name: a, selector: {matchExpressions: [{key: x, operator: Near}]}, budget: {count: 1}}\n"), []string{"spec.compartments[0].selector.matchExpressions[0].operator"}},
+	{"minimal policy", policyManifest("  default: {budget: {percent: 25}}\n"), nil},
 }
 
 // Every manifest of the table, created with a server-side dry run (what
 // `kubectl apply --dry-run=server` does), gets the expected answer.
 func TestAdmissionTable(t *testing.T) {
 	c := k8sClient(t)
-	ensure(t, c, policy("  default: {budget: {count: 1}}\n"), "case-policy")
+	ensure(t, c, policyManifest("  default: {budget: {count: 1}}\n"), "case-policy")
 	cases := append(append([]admissionCase{}, skyhookCases...), policyCases...)
 	if len(cases) < 40 {
 		t.Fatalf("the table has %d cases; keep at least 40", len(cases))

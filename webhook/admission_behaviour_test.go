@@ -1,0 +1,135 @@
+package webhook_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/webhook/policy"
+)
+
+// What is stored is what runs: the mutating webhook names packages after
+// their keys and splits a matching tag, and a digest, out of the image.
+func TestMutatingWebhookStoresDefaults(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	obj := decode(t, `
+apiVersion: skyhook.nvidia.com/v1alpha1
+kind: Skyhook
+metadata: {name: mutated}
+spec:
+  packages:
+    tagged: {version: 1.1.1, image: "ghcr.io/nvidia/skyhook-packages/shellscript:1.1.1"}
+    pinned: {version: 2.0.0, image: "registry.local:5000/pinned@sha256:1111111111111111111111111111111111111111111111111111111111111111"}
+`)
+	if err := c.Create(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, obj) })
+	var got skyhookv1.Skyhook
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), &got); err != nil {
+		t.Fatal(err)
+	}
+	tagged, pinned := got.Spec.Packages["tagged"], got.Spec.Packages["pinned"]
+	if tagged.Name != "tagged" || tagged.Image != "ghcr.io/nvidia/skyhook-packages/shellscript" {
+		t.Errorf("tagged stored as name %q image %q", tagged.Name, tagged.Image)
+	}
+	if pinned.Image != "registry.local:5000/pinned" || pinned.ContainerSHA != "sha256:1111111111111111111111111111111111111111111111111111111111111111" {
+		t.Errorf("pinned stored as image %q containerSHA %q", pinned.Image, pinned.ContainerSHA)
+	}
+}
+
+// A DeploymentPolicy that Skyhooks use cannot be deleted; the refusal names
+// them. Once they let go, it can.
+func TestReferencedDeploymentPolicyCannotBeDeleted(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	dp := ensure(t, c, policyManifest("  default: {budget: {count: 1}}\n"), "in-use")
+	var users []*skyhookv1.Skyhook
+	for _, name := range []string{"user-b", "user-a"} {
+		sk := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: skyhookv1.SkyhookSpec{DeploymentPolicy: "in-use"}}
+		if err := c.Create(ctx, sk); err != nil {
+			t.Fatal(err)
+		}
+		users = append(users, sk)
+	}
+	err := c.Delete(ctx, dp)
+	requireOutcome(t, err, []string{"deploymentpolicies.skyhook.nvidia.com \"in-use\" is forbidden", "still used by Skyhook user-a, user-b"})
+
+	for _, sk := range users {
+		if err := c.Delete(ctx, sk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The webhook reads Skyhooks from the operator's cache; give it a moment.
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		return c.Delete(ctx, dp) == nil, nil
+	})
+	if err != nil {
+		t.Fatal("the policy could not be deleted after its Skyhooks were")
+	}
+}
+
+// Admins add a policy at run time with a labelled ConfigMap, and remove it
+// the same way, without restarting the operator.
+func TestPolicyFromConfigMapAppliesWithoutRestart(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	candidate := pkg("version: 1.0.0\nimage: untrusted.example.com/tuning")
+	if err := c.Create(ctx, decode(t, candidate), client.DryRunAll); err != nil {
+		t.Fatalf("refused before any admin policy: %v", err)
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "trusted-registries", Namespace: operatorNamespace, Labels: map[string]string{policy.Label: "true"}},
+		Data: map[string]string{"trusted.yaml": `
+apiVersion: json.kyverno.io/v1alpha1
+kind: ValidatingPolicy
+metadata:
+  name: trusted-registries
+spec:
+  rules:
+  - name: only-ghcr
+    match:
+      any:
+      - apiVersion: skyhook.nvidia.com/v1alpha1
+        kind: Skyhook
+    assert:
+      all:
+      - message: package images must come from ghcr.io
+        check:
+          ~.($packages):
+            image:
+              (starts_with(@, 'ghcr.io/')): true
+`},
+	}
+	if err := c.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the ConfigMap policy to refuse the image", func() bool {
+		err := c.Create(ctx, decode(t, candidate), client.DryRunAll)
+		return err != nil && strings.Contains(err.Error(), "policy trusted-registries, rule only-ghcr: package images must come from ghcr.io")
+	})
+	if err := c.Delete(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the policy to be unloaded", func() bool {
+		return c.Create(ctx, decode(t, candidate), client.DryRunAll) == nil
+	})
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
