@@ -2,6 +2,8 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/skyhook-go/skyhook/test/cluster/binaries"
 	"github.com/skyhook-go/skyhook/test/sandbox"
@@ -36,6 +38,7 @@ nodes simulated by KWOK and the Skyhook CRDs installed.`,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Out = cmd.OutOrStdout()
+			ctrl.SetLogger(zap.New(zap.WriteTo(cmd.OutOrStdout())))
 			return sandbox.Serve(cmd.Context(), opts)
 		},
 	}

@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/test/cluster"
 	"github.com/skyhook-go/skyhook/test/cluster/binaries"
@@ -45,6 +46,9 @@ type Options struct {
 	// Out receives what a person should read.
 	Out io.Writer
 }
+
+// OperatorNamespace holds the operator's Secret and policy ConfigMaps.
+const OperatorNamespace = "skyhook-system"
 
 // DefaultNodeLabels are the labels of sandbox nodes.
 var DefaultNodeLabels = map[string]string{"skyhook.nvidia.com/test-node": "demo"}
@@ -121,7 +125,7 @@ func Up(ctx context.Context, opts Options) error {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	fmt.Fprintf(opts.Out, "Starting etcd, kube-apiserver, kube-controller-manager and KWOK with %d simulated nodes (log: %s)\n", opts.Nodes, opts.path(logFile))
+	fmt.Fprintf(opts.Out, "Starting etcd, kube-apiserver, kube-controller-manager, KWOK with %d simulated nodes, and the operator (log: %s)\n", opts.Nodes, opts.path(logFile))
 	if err := waitReady(ctx, opts, exited); err != nil {
 		return err
 	}
@@ -175,6 +179,11 @@ func Serve(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer c.Stop()
+	fmt.Fprintln(opts.Out, "starting the operator (admission webhooks)")
+	operatorDone, err := operator.StartLocal(ctx, c.Config, operator.Options{Namespace: OperatorNamespace, CertDir: opts.path("webhook-certs")})
+	if err != nil {
+		return fmt.Errorf("starting the operator: %w", err)
+	}
 	kubeconfig, err := os.ReadFile(c.Kubeconfig)
 	if err != nil {
 		return err
@@ -191,6 +200,8 @@ func Serve(ctx context.Context, opts Options) error {
 		fmt.Fprintln(opts.Out, "stopping the sandbox")
 	case name := <-c.Exited():
 		err = fmt.Errorf("%s exited; see %s", name, filepath.Join(dir, "logs", name+".log"))
+	case opErr := <-operatorDone:
+		err = fmt.Errorf("the operator stopped: %v", opErr)
 	}
 	_ = os.Remove(opts.path(readyFile))
 	return err

@@ -62,6 +62,34 @@ func TestSandboxUpStatusDown(t *testing.T) {
 		t.Fatalf("kubectl shows %d Ready nodes, want 3:\n%s", n, got)
 	}
 
+	// kubectl apply gets the webhooks' feedback at once, and the reference
+	// system's quick-start Skyhook applies.
+	apply := func(manifest string, extra ...string) (string, error) {
+		cmd := exec.Command(bin.Kubectl, append([]string{"apply", "-f", "-"}, extra...)...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		cmd.Stdin = strings.NewReader(manifest)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	bad := "apiVersion: skyhook.nvidia.com/v1alpha1\nkind: Skyhook\nmetadata: {name: bad}\nspec:\n  packages:\n    tuning: {version: latest, image: ubuntu}\n"
+	for _, dryRun := range [][]string{{"--dry-run=server"}, nil} {
+		out, err := apply(bad, dryRun...)
+		if err == nil || !strings.Contains(out, "spec.packages.tuning.version") || !strings.Contains(out, "policy require-registry-host") {
+			t.Errorf("kubectl apply %v of an invalid Skyhook: %v\n%s", dryRun, err, out)
+		}
+	}
+	shared, err := testenv.SharedDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	demo, err := os.ReadFile(filepath.Join(shared, "testdata", "seed-examples", "demo.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := apply(string(demo)); err != nil || !strings.Contains(out, "skyhook.skyhook.nvidia.com/demo created") {
+		t.Errorf("kubectl apply of the demo Skyhook: %v\n%s", err, out)
+	}
+
 	pids := pidsIn(status)
 	if len(pids) != 5 {
 		t.Fatalf("status names %d processes, want 5:\n%s", len(pids), status)
