@@ -46,17 +46,19 @@ type Options struct {
 
 // Register serves the four handlers on server.
 func Register(server webhook.Server, scheme *runtime.Scheme, opts Options) {
-	server.Register(MutateSkyhookPath, admission.WithDefaulter[*skyhookv1.Skyhook](scheme, skyhookDefaulter{opts}))
-	server.Register(ValidateSkyhookPath, admission.WithValidator[*skyhookv1.Skyhook](scheme, &SkyhookValidator{opts}))
-	server.Register(MutateDeploymentPolicyPath, admission.WithDefaulter[*skyhookv1.DeploymentPolicy](scheme, policyDefaulter{}))
-	server.Register(ValidateDeploymentPolicyPath, admission.WithValidator[*skyhookv1.DeploymentPolicy](scheme, &DeploymentPolicyValidator{opts}))
+	for path, handler := range Handlers(scheme, opts) {
+		server.Register(path, handler)
+	}
 }
 
-type skyhookDefaulter struct{ opts Options }
-
-func (d skyhookDefaulter) Default(_ context.Context, sk *skyhookv1.Skyhook) error {
-	defaults.Skyhook(sk, d.opts.Defaults)
-	return nil
+// Handlers are the admission handlers by path.
+func Handlers(scheme *runtime.Scheme, opts Options) map[string]*admission.Webhook {
+	return map[string]*admission.Webhook{
+		MutateSkyhookPath:            {Handler: skyhookMutation{opts}},
+		ValidateSkyhookPath:          admission.WithValidator[*skyhookv1.Skyhook](scheme, &SkyhookValidator{opts}),
+		MutateDeploymentPolicyPath:   admission.WithDefaulter[*skyhookv1.DeploymentPolicy](scheme, policyDefaulter{}),
+		ValidateDeploymentPolicyPath: admission.WithValidator[*skyhookv1.DeploymentPolicy](scheme, &DeploymentPolicyValidator{opts}),
+	}
 }
 
 type policyDefaulter struct{}

@@ -31,6 +31,9 @@ func Skyhook(sk *skyhookv1.Skyhook, opts Options) {
 		sk.Spec.Priority = skyhookv1.DefaultPriority
 	}
 	for key, pkg := range sk.Spec.Packages {
+		if !validate.PackageName.MatchString(key) {
+			continue // refused by validation; nothing to default
+		}
 		if pkg.Name == "" {
 			pkg.Name = key
 		}

@@ -3,9 +3,12 @@
 // as a field error naming the policy and the rule.
 //
 // Policies see the Skyhook as stored and a binding $packages: its packages as
-// a list sorted by name, each with its name. A violation under $packages[i]
-// is reported on spec.packages.<name of i>, so admins read the package that
-// broke the rule, not a list index.
+// a list sorted by name, each with its name and imageRef, the image parsed
+// ({registry, repository, tag, digest, explicitRegistry}; registry is
+// index.docker.io for an image that names none), so that policies compare
+// facts instead of re-parsing image strings. A violation under $packages[i]
+// is reported on spec.packages.<name of i> (imageRef on its image), so
+// admins read the package that broke the rule, not a list index.
 package policy
 
 import (
@@ -28,6 +31,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/webhook/validate"
 )
 
 // Parse reads the ValidatingPolicy documents of a YAML stream. kyverno-json's
@@ -173,6 +177,14 @@ func packagesBinding(resource map[string]any, names []string) []any {
 		for k, v := range p {
 			entry[k] = v
 		}
+		if image, ok := p["image"].(string); ok {
+			if ref, err := validate.ParseImage(image); err == nil {
+				entry["imageRef"] = map[string]any{
+					"registry": ref.Registry, "repository": ref.Repository, "tag": ref.Tag,
+					"digest": ref.Digest, "explicitRegistry": ref.ExplicitRegistry,
+				}
+			}
+		}
 		out = append(out, entry)
 	}
 	return out
@@ -205,8 +217,11 @@ func fieldPath(p string, names []string, packages []any) (*field.Path, any) {
 		if part == "" {
 			continue
 		}
-		out = out.Child(part)
 		obj, _ := value.(map[string]any)
+		if part == "imageRef" { // facts about the image are reported on it
+			return out.Child("image"), obj["image"]
+		}
+		out = out.Child(part)
 		value = obj[part]
 	}
 	return out, value

@@ -23,8 +23,8 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
-// packageName is the rule for package names (map keys and name fields).
-var packageName = regexp.MustCompile(`^[a-z][-a-z0-9]{0,41}[a-z]$`)
+// PackageName is the rule for package names (map keys and name fields).
+var PackageName = regexp.MustCompile(`^[a-z][-a-z0-9]{0,41}[a-z]$`)
 
 // PolicyExists reports whether a DeploymentPolicy of that name exists.
 type PolicyExists func(name string) (bool, error)
@@ -99,8 +99,8 @@ func packages(pkgs skyhookv1.Packages, p *field.Path) field.ErrorList {
 
 func pkg(key string, pk skyhookv1.Package, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if !packageName.MatchString(key) {
-		errs = append(errs, field.Invalid(p, key, "package names must match "+packageName.String()))
+	if !PackageName.MatchString(key) {
+		errs = append(errs, field.Invalid(p, key, "package names must match "+PackageName.String()))
 	}
 	if pk.Name != "" && pk.Name != key {
 		errs = append(errs, field.Invalid(p.Child("name"), pk.Name, fmt.Sprintf("must equal the package's key %q", key)))

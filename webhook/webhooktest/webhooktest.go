@@ -1,0 +1,53 @@
+// Package webhooktest holds what the admission tests and benchmarks share.
+package webhooktest
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+)
+
+// TenPackages is a valid Skyhook with ten packages, each with a configMap,
+// a config interrupt, env, resources and a dependency on the previous one.
+func TenPackages(name string) *skyhookv1.Skyhook {
+	sk := &skyhookv1.Skyhook{
+		TypeMeta:   metav1.TypeMeta{APIVersion: skyhookv1.GroupVersion.String(), Kind: skyhookv1.SkyhookKind},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector:       metav1.LabelSelector{MatchLabels: map[string]string{"agentpool": "gpu"}},
+			InterruptionBudget: skyhookv1.InterruptionBudget{Percent: ptr(25)},
+			Packages:           skyhookv1.Packages{},
+		},
+	}
+	for i := range 10 {
+		p := skyhookv1.Package{
+			PackageRef: skyhookv1.PackageRef{Version: fmt.Sprintf("1.%d.0", i)},
+			Image:      fmt.Sprintf("nvcr.io/nvidia/skyhook/pkg%d:1.%d.0", i, i),
+			ConfigMap:  map[string]string{"settings.sh": "#!/bin/bash\necho hi\n", "extra.conf": "x=1"},
+			ConfigInterrupts: map[string]skyhookv1.Interrupt{
+				"*.sh": {Type: skyhookv1.InterruptService, Services: []string{"containerd"}},
+			},
+			Interrupt: &skyhookv1.Interrupt{Type: skyhookv1.InterruptReboot},
+		}
+		if i > 0 {
+			p.DependsOn = map[string]string{fmt.Sprintf("package-%c", 'a'+i-1): fmt.Sprintf("1.%d.0", i-1)}
+		}
+		sk.Spec.Packages[fmt.Sprintf("package-%c", 'a'+i)] = p
+	}
+	return sk
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// ReportPercentiles reports p50 and p99 of the samples as benchmark metrics.
+func ReportPercentiles(b *testing.B, samples []time.Duration) {
+	sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
+	at := func(q float64) float64 { return float64(samples[int(q*float64(len(samples)-1))].Microseconds()) }
+	b.ReportMetric(at(0.50), "p50-µs")
+	b.ReportMetric(at(0.99), "p99-µs")
+}
