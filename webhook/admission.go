@@ -3,15 +3,18 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	sigsjson "sigs.k8s.io/json"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/webhook/defaults"
@@ -55,7 +58,7 @@ func Register(server webhook.Server, scheme *runtime.Scheme, opts Options) {
 func Handlers(scheme *runtime.Scheme, opts Options) map[string]*admission.Webhook {
 	return map[string]*admission.Webhook{
 		MutateSkyhookPath:            {Handler: skyhookMutation{opts}},
-		ValidateSkyhookPath:          admission.WithValidator[*skyhookv1.Skyhook](scheme, &SkyhookValidator{opts}),
+		ValidateSkyhookPath:          {Handler: &SkyhookValidator{opts}},
 		MutateDeploymentPolicyPath:   admission.WithDefaulter[*skyhookv1.DeploymentPolicy](scheme, policyDefaulter{}),
 		ValidateDeploymentPolicyPath: admission.WithValidator[*skyhookv1.DeploymentPolicy](scheme, &DeploymentPolicyValidator{opts}),
 	}
@@ -69,33 +72,32 @@ func (policyDefaulter) Default(_ context.Context, dp *skyhookv1.DeploymentPolicy
 }
 
 // SkyhookValidator judges Skyhooks: the checks of package validate, then the
-// policies, all violations in one answer.
+// policies, all violations in one answer. It is an admission.Handler rather
+// than controller-runtime's typed Validator so that the policies read the
+// request's JSON as it came instead of encoding the object once more.
 type SkyhookValidator struct{ opts Options }
 
-// ValidateCreate implements admission.Validator.
-func (v *SkyhookValidator) ValidateCreate(ctx context.Context, sk *skyhookv1.Skyhook) (admission.Warnings, error) {
-	return nil, v.validate(ctx, sk)
-}
-
-// ValidateUpdate implements admission.Validator.
-func (v *SkyhookValidator) ValidateUpdate(ctx context.Context, _, sk *skyhookv1.Skyhook) (admission.Warnings, error) {
+// Handle implements admission.Handler.
+func (v *SkyhookValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return admission.Allowed("")
+	}
+	var sk skyhookv1.Skyhook
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(req.Object.Raw, &sk); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
 	if sk.DeletionTimestamp != nil {
-		return nil, nil // finalizers must be removable whatever the spec says
+		return admission.Allowed("") // finalizers must be removable whatever the spec says
 	}
-	return nil, v.validate(ctx, sk)
-}
-
-// ValidateDelete implements admission.Validator.
-func (v *SkyhookValidator) ValidateDelete(context.Context, *skyhookv1.Skyhook) (admission.Warnings, error) {
-	return nil, nil
-}
-
-func (v *SkyhookValidator) validate(ctx context.Context, sk *skyhookv1.Skyhook) error {
-	errs := validate.Skyhook(sk, v.policyExists(ctx))
+	errs := validate.Skyhook(&sk, v.policyExists(ctx))
 	if v.opts.Policies != nil {
-		errs = append(errs, v.opts.Policies.Current().Evaluate(ctx, sk)...)
+		errs = append(errs, v.opts.Policies.Current().Evaluate(ctx, &sk, req.Object.Raw)...)
 	}
-	return invalid(skyhookv1.SkyhookKind, sk.Name, errs)
+	if len(errs) == 0 {
+		return admission.Allowed("")
+	}
+	status := invalid(skyhookv1.SkyhookKind, sk.Name, errs).(apierrors.APIStatus).Status()
+	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
 }
 
 func (v *SkyhookValidator) policyExists(ctx context.Context) validate.PolicyExists {

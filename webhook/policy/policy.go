@@ -103,12 +103,13 @@ func (s *Set) Names() []string {
 var engine = jsonengine.New()
 
 // Evaluate runs every policy against sk and returns the violations, and the
-// rules that could not be evaluated, as field errors.
-func (s *Set) Evaluate(ctx context.Context, sk *skyhookv1.Skyhook) field.ErrorList {
+// rules that could not be evaluated, as field errors. raw is sk as JSON when
+// the caller has it (an admission request), which saves encoding it again.
+func (s *Set) Evaluate(ctx context.Context, sk *skyhookv1.Skyhook, raw []byte) field.ErrorList {
 	if len(s.policies) == 0 {
 		return nil
 	}
-	resource, names, err := payload(sk)
+	resource, names, err := payload(sk, raw)
 	if err != nil {
 		return field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 	}
@@ -144,13 +145,15 @@ func (s *Set) Evaluate(ctx context.Context, sk *skyhookv1.Skyhook) field.ErrorLi
 }
 
 // payload is the Skyhook as generic JSON, and its package names sorted.
-func payload(sk *skyhookv1.Skyhook) (map[string]any, []string, error) {
-	data, err := json.Marshal(sk)
-	if err != nil {
-		return nil, nil, err
+func payload(sk *skyhookv1.Skyhook, raw []byte) (map[string]any, []string, error) {
+	if raw == nil {
+		var err error
+		if raw, err = json.Marshal(sk); err != nil {
+			return nil, nil, err
+		}
 	}
 	var resource map[string]any
-	if err := json.Unmarshal(data, &resource); err != nil {
+	if err := json.Unmarshal(raw, &resource); err != nil {
 		return nil, nil, err
 	}
 	if resource["apiVersion"] == nil { // typed objects decoded by clients lose it

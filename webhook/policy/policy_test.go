@@ -50,7 +50,7 @@ func TestDefaultPolicies(t *testing.T) {
     local: {version: 1.0.0, image: "localhost/x"}
     short: {version: 1.0.0, image: ubuntu}
     hub: {version: 1.0.0, image: docker.io/library/ubuntu}
-`))
+`), nil)
 	var got []string
 	for _, e := range errs {
 		got = append(got, e.Error())
