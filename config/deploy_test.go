@@ -2,7 +2,6 @@ package config_test
 
 import (
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -21,12 +20,11 @@ func TestMain(m *testing.M) {
 
 func kubectl(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(env.Binaries.Kubectl, append([]string{"--kubeconfig", env.Kubeconfig}, args...)...)
-	out, err := cmd.CombinedOutput()
+	out, err := env.Kubectl(args...)
 	if err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatal(err)
 	}
-	return string(out)
+	return out
 }
 
 // The self-managed deployment applies to a real apiserver as it is (for

@@ -7,7 +7,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/skyhook-go/skyhook/cmd/manager/operator"
+	"github.com/skyhook-go/skyhook/test/testenv"
 	"github.com/skyhook-go/skyhook/webhook/webhooktest"
 )
 
@@ -15,10 +15,7 @@ import (
 // of a ten-package Skyhook costs end to end: the apiserver, both webhooks
 // over TLS, the schema and the policies.
 func BenchmarkAdmissionThroughAPIServer(b *testing.B) {
-	c, err := client.New(env.Config, client.Options{Scheme: operator.Scheme()})
-	if err != nil {
-		b.Fatal(err)
-	}
+	c := testenv.Client(b, env)
 	ctx := context.Background()
 	samples := make([]time.Duration, 0, b.N)
 	b.ResetTimer()

@@ -2,8 +2,6 @@ package webhook_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -121,22 +119,10 @@ func TestAdmissionTable(t *testing.T) {
 
 // The reference system's manifests pass admission unchanged.
 func TestSeedExamplesPassAdmission(t *testing.T) {
-	shared, err := testenv.SharedDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, _ := filepath.Glob(filepath.Join(shared, "testdata", "seed-examples", "*.yaml"))
-	if len(files) == 0 {
-		t.Fatal("no seed examples")
-	}
 	c := k8sClient(t)
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for name, data := range testenv.SeedExamples(t) {
 		if err := c.Create(context.Background(), decode(t, string(data)), client.DryRunAll); err != nil {
-			t.Errorf("%s: %v", filepath.Base(f), err)
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }
@@ -168,14 +154,7 @@ func decode(t *testing.T, manifest string) *unstructured.Unstructured {
 	return u
 }
 
-func k8sClient(t *testing.T) client.Client {
-	t.Helper()
-	c, err := testenv.Client(env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+func k8sClient(t *testing.T) client.Client { return testenv.Client(t, env) }
 
 // ensure creates the manifest under the given name unless it exists.
 func ensure(t *testing.T, c client.Client, manifest, name string) *unstructured.Unstructured {

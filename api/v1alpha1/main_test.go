@@ -31,14 +31,7 @@ func TestMain(m *testing.M) {
 	os.Exit(cluster.Main(m, cluster.Options{CRDs: crds}, &env))
 }
 
-func k8sClient(t *testing.T) client.Client {
-	t.Helper()
-	c, err := testenv.Client(env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+func k8sClient(t *testing.T) client.Client { return testenv.Client(t, env) }
 
 // fromYAML decodes one object.
 func fromYAML(t *testing.T, doc string) *unstructured.Unstructured {

@@ -2,7 +2,6 @@ package v1alpha1_test
 
 import (
 	"context"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -58,15 +57,13 @@ func TestSkyhookPrinterColumnsInKubectl(t *testing.T) {
 	}
 }
 
-// kubectl runs the kubectl built with the cluster's binaries.
 func kubectl(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(env.Binaries.Kubectl, append([]string{"--kubeconfig", env.Kubeconfig}, args...)...)
-	out, err := cmd.CombinedOutput()
+	out, err := env.Kubectl(args...)
 	if err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatal(err)
 	}
-	return string(out)
+	return out
 }
 
 // wantRow checks the header of a kubectl table and that its first row starts

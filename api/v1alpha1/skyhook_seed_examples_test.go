@@ -2,8 +2,6 @@ package v1alpha1_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -20,24 +18,9 @@ import (
 // strictly from the file (so every field in it is known to the API) equals
 // the spec the apiserver stored, once the documented defaults are added.
 func TestSkyhookSeedExamplesAreAcceptedUnchanged(t *testing.T) {
-	shared, err := testenv.SharedDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := filepath.Glob(filepath.Join(shared, "testdata", "seed-examples", "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatalf("no seed examples in %s", shared)
-	}
 	c := k8sClient(t)
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
+	for file, data := range testenv.SeedExamples(t) {
+		t.Run(file, func(t *testing.T) {
 			var want skyhookv1.Skyhook
 			if err := yaml.UnmarshalStrict(data, &want); err != nil {
 				t.Fatalf("the API types do not cover the manifest: %v", err)

@@ -23,6 +23,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -267,6 +268,17 @@ func (c *Cluster) Stop() {
 			_ = os.RemoveAll(c.Dir)
 		}
 	})
+}
+
+// Kubectl runs the kubectl built with the cluster's binaries against it and
+// returns its combined output.
+func (c *Cluster) Kubectl(args ...string) (string, error) {
+	cmd := exec.Command(c.Binaries.Kubectl, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
 }
 
 // Processes lists the running components by name with their pids.

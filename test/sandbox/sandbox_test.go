@@ -78,15 +78,7 @@ func TestSandboxUpStatusDown(t *testing.T) {
 			t.Errorf("kubectl apply %v of an invalid Skyhook: %v\n%s", dryRun, err, out)
 		}
 	}
-	shared, err := testenv.SharedDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	demo, err := os.ReadFile(filepath.Join(shared, "testdata", "seed-examples", "demo.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := apply(string(demo)); err != nil || !strings.Contains(out, "skyhook.skyhook.nvidia.com/demo created") {
+	if out, err := apply(string(testenv.SeedExamples(t)["demo.yaml"])); err != nil || !strings.Contains(out, "skyhook.skyhook.nvidia.com/demo created") {
 		t.Errorf("kubectl apply of the demo Skyhook: %v\n%s", err, out)
 	}
 

@@ -7,32 +7,46 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/api/scheme"
 	"github.com/skyhook-go/skyhook/test/cluster"
 )
 
-// Scheme knows the built-in kinds and the Skyhook kinds.
-var Scheme = newScheme()
-
-func newScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
+// Client returns a controller-runtime client for the cluster, with the
+// operator's scheme (built-in and Skyhook kinds).
+func Client(t testing.TB, c *cluster.Cluster) client.Client {
+	t.Helper()
+	cl, err := client.New(c.Config, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := skyhookv1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
+	return cl
 }
 
-// Client returns a controller-runtime client for the cluster.
-func Client(c *cluster.Cluster) (client.Client, error) {
-	return client.New(c.Config, client.Options{Scheme: Scheme})
+// SeedExamples returns the reference system's manifests that must be
+// accepted unchanged (shared/testdata/seed-examples), by file name.
+func SeedExamples(t testing.TB) map[string][]byte {
+	t.Helper()
+	shared, err := SharedDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(shared, "testdata", "seed-examples", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no seed examples under %s (%v)", shared, err)
+	}
+	out := make(map[string][]byte, len(files))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(f)] = data
+	}
+	return out
 }
 
 // SharedDirEnv overrides where the shared reference material is.

@@ -1,8 +1,6 @@
 package validate
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -199,25 +197,13 @@ func TestSkyhookNameLength(t *testing.T) {
 
 // The reference system's manifests are valid as they are.
 func TestSeedExamplesAreValid(t *testing.T) {
-	shared, err := testenv.SharedDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, _ := filepath.Glob(filepath.Join(shared, "testdata", "seed-examples", "*.yaml"))
-	if len(files) == 0 {
-		t.Fatal("no seed examples")
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for name, data := range testenv.SeedExamples(t) {
 		sk := &skyhookv1.Skyhook{}
 		if err := yaml.UnmarshalStrict(data, sk); err != nil {
 			t.Fatal(err)
 		}
 		if errs := Skyhook(sk, policies()); len(errs) > 0 {
-			t.Errorf("%s: %v", filepath.Base(f), errs.ToAggregate())
+			t.Errorf("%s: %v", name, errs.ToAggregate())
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skyhook-go/skyhook/api/scheme"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
@@ -48,7 +49,7 @@ func StartLocal(ctx context.Context, cfg *rest.Config, opts Options) (<-chan err
 	if opts.ProbeAddr == "" {
 		opts.ProbeAddr = "0"
 	}
-	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		return nil, err
 	}

@@ -12,9 +12,7 @@ import (
 
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -24,7 +22,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/api/scheme"
 	skyhookwebhook "github.com/skyhook-go/skyhook/webhook"
 	"github.com/skyhook-go/skyhook/webhook/defaults"
 	"github.com/skyhook-go/skyhook/webhook/policy"
@@ -75,18 +73,6 @@ type Options struct {
 // CertSecretName is the Secret holding the self-managed certificates.
 const CertSecretName = "skyhook-webhook-cert"
 
-// Scheme knows the kinds the operator reads and writes.
-func Scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := skyhookv1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
-}
-
 // Run runs the operator until ctx ends.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	mgr, err := New(ctx, cfg, opts)
@@ -104,10 +90,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	if opts.Certs != CertsSelfManaged && opts.Certs != CertsExternal {
 		return nil, fmt.Errorf("--certs: must be %q or %q, got %q", CertsSelfManaged, CertsExternal, opts.Certs)
 	}
-	scheme := Scheme()
+	sch := scheme.New()
 	inNamespace := cache.ByObject{Namespaces: map[string]cache.Config{opts.Namespace: {}}}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
+		Scheme:                 sch,
 		Metrics:                metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress: opts.ProbeAddr,
 		LeaderElection:         opts.LeaderElection,
@@ -132,7 +118,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	}
 
 	server := webhook.NewServer(webhook.Options{Host: opts.WebhookHost, Port: opts.WebhookPort, CertDir: opts.CertDir})
-	skyhookwebhook.Register(server, scheme, skyhookwebhook.Options{Reader: mgr.GetClient(), Defaults: opts.Defaults, Policies: store})
+	skyhookwebhook.Register(server, sch, skyhookwebhook.Options{Reader: mgr.GetClient(), Defaults: opts.Defaults, Policies: store})
 	if err := mgr.AddReadyzCheck("webhook", server.StartedChecker()); err != nil {
 		return nil, err
 	}
