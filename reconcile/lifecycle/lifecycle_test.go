@@ -1,0 +1,57 @@
+package lifecycle
+
+import (
+	"testing"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+)
+
+func entry(version string, stage skyhookv1.Stage, state skyhookv1.State) skyhookv1.PackageStatus {
+	return skyhookv1.PackageStatus{Name: "tuning", Version: version, Image: "img:" + version, Stage: stage, State: state}
+}
+
+func pkg(version string, interrupt bool) *skyhookv1.Package {
+	p := &skyhookv1.Package{PackageRef: skyhookv1.PackageRef{Name: "tuning", Version: version}, Image: "img"}
+	if interrupt {
+		p.Interrupt = &skyhookv1.Interrupt{Type: skyhookv1.InterruptReboot}
+	}
+	return p
+}
+
+func TestNext(t *testing.T) {
+	const (
+		apply, config, upgrade, uninstall = skyhookv1.StageApply, skyhookv1.StageConfig, skyhookv1.StageUpgrade, skyhookv1.StageUninstall
+		interrupt, post                   = skyhookv1.StageInterrupt, skyhookv1.StagePostInterrupt
+		complete, running, erroring       = skyhookv1.StateComplete, skyhookv1.StateInProgress, skyhookv1.StateErroring
+	)
+	cases := []struct {
+		name     string
+		declared *skyhookv1.Package
+		recorded []skyhookv1.PackageStatus
+		want     Step
+	}{
+		{"first install starts with apply", pkg("1.0.0", false), nil, Step{Run, apply, "1.0.0", "img"}},
+		{"apply running", pkg("1.0.0", false), []skyhookv1.PackageStatus{entry("1.0.0", apply, running)}, Step{Run, apply, "1.0.0", "img"}},
+		{"apply erroring is retried", pkg("1.0.0", false), []skyhookv1.PackageStatus{entry("1.0.0", apply, erroring)}, Step{Run, apply, "1.0.0", "img"}},
+		{"config after apply", pkg("1.0.0", false), []skyhookv1.PackageStatus{entry("1.0.0", apply, complete)}, Step{Run, config, "1.0.0", "img"}},
+		{"done after config", pkg("1.0.0", false), []skyhookv1.PackageStatus{entry("1.0.0", config, complete)}, Step{Done, config, "1.0.0", "img"}},
+		{"interrupt after config when asked", pkg("1.0.0", true), []skyhookv1.PackageStatus{entry("1.0.0", config, complete)}, Step{Run, interrupt, "1.0.0", "img"}},
+		{"post-interrupt after interrupt", pkg("1.0.0", true), []skyhookv1.PackageStatus{entry("1.0.0", interrupt, complete)}, Step{Run, post, "1.0.0", "img"}},
+		{"done after post-interrupt", pkg("1.0.0", true), []skyhookv1.PackageStatus{entry("1.0.0", post, complete)}, Step{Done, post, "1.0.0", "img"}},
+		{"version up upgrades", pkg("2.0.0", false), []skyhookv1.PackageStatus{entry("1.0.0", config, complete)}, Step{Run, upgrade, "2.0.0", "img"}},
+		{"config after upgrade", pkg("2.0.0", false), []skyhookv1.PackageStatus{entry("2.0.0", upgrade, complete)}, Step{Run, config, "2.0.0", "img"}},
+		{"version down uninstalls the old one with its image", pkg("1.0.0", false), []skyhookv1.PackageStatus{entry("2.0.0", config, complete)}, Step{Run, uninstall, "2.0.0", "img:2.0.0"}},
+		{"then forgets it", pkg("1.0.0", false), []skyhookv1.PackageStatus{entry("2.0.0", uninstall, complete)}, Step{Forget, "", "2.0.0", "img:2.0.0"}},
+		{"removed package is uninstalled", nil, []skyhookv1.PackageStatus{entry("1.0.0", config, complete)}, Step{Run, uninstall, "1.0.0", "img:1.0.0"}},
+		{"removed and uninstalled is forgotten", nil, []skyhookv1.PackageStatus{entry("1.0.0", uninstall, complete)}, Step{Forget, "", "1.0.0", "img:1.0.0"}},
+		{"removed and never installed", nil, nil, Step{Action: Done}},
+		{"semver, not string order: 1.10 is above 1.9", pkg("1.10.0", false), []skyhookv1.PackageStatus{entry("1.9.0", config, complete)}, Step{Run, upgrade, "1.10.0", "img"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Next(tc.declared, tc.recorded); got != tc.want {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}

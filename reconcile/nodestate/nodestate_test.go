@@ -1,0 +1,57 @@
+package nodestate
+
+import (
+	"encoding/json"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+)
+
+func TestPatchWritesOnlyChanges(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}
+	state := skyhookv1.NodeState{
+		skyhookv1.NodeStateKey("tuning", "1.0.0"): {Name: "tuning", Version: "1.0.0", Image: "ghcr.io/x/tuning", Stage: skyhookv1.StageApply, State: skyhookv1.StateInProgress},
+	}
+	patch, err := Patch(node, "demo", state, skyhookv1.StatusInProgress)
+	if err != nil || patch == nil {
+		t.Fatalf("patch %s, %v; want a patch", patch, err)
+	}
+	var p struct {
+		Metadata struct{ Labels, Annotations map[string]string }
+	}
+	if err := json.Unmarshal(patch, &p); err != nil {
+		t.Fatal(err)
+	}
+	node.Labels, node.Annotations = p.Metadata.Labels, p.Metadata.Annotations
+	if node.Labels["skyhook.nvidia.com/status_demo"] != "in_progress" {
+		t.Errorf("labels %v", node.Labels)
+	}
+	const want = `{"tuning|1.0.0":{"name":"tuning","version":"1.0.0","image":"ghcr.io/x/tuning","stage":"apply","state":"in_progress","restarts":0}}`
+	if got := node.Annotations["skyhook.nvidia.com/nodeState_demo"]; got != want {
+		t.Errorf("annotation\n got %s\nwant %s", got, want)
+	}
+	read, err := Read(node, "demo")
+	if err != nil || len(read) != 1 || read["tuning|1.0.0"].Stage != skyhookv1.StageApply {
+		t.Fatalf("read back %v, %v", read, err)
+	}
+	if again, _ := Patch(node, "demo", state, skyhookv1.StatusInProgress); again != nil {
+		t.Errorf("patched again with nothing changed: %s", again)
+	}
+	forget, _ := Forget(node, "demo")
+	if string(forget) != `{"metadata":{"annotations":{"skyhook.nvidia.com/nodeState_demo":null,"skyhook.nvidia.com/status_demo":null},"labels":{"skyhook.nvidia.com/status_demo":null}}}` {
+		t.Errorf("forget patch %s", forget)
+	}
+	if none, _ := Forget(&corev1.Node{}, "demo"); none != nil {
+		t.Errorf("forgot what was not there: %s", none)
+	}
+}
+
+func TestReadRejectsGarbage(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{"skyhook.nvidia.com/nodeState_demo": "{"}}}
+	if _, err := Read(node, "demo"); err == nil {
+		t.Fatal("accepted a broken annotation")
+	}
+}

@@ -1,0 +1,65 @@
+package stagepod
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Result is how a stage pod stands.
+type Result int
+
+const (
+	// Running: not finished yet.
+	Running Result = iota
+	// Succeeded: the stage and its check exited 0.
+	Succeeded
+	// Failed: a container exited with a code the agent reports as failure.
+	Failed
+	// ImagePullFailed: an image could not be pulled.
+	ImagePullFailed
+)
+
+// Outcome is a stage pod's result, with what to tell an admin.
+type Outcome struct {
+	Result Result
+	// Container that failed, and its exit code.
+	Container string
+	ExitCode  int32
+	// Message for conditions and events.
+	Message string
+}
+
+var imagePullReasons = map[string]bool{"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true}
+
+// Read tells how the stage pod stands: a failed container (in its state or,
+// when the kubelet restarted it, its last state) or an image that cannot be
+// pulled wins over anything still running; success needs every init
+// container to have exited 0.
+func Read(pod *corev1.Pod) Outcome {
+	statuses := append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
+	for _, s := range statuses {
+		if w := s.State.Waiting; w != nil && imagePullReasons[w.Reason] {
+			return Outcome{Result: ImagePullFailed, Container: s.Name, Message: fmt.Sprintf("container %s cannot pull %s: %s", s.Name, s.Image, w.Message)}
+		}
+		for _, t := range []*corev1.ContainerStateTerminated{s.State.Terminated, s.LastTerminationState.Terminated} {
+			if t != nil && t.ExitCode != 0 {
+				return Outcome{Result: Failed, Container: s.Name, ExitCode: t.ExitCode,
+					Message: fmt.Sprintf("container %s exited with code %d (%s)", s.Name, t.ExitCode, t.Reason)}
+			}
+		}
+	}
+	if pod.Status.Phase == corev1.PodFailed {
+		return Outcome{Result: Failed, Message: fmt.Sprintf("pod failed: %s %s", pod.Status.Reason, pod.Status.Message)}
+	}
+	done := 0
+	for _, s := range pod.Status.InitContainerStatuses {
+		if t := s.State.Terminated; t != nil && t.ExitCode == 0 {
+			done++
+		}
+	}
+	if len(pod.Spec.InitContainers) > 0 && done == len(pod.Spec.InitContainers) {
+		return Outcome{Result: Succeeded}
+	}
+	return Outcome{Result: Running}
+}

@@ -1,0 +1,197 @@
+// Package stagepod builds the pod that runs one stage of one package on one
+// node, and reads how it went.
+//
+// The pod runs in the operator's namespace with spec.nodeName set (no
+// scheduler involved), privileged, in the host PID namespace, with the host
+// root at /root. Its init containers run in order: the package image copies
+// /skyhook-package to a per-(skyhook, package, version, generation)
+// directory on the host; the agent runs the stage; the agent runs the
+// stage's check. A pause container keeps the pod (and its logs) around until
+// the operator has recorded the outcome.
+package stagepod
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+)
+
+// Labels and annotations of stage pods.
+const (
+	SkyhookLabel       = skyhookv1.MetadataPrefix + "/skyhook"
+	PackageLabel       = skyhookv1.MetadataPrefix + "/package"
+	StageLabel         = skyhookv1.MetadataPrefix + "/stage"
+	VersionAnnotation  = skyhookv1.MetadataPrefix + "/version"
+	GenerationAnnotation = skyhookv1.MetadataPrefix + "/generation"
+	AttemptAnnotation  = skyhookv1.MetadataPrefix + "/attempt"
+)
+
+// HostRoot is where the host's root is mounted in the stage containers.
+const HostRoot = "/root"
+
+// Spec is what a stage pod is made from.
+type Spec struct {
+	Skyhook    *skyhookv1.Skyhook
+	Package    string
+	Version    string
+	Image      string // the package image (repository, or repository@digest)
+	Stage      skyhookv1.Stage
+	Node       string
+	Namespace  string
+	AgentImage string // operator-wide; a package's agentImageOverride wins
+	PauseImage string
+	// Attempt numbers the tries of this stage, so a retry is a new pod.
+	Attempt int32
+	// ConfigMap is the name of the ConfigMap holding the package's
+	// configMap, empty when it has none.
+	ConfigMap string
+}
+
+// Name is the pod's name: readable, unique per (skyhook, package, version,
+// stage, node, generation, attempt), within 63 characters.
+func (s Spec) Name() string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s/%s/%s/%s/%s/%d/%d", s.Skyhook.Name, s.Package, s.Version, s.Stage, s.Node, s.Skyhook.Generation, s.Attempt))
+	prefix := fmt.Sprintf("%s-%s-%s", s.Skyhook.Name, s.Package, s.Stage)
+	if len(prefix) > 52 {
+		prefix = prefix[:52]
+	}
+	return strings.TrimRight(prefix, "-") + "-" + hex.EncodeToString(sum[:5])
+}
+
+// CopyDir is the package's directory on the host, relative to the host root.
+func (s Spec) CopyDir() string {
+	return path.Join("/var/lib/skyhook", s.Skyhook.Name, s.Package, s.Version, strconv.FormatInt(s.Skyhook.Generation, 10))
+}
+
+// Build makes the pod.
+func Build(s Spec) *corev1.Pod {
+	pkg := s.Skyhook.Spec.Packages[s.Package]
+	agent := s.AgentImage
+	if pkg.AgentImageOverride != "" {
+		agent = pkg.AgentImageOverride
+	}
+	privileged := true
+	copyDir := path.Join(HostRoot, s.CopyDir())
+	agentContainer := func(name, mode string) corev1.Container {
+		return corev1.Container{
+			Name:            name,
+			Image:           agent,
+			Args:            []string{mode, HostRoot, copyDir},
+			Env:             append(stageEnv(s), pkg.Env...),
+			Resources:       resources(pkg.Resources),
+			SecurityContext: &corev1.SecurityContext{Privileged: &privileged},
+			VolumeMounts:    mounts(s),
+		}
+	}
+	init := []corev1.Container{
+		{
+			Name:            "copy",
+			Image:           packageImage(s.Image, s.Version),
+			Command:         []string{"/bin/sh", "-c", fmt.Sprintf("mkdir -p %[1]s && cp -r /skyhook-package/. %[1]s/", copyDir)},
+			SecurityContext: &corev1.SecurityContext{Privileged: &privileged},
+			VolumeMounts:    []corev1.VolumeMount{{Name: "host-root", MountPath: HostRoot}},
+		},
+		agentContainer(string(s.Stage), string(s.Stage)),
+	}
+	if s.Stage != skyhookv1.StageInterrupt { // every other mode has a check
+		init = append(init, agentContainer(string(s.Stage)+"-check", string(s.Stage)+"-check"))
+	}
+	owner := metav1.NewControllerRef(s.Skyhook, skyhookv1.GroupVersion.WithKind(skyhookv1.SkyhookKind))
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      s.Name(),
+			Namespace: s.Namespace,
+			Labels:    map[string]string{SkyhookLabel: s.Skyhook.Name, PackageLabel: s.Package, StageLabel: string(s.Stage)},
+			Annotations: map[string]string{
+				VersionAnnotation:  s.Version,
+				GenerationAnnotation: strconv.FormatInt(s.Skyhook.Generation, 10),
+				AttemptAnnotation:  strconv.Itoa(int(s.Attempt)),
+			},
+			OwnerReferences: []metav1.OwnerReference{*owner},
+		},
+		Spec: corev1.PodSpec{
+			NodeName:                      s.Node,
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			HostPID:                       true,
+			Tolerations:                   tolerations(s.Skyhook),
+			InitContainers:                init,
+			Containers:                    []corev1.Container{{Name: "pause", Image: s.PauseImage}},
+			Volumes:                       volumes(s),
+			TerminationGracePeriodSeconds: gracePeriod(pkg),
+		},
+	}
+}
+
+func stageEnv(s Spec) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: "SKYHOOK_NAME", Value: s.Skyhook.Name},
+		{Name: "SKYHOOK_PACKAGE", Value: s.Package},
+		{Name: "SKYHOOK_VERSION", Value: s.Version},
+		{Name: "SKYHOOK_STAGE", Value: string(s.Stage)},
+		{Name: "SKYHOOK_NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+	}
+}
+
+// packageImage pins the image to the version as tag, unless it already
+// carries a digest (the mutating webhook moved any matching tag out).
+func packageImage(image, version string) string {
+	if strings.Contains(image, "@") {
+		return image
+	}
+	return image + ":" + version
+}
+
+func mounts(s Spec) []corev1.VolumeMount {
+	m := []corev1.VolumeMount{{Name: "host-root", MountPath: HostRoot}}
+	if s.ConfigMap != "" {
+		m = append(m, corev1.VolumeMount{Name: "configmap", MountPath: "/skyhook-package/configmaps", ReadOnly: true})
+	}
+	return m
+}
+
+func volumes(s Spec) []corev1.Volume {
+	v := []corev1.Volume{{Name: "host-root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
+	if s.ConfigMap != "" {
+		v = append(v, corev1.Volume{Name: "configmap", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: s.ConfigMap},
+		}}})
+	}
+	return v
+}
+
+// tolerations let the stage pod onto the nodes the Skyhook works on: its
+// own additional tolerations, the runtime-required taint it may be there to
+// lift, and a cordon (interrupts run on cordoned nodes).
+func tolerations(sk *skyhookv1.Skyhook) []corev1.Toleration {
+	t := []corev1.Toleration{
+		{Key: skyhookv1.RuntimeRequiredTaintKey, Value: skyhookv1.RuntimeRequiredTaintValue, Effect: corev1.TaintEffectNoSchedule},
+		{Key: corev1.TaintNodeUnschedulable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	}
+	return append(t, sk.Spec.AdditionalTolerations...)
+}
+
+func resources(r *skyhookv1.ResourceRequirements) corev1.ResourceRequirements {
+	if r == nil {
+		return corev1.ResourceRequirements{}
+	}
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: r.CPURequest, corev1.ResourceMemory: r.MemoryRequest},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: r.CPULimit, corev1.ResourceMemory: r.MemoryLimit},
+	}
+}
+
+func gracePeriod(pkg skyhookv1.Package) *int64 {
+	if pkg.GracefulShutdown == nil {
+		return nil
+	}
+	s := int64(pkg.GracefulShutdown.Seconds())
+	return &s
+}

@@ -1,0 +1,89 @@
+package stagepod
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+)
+
+func spec() Spec {
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "demo", UID: "u1", Generation: 3},
+		Spec: skyhookv1.SkyhookSpec{Packages: skyhookv1.Packages{"tuning": {
+			PackageRef: skyhookv1.PackageRef{Name: "tuning", Version: "1.1.0"},
+			Image:      "ghcr.io/nvidia/skyhook-packages/shellscript",
+			Env:        []corev1.EnvVar{{Name: "CSP", Value: "azure"}},
+		}}},
+	}
+	return Spec{Skyhook: sk, Package: "tuning", Version: "1.1.0", Image: sk.Spec.Packages["tuning"].Image, Stage: skyhookv1.StageApply,
+		Node: "node-1", Namespace: "skyhook-system", AgentImage: "ghcr.io/skyhook/agent:1", PauseImage: "pause:3.10", ConfigMap: "demo-tuning"}
+}
+
+func TestBuild(t *testing.T) {
+	pod := Build(spec())
+	if pod.Spec.NodeName != "node-1" || !pod.Spec.HostPID || pod.Spec.RestartPolicy != corev1.RestartPolicyNever || pod.Namespace != "skyhook-system" {
+		t.Fatalf("pod placement: %+v", pod.Spec)
+	}
+	names := []string{}
+	for _, c := range pod.Spec.InitContainers {
+		names = append(names, c.Name)
+	}
+	if strings.Join(names, ",") != "copy,apply,apply-check" {
+		t.Fatalf("init containers %v", names)
+	}
+	if img := pod.Spec.InitContainers[0].Image; img != "ghcr.io/nvidia/skyhook-packages/shellscript:1.1.0" {
+		t.Errorf("copy image %s", img)
+	}
+	agent := pod.Spec.InitContainers[1]
+	if agent.Image != "ghcr.io/skyhook/agent:1" || strings.Join(agent.Args, " ") != "apply /root /root/var/lib/skyhook/demo/tuning/1.1.0/3" {
+		t.Errorf("agent %s %v", agent.Image, agent.Args)
+	}
+	var csp bool
+	for _, e := range agent.Env {
+		csp = csp || (e.Name == "CSP" && e.Value == "azure")
+	}
+	if !csp || agent.SecurityContext == nil || !*agent.SecurityContext.Privileged {
+		t.Errorf("agent env %v, security %v", agent.Env, agent.SecurityContext)
+	}
+	if len(pod.OwnerReferences) != 1 || pod.OwnerReferences[0].UID != "u1" {
+		t.Errorf("owner %v", pod.OwnerReferences)
+	}
+	if len(pod.Name) > 63 || !strings.HasPrefix(pod.Name, "demo-tuning-apply-") {
+		t.Errorf("name %s", pod.Name)
+	}
+	s := spec()
+	s.Attempt = 1
+	if Build(s).Name == pod.Name {
+		t.Error("a retry has the same pod name")
+	}
+	s.Stage = skyhookv1.StageInterrupt
+	if n := len(Build(s).Spec.InitContainers); n != 2 {
+		t.Errorf("interrupt stage has %d init containers, want copy and interrupt (no check mode)", n)
+	}
+}
+
+func TestRead(t *testing.T) {
+	terminated := func(code int32) corev1.ContainerState {
+		return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: "Error"}}
+	}
+	pod := Build(spec())
+	if got := Read(pod).Result; got != Running {
+		t.Fatalf("fresh pod: %v", got)
+	}
+	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "copy", State: terminated(0)}, {Name: "apply", State: terminated(0)}, {Name: "apply-check", State: terminated(0)}}
+	if got := Read(pod).Result; got != Succeeded {
+		t.Fatalf("all exited 0: %v", got)
+	}
+	pod.Status.InitContainerStatuses[1] = corev1.ContainerStatus{Name: "apply", LastTerminationState: terminated(3), State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}
+	if got := Read(pod); got.Result != Failed || got.ExitCode != 3 || got.Container != "apply" {
+		t.Fatalf("exit 3 in last state: %+v", got)
+	}
+	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "copy", Image: "x.invalid/p", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "no such host"}}}}
+	if got := Read(pod); got.Result != ImagePullFailed || !strings.Contains(got.Message, "no such host") {
+		t.Fatalf("image pull: %+v", got)
+	}
+}
