@@ -12,6 +12,8 @@ import (
 
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,6 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/skyhook-go/skyhook/api/scheme"
+	"github.com/skyhook-go/skyhook/reconcile"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	skyhookwebhook "github.com/skyhook-go/skyhook/webhook"
 	"github.com/skyhook-go/skyhook/webhook/defaults"
 	"github.com/skyhook-go/skyhook/webhook/policy"
@@ -68,7 +72,17 @@ type Options struct {
 	ProbeAddr   string
 	// LeaderElection makes one replica of several active.
 	LeaderElection bool
+	// AgentImage runs the package stages; PauseImage holds a finished stage
+	// pod until its outcome is recorded.
+	AgentImage string
+	PauseImage string
 }
+
+// Default images of the stage pods.
+const (
+	DefaultAgentImage = "ghcr.io/skyhook-go/skyhook-agent:latest"
+	DefaultPauseImage = "registry.k8s.io/pause:3.10"
+)
 
 // CertSecretName is the Secret holding the self-managed certificates.
 const CertSecretName = "skyhook-webhook-cert"
@@ -98,8 +112,17 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		HealthProbeBindAddress: opts.ProbeAddr,
 		LeaderElection:         opts.LeaderElection,
 		LeaderElectionID:       "skyhook-operator.skyhook.nvidia.com",
-		// Only the operator's own Secret and ConfigMaps are read.
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: inNamespace, &corev1.ConfigMap{}: inNamespace}},
+		// Only the operator's own Secret, ConfigMaps and stage pods are
+		// cached, and nodes without what the operator never reads.
+		Cache: cache.Options{
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
+				&corev1.Secret{}:    inNamespace,
+				&corev1.ConfigMap{}: inNamespace,
+				&corev1.Pod{}:       {Namespaces: map[string]cache.Config{opts.Namespace: {}}, Label: stagePods},
+				&corev1.Node{}:      {Transform: trimNode},
+			},
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -113,6 +136,19 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	if err := (&policy.ConfigMapReconciler{
 		Client: mgr.GetClient(), Namespace: opts.Namespace, Store: store,
 		Recorder: mgr.GetEventRecorder("skyhook-policies"),
+	}).SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+
+	if opts.AgentImage == "" {
+		opts.AgentImage = DefaultAgentImage
+	}
+	if opts.PauseImage == "" {
+		opts.PauseImage = DefaultPauseImage
+	}
+	if err := (&reconcile.SkyhookReconciler{
+		Client: mgr.GetClient(), Namespace: opts.Namespace, AgentImage: opts.AgentImage, PauseImage: opts.PauseImage,
+		Recorder: mgr.GetEventRecorder("skyhook-operator"),
 	}).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
@@ -169,6 +205,29 @@ func selfManagedCerts(ctx context.Context, mgr manager.Manager, server webhook.S
 			return nil
 		}
 	}))
+}
+
+// stagePods selects the pods the operator made.
+var stagePods = labels.SelectorFromSet(nil).Add(mustRequirement(stagepod.SkyhookLabel, selection.Exists))
+
+func mustRequirement(key string, op selection.Operator) labels.Requirement {
+	r, err := labels.NewRequirement(key, op, nil)
+	if err != nil {
+		panic(err)
+	}
+	return *r
+}
+
+// trimNode drops what the operator never reads from cached nodes (image
+// lists are the bulk of a node object on GPU hosts).
+func trimNode(obj any) (any, error) {
+	if node, ok := obj.(*corev1.Node); ok {
+		node.ManagedFields = nil
+		node.Status.Images = nil
+		node.Status.VolumesAttached = nil
+		node.Status.VolumesInUse = nil
+	}
+	return obj, nil
 }
 
 // WebhookAddress is host:port of a local webhook, for clients and tests.

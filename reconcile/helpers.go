@@ -1,0 +1,201 @@
+package reconcile
+
+import (
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
+)
+
+// declared is the package as the Skyhook declares it, nil when removed.
+func declared(sk *skyhookv1.Skyhook, name string) *skyhookv1.Package {
+	p, ok := sk.Spec.Packages[name]
+	if !ok {
+		return nil
+	}
+	return &p
+}
+
+// recorded are the node's entries for a package, any version.
+func recorded(state skyhookv1.NodeState, name string) []skyhookv1.PackageStatus {
+	var out []skyhookv1.PackageStatus
+	for _, e := range state {
+		if e.Name == name {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// packageNames are the declared packages and the recorded ones (removed
+// packages still to uninstall), sorted.
+func packageNames(sk *skyhookv1.Skyhook, state skyhookv1.NodeState) []string {
+	seen := map[string]bool{}
+	for name := range sk.Spec.Packages {
+		seen[name] = true
+	}
+	for _, e := range state {
+		seen[e.Name] = true
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// dependencyOrder lists the packages so that each comes after the packages
+// it depends on (admission refuses cycles), ties by name.
+func dependencyOrder(sk *skyhookv1.Skyhook, state skyhookv1.NodeState) []string {
+	names := packageNames(sk, state)
+	placed := map[string]bool{}
+	var out []string
+	var place func(string)
+	place = func(n string) {
+		if placed[n] {
+			return
+		}
+		placed[n] = true
+		deps := make([]string, 0, len(sk.Spec.Packages[n].DependsOn))
+		for d := range sk.Spec.Packages[n].DependsOn {
+			deps = append(deps, d)
+		}
+		sort.Strings(deps)
+		for _, d := range deps {
+			place(d)
+		}
+		out = append(out, n)
+	}
+	for _, n := range names {
+		place(n)
+	}
+	return out
+}
+
+// dependenciesDone reports whether every package name depends on is done on
+// the node in this pass.
+func dependenciesDone(sk *skyhookv1.Skyhook, name string, done map[string]bool) bool {
+	for dep := range sk.Spec.Packages[name].DependsOn {
+		if !done[dep] {
+			return false
+		}
+	}
+	return true
+}
+
+// nodeStatus summarises the node's record for the status label.
+func nodeStatus(sk *skyhookv1.Skyhook, state skyhookv1.NodeState) skyhookv1.Status {
+	complete := true
+	for _, name := range packageNames(sk, state) {
+		if lifecycle.Next(declared(sk, name), recorded(state, name)).Action != lifecycle.Done {
+			complete = false
+		}
+	}
+	if complete {
+		return skyhookv1.StatusComplete
+	}
+	for _, e := range state {
+		if e.State == skyhookv1.StateErroring {
+			return skyhookv1.StatusErroring
+		}
+	}
+	return skyhookv1.StatusInProgress
+}
+
+// packageList is "name:version" of every package, sorted, comma separated.
+func packageList(sk *skyhookv1.Skyhook) string {
+	items := make([]string, 0, len(sk.Spec.Packages))
+	for name, p := range sk.Spec.Packages {
+		items = append(items, name+":"+p.Version)
+	}
+	sort.Strings(items)
+	return strings.Join(items, ",")
+}
+
+// selects reports whether the Skyhook's node selector matches the node.
+func selects(sk *skyhookv1.Skyhook, node *corev1.Node) bool {
+	sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
+	return err == nil && sel.Matches(labels.Set(node.Labels))
+}
+
+func equalStrings(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func ready(n *corev1.Node) corev1.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return corev1.ConditionUnknown
+}
+
+// finishedAt is when the pod's last container ended (its creation when
+// none says).
+func finishedAt(pod *corev1.Pod) time.Time {
+	t := pod.CreationTimestamp.Time
+	for _, s := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
+		for _, term := range []*corev1.ContainerStateTerminated{s.State.Terminated, s.LastTerminationState.Terminated} {
+			if term != nil && term.FinishedAt.After(t) {
+				t = term.FinishedAt.Time
+			}
+		}
+	}
+	return t
+}
+
+// startedNodes remembers the nodes a Skyhook started until the cache shows
+// them, so that a pass reading a cache that lags its own writes does not
+// start more nodes than the budget allows.
+type startedNodes struct {
+	mu    sync.Mutex
+	nodes map[types.UID]map[string]bool
+}
+
+func (s *startedNodes) add(uid types.UID, node string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.nodes == nil {
+		s.nodes = map[types.UID]map[string]bool{}
+	}
+	if s.nodes[uid] == nil {
+		s.nodes[uid] = map[string]bool{}
+	}
+	s.nodes[uid][node] = true
+}
+
+func (s *startedNodes) has(uid types.UID, node string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nodes[uid][node]
+}
+
+func (s *startedNodes) remove(uid types.UID, node string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.nodes[uid], node)
+}
+
+func (s *startedNodes) forget(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.nodes, uid)
+}

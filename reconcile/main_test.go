@@ -1,0 +1,78 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/cmd/manager/operator"
+	"github.com/skyhook-go/skyhook/config"
+	"github.com/skyhook-go/skyhook/test/cluster"
+	"github.com/skyhook-go/skyhook/test/testenv"
+)
+
+// The rollout tests run the real operator (webhooks and reconciler) against
+// the real apiserver and controller-manager, with KWOK running the stage
+// pods. Each test uses its own pool of nodes.
+
+var env *cluster.Cluster
+
+const operatorNamespace = "skyhook-system"
+
+func TestMain(m *testing.M) {
+	crds, err := config.CRDs()
+	if err != nil {
+		panic(err)
+	}
+	var nodes []cluster.Node
+	for pool, n := range map[string]int{"ready": 5, "failing": 2, "budget": 15} {
+		nodes = append(nodes, cluster.NumberedNodes(pool, n, map[string]string{"pool": pool})...)
+	}
+	os.Exit(cluster.Main(m, cluster.Options{CRDs: crds, Nodes: nodes}, &env, func(ctx context.Context, c *cluster.Cluster) error {
+		if _, err := operator.StartLocal(ctx, c.Config, operator.Options{Namespace: operatorNamespace}); err != nil {
+			return fmt.Errorf("starting the operator: %w", err)
+		}
+		return nil
+	}))
+}
+
+func k8sClient(t *testing.T) client.Client { return testenv.Client(t, env) }
+
+// waitSkyhook polls the Skyhook until cond holds.
+func waitSkyhook(t *testing.T, name string, timeout time.Duration, cond func(*skyhookv1.Skyhook) bool) *skyhookv1.Skyhook {
+	t.Helper()
+	c := k8sClient(t)
+	sk := &skyhookv1.Skyhook{}
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, sk); err != nil {
+			return false, nil
+		}
+		return cond(sk), nil
+	})
+	if err != nil {
+		t.Fatalf("Skyhook %s: %v; status: %+v", name, err, sk.Status)
+	}
+	return sk
+}
+
+func isReady(sk *skyhookv1.Skyhook) bool {
+	return conditions.IsTrue(sk, meta.ReadyCondition) && sk.Status.ObservedGeneration == sk.Generation
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}

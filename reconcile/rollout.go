@@ -1,0 +1,409 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/budget"
+	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
+	"github.com/skyhook-go/skyhook/reconcile/nodestate"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+)
+
+// nodeWork is one selected node and what this Skyhook has on it.
+type nodeWork struct {
+	node *corev1.Node
+	// state is the record as the cache shows it (the last one observed).
+	state skyhookv1.NodeState
+	// pods are the node's stage pods by package name.
+	pods map[string][]*corev1.Pod
+}
+
+// progress summarises a pass over the nodes.
+type progress struct {
+	selected, complete, active int
+	erroring                   []skyhookv1.NodeAttention
+	stalled                    []string
+	requeue                    time.Duration
+}
+
+// rollout does one pass: reads the selected nodes and the stage pods,
+// advances every node already in progress, starts waiting nodes while the
+// budget allows, and writes the status.
+func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) (ctrl.Result, error) {
+	work, err := r.gather(ctx, sk)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.ensureConfigMaps(ctx, sk); err != nil {
+		return ctrl.Result{}, err
+	}
+	paused := sk.Annotations[skyhookv1.PauseAnnotation] == "true"
+	p := progress{selected: len(work)}
+	var waiting []*nodeWork
+	for _, w := range work {
+		if err := r.cleanUp(ctx, sk, w); err != nil {
+			return ctrl.Result{}, err
+		}
+		switch {
+		case nodeComplete(sk, w):
+			p.complete++
+		case r.nodeActive(sk, w):
+			p.active++
+			if err := r.advance(ctx, sk, w, !paused, &p); err != nil {
+				return ctrl.Result{}, err
+			}
+		default:
+			waiting = append(waiting, w)
+		}
+	}
+	capacity := budget.Cap(sk.Spec.InterruptionBudget, len(work))
+	for _, w := range waiting {
+		if paused || p.active >= capacity {
+			break
+		}
+		p.active++
+		r.started.add(sk.UID, w.node.Name)
+		if err := r.advance(ctx, sk, w, true, &p); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	r.summarise(sk, p, paused)
+	return ctrl.Result{RequeueAfter: p.requeue}, nil
+}
+
+// gather lists the selected nodes, name ordered, with their records and
+// stage pods.
+func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) ([]*nodeWork, error) {
+	sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
+	if err != nil {
+		return nil, err
+	}
+	var nodes corev1.NodeList
+	if err := r.Client.List(ctx, &nodes, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, err
+	}
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(r.Namespace), client.MatchingLabels{stagepod.SkyhookLabel: sk.Name}); err != nil {
+		return nil, err
+	}
+	byNode := map[string]map[string][]*corev1.Pod{}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if !pod.DeletionTimestamp.IsZero() {
+			continue
+		}
+		pkgs := byNode[pod.Spec.NodeName]
+		if pkgs == nil {
+			pkgs = map[string][]*corev1.Pod{}
+			byNode[pod.Spec.NodeName] = pkgs
+		}
+		pkgs[pod.Labels[stagepod.PackageLabel]] = append(pkgs[pod.Labels[stagepod.PackageLabel]], pod)
+	}
+	var work []*nodeWork
+	for i := range nodes.Items {
+		node := &nodes.Items[i]
+		if node.Labels[skyhookv1.IgnoreNodeLabel] == "true" {
+			continue
+		}
+		state, err := nodestate.Read(node, sk.Name)
+		if err != nil {
+			log.FromContext(ctx).Error(err, "starting the node's record over")
+			state = skyhookv1.NodeState{}
+		}
+		work = append(work, &nodeWork{node: node, state: state, pods: byNode[node.Name]})
+	}
+	sort.Slice(work, func(i, j int) bool { return work[i].node.Name < work[j].node.Name })
+	return work, nil
+}
+
+// nodeComplete reports whether every package is done on the node.
+func nodeComplete(sk *skyhookv1.Skyhook, w *nodeWork) bool {
+	for _, name := range packageNames(sk, w.state) {
+		if step := lifecycle.Next(declared(sk, name), recorded(w.state, name)); step.Action != lifecycle.Done {
+			return false
+		}
+	}
+	return true
+}
+
+// nodeActive reports whether work on the node has begun and not finished:
+// it counts against the budget.
+func (r *SkyhookReconciler) nodeActive(sk *skyhookv1.Skyhook, w *nodeWork) bool {
+	if r.started.has(sk.UID, w.node.Name) {
+		return true
+	}
+	for _, pods := range w.pods {
+		if len(pods) > 0 {
+			return true
+		}
+	}
+	for _, e := range w.state {
+		if e.State == skyhookv1.StateInProgress || e.State == skyhookv1.StateErroring {
+			return true
+		}
+	}
+	// A node that finished an earlier generation and has more to do now is
+	// waiting, not active, until the budget lets it start.
+	return false
+}
+
+// advance moves every package of the node as far as it can go now, in
+// dependency order, and records the result on the node in one write.
+// start=false only follows running stages (a paused Skyhook).
+func (r *SkyhookReconciler) advance(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, start bool, p *progress) error {
+	state := maps.Clone(w.state)
+	done := map[string]bool{}
+	for _, name := range dependencyOrder(sk, state) {
+		if !dependenciesDone(sk, name, done) {
+			continue
+		}
+		finished, err := r.advancePackage(ctx, sk, w, state, name, start, p)
+		if err != nil {
+			return err
+		}
+		done[name] = finished
+	}
+	status := nodeStatus(sk, state)
+	if status == skyhookv1.StatusComplete {
+		p.active--
+		p.complete++
+		r.started.remove(sk.UID, w.node.Name)
+	}
+	patchData, err := nodestate.Patch(w.node, sk.Name, state, status)
+	if err != nil || patchData == nil {
+		return err
+	}
+	return client.IgnoreNotFound(r.Client.Patch(ctx, w.node, client.RawPatch(types.MergePatchType, patchData)))
+}
+
+// advancePackage runs the package's lifecycle on the node as far as it goes
+// now: records finished stages and starts the next one. It reports whether
+// the package is done.
+func (r *SkyhookReconciler) advancePackage(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, state skyhookv1.NodeState, name string, start bool, p *progress) (bool, error) {
+	for range 8 { // a package has at most 5 stages; each turn settles one
+		step := lifecycle.Next(declared(sk, name), recorded(state, name))
+		key := skyhookv1.NodeStateKey(name, step.Version)
+		switch step.Action {
+		case lifecycle.Done:
+			return true, nil
+		case lifecycle.Forget:
+			delete(state, key)
+			continue
+		}
+		pod := stagePodFor(w.pods[name], step)
+		entry := state[key]
+		entry.Name, entry.Version, entry.Image, entry.Stage = name, step.Version, step.Image, step.Stage
+		if step.Stage == skyhookv1.StageUpgrade {
+			for k, e := range state {
+				if e.Name == name && k != key {
+					delete(state, k) // the upgrade replaces the old version's record
+				}
+			}
+		}
+		if pod == nil {
+			if !start {
+				return false, nil
+			}
+			if entry.State != skyhookv1.StateInProgress && entry.State != skyhookv1.StateErroring {
+				entry.Restarts = 0
+			}
+			entry.State = skyhookv1.StateInProgress
+			state[key] = entry
+			return false, r.createStagePod(ctx, sk, w.node.Name, name, step, entry.Restarts)
+		}
+		outcome := stagepod.Read(pod)
+		switch outcome.Result {
+		case stagepod.Running:
+			entry.State = skyhookv1.StateInProgress
+			state[key] = entry
+			return false, nil
+		case stagepod.Succeeded:
+			// The pod stays until the cache shows the stage recorded
+			// (cleanUp), so a pass that reads an older record cannot run
+			// the stage again.
+			entry.State = skyhookv1.StateComplete
+			state[key] = entry
+			continue
+		}
+		entry.State = skyhookv1.StateErroring
+		state[key] = entry
+		p.erroring = append(p.erroring, skyhookv1.NodeAttention{Name: w.node.Name, Status: skyhookv1.StatusErroring,
+			Message: fmt.Sprintf("package %s %s, stage %s: %s (logs: kubectl logs -n %s %s -c %s)", name, step.Version, step.Stage, outcome.Message, pod.Namespace, pod.Name, outcome.Container)})
+		return false, r.retry(ctx, sk, w, pod, name, step, &entry, state, key, start, p)
+	}
+	return false, nil
+}
+
+// retry starts the next try of a failed stage after its backoff, at once for
+// a new generation of the Skyhook (the spec may fix it), or gives up after
+// MaxAttempts, keeping the failed pod so its logs stay readable.
+func (r *SkyhookReconciler) retry(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, pod *corev1.Pod, name string, step lifecycle.Step, entry *skyhookv1.PackageStatus, state skyhookv1.NodeState, key string, start bool, p *progress) error {
+	newGeneration := pod.Annotations[stagepod.GenerationAnnotation] != strconv.FormatInt(sk.Generation, 10)
+	if !start {
+		return nil
+	}
+	if !newGeneration {
+		if entry.Restarts+1 >= r.MaxAttempts {
+			p.stalled = append(p.stalled, fmt.Sprintf("%s on %s", name, w.node.Name))
+			return nil
+		}
+		wait := backoff(entry.Restarts) - time.Since(finishedAt(pod))
+		if wait > 0 {
+			if p.requeue == 0 || wait < p.requeue {
+				p.requeue = wait
+			}
+			return nil
+		}
+	}
+	if err := r.deletePod(ctx, pod); err != nil {
+		return err
+	}
+	if newGeneration {
+		entry.Restarts = 0
+	} else {
+		entry.Restarts++
+	}
+	state[key] = *entry
+	return r.createStagePod(ctx, sk, w.node.Name, name, step, entry.Restarts)
+}
+
+// stagePodFor is the newest try of the step's stage among a package's pods.
+func stagePodFor(pods []*corev1.Pod, step lifecycle.Step) *corev1.Pod {
+	var found *corev1.Pod
+	for _, pod := range pods {
+		if pod.Annotations[stagepod.VersionAnnotation] != step.Version || pod.Labels[stagepod.StageLabel] != string(step.Stage) {
+			continue
+		}
+		if found == nil || attempt(pod) > attempt(found) {
+			found = pod
+		}
+	}
+	return found
+}
+
+func attempt(pod *corev1.Pod) int {
+	n, _ := strconv.Atoi(pod.Annotations[stagepod.AttemptAnnotation])
+	return n
+}
+
+// cleanUp deletes the node's stage pods that are behind the cached record:
+// their stage is recorded complete or passed, or their version was
+// forgotten (an uninstall) and is not the declared one.
+func (r *SkyhookReconciler) cleanUp(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork) error {
+	for name, pods := range w.pods {
+		kept := pods[:0]
+		for _, pod := range pods {
+			version := pod.Annotations[stagepod.VersionAnnotation]
+			entry, ok := w.state[skyhookv1.NodeStateKey(name, version)]
+			finished := ok && (string(entry.Stage) != pod.Labels[stagepod.StageLabel] || entry.State == skyhookv1.StateComplete)
+			if !ok && version != sk.Spec.Packages[name].Version {
+				finished = stagepod.Read(pod).Result != stagepod.Running
+			}
+			if !finished {
+				kept = append(kept, pod)
+				continue
+			}
+			if err := r.deletePod(ctx, pod); err != nil {
+				return err
+			}
+		}
+		w.pods[name] = kept
+	}
+	return nil
+}
+
+func (r *SkyhookReconciler) createStagePod(ctx context.Context, sk *skyhookv1.Skyhook, node, name string, step lifecycle.Step, attempt int32) error {
+	pod := stagepod.Build(stagepod.Spec{
+		Skyhook: sk, Package: name, Version: step.Version, Image: step.Image, Stage: step.Stage, Node: node,
+		Namespace: r.Namespace, AgentImage: r.AgentImage, PauseImage: r.PauseImage, Attempt: attempt,
+		ConfigMap: configMapName(sk, name),
+	})
+	if err := r.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating stage pod %s: %w", pod.Name, err)
+	}
+	return nil
+}
+
+func (r *SkyhookReconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
+	return client.IgnoreNotFound(r.Client.Delete(ctx, pod, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+}
+
+// ensureConfigMaps writes each package's configMap into a ConfigMap the
+// stage pods mount.
+func (r *SkyhookReconciler) ensureConfigMaps(ctx context.Context, sk *skyhookv1.Skyhook) error {
+	for name, pkg := range sk.Spec.Packages {
+		if len(pkg.ConfigMap) == 0 {
+			continue
+		}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: configMapName(sk, name), Namespace: r.Namespace}}
+		_, err := ctrl.CreateOrUpdate(ctx, r.Client, cm, func() error {
+			cm.Labels = map[string]string{stagepod.SkyhookLabel: sk.Name, stagepod.PackageLabel: name}
+			cm.Data = pkg.ConfigMap
+			return ctrl.SetControllerReference(sk, cm, r.Client.Scheme())
+		})
+		if err != nil {
+			return fmt.Errorf("writing the configMap of package %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func configMapName(sk *skyhookv1.Skyhook, pkg string) string {
+	if len(sk.Spec.Packages[pkg].ConfigMap) == 0 {
+		return ""
+	}
+	return sk.Name + "-" + pkg
+}
+
+// summarise writes the status and the Flux conditions.
+func (r *SkyhookReconciler) summarise(sk *skyhookv1.Skyhook, p progress, paused bool) {
+	s := &sk.Status
+	s.CompleteNodes = fmt.Sprintf("%d/%d", p.complete, p.selected)
+	s.NodesInProgress = p.active
+	s.PackageList = packageList(sk)
+	s.NodesNeedingAttention = p.erroring
+	if len(s.NodesNeedingAttention) > skyhookv1.MaxAttentionNodes {
+		s.NodesNeedingAttention = s.NodesNeedingAttention[:skyhookv1.MaxAttentionNodes]
+	}
+	switch {
+	case p.complete == p.selected:
+		s.Status = skyhookv1.StatusComplete
+		s.ObservedGeneration = sk.Generation
+		conditions.Delete(sk, meta.ReconcilingCondition)
+		conditions.Delete(sk, meta.StalledCondition)
+		conditions.MarkTrue(sk, meta.ReadyCondition, meta.SucceededReason, "Applied to %d/%d nodes", p.complete, p.selected)
+		return
+	case len(p.stalled) > 0:
+		s.Status = skyhookv1.StatusErroring
+		s.ObservedGeneration = sk.Generation
+		conditions.Delete(sk, meta.ReconcilingCondition)
+		conditions.MarkStalled(sk, "StageFailed", "gave up after %d attempts: %v", r.MaxAttempts, p.stalled)
+		conditions.MarkFalse(sk, meta.ReadyCondition, "StageFailed", "gave up after %d attempts: %v", r.MaxAttempts, p.stalled)
+		return
+	case paused:
+		s.Status = skyhookv1.StatusPaused
+	case len(p.erroring) > 0:
+		s.Status = skyhookv1.StatusErroring
+	default:
+		s.Status = skyhookv1.StatusInProgress
+	}
+	conditions.Delete(sk, meta.StalledCondition)
+	conditions.MarkReconciling(sk, meta.ProgressingReason, "%d/%d nodes complete, %d in progress", p.complete, p.selected, p.active)
+	conditions.MarkFalse(sk, meta.ReadyCondition, meta.ProgressingReason, "%d/%d nodes complete, %d in progress", p.complete, p.selected, p.active)
+}

@@ -1,0 +1,164 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/nodestate"
+)
+
+// Finalizer lets the operator clean a deleted Skyhook's records off the nodes.
+const Finalizer = skyhookv1.MetadataPrefix + "/cleanup"
+
+// SkyhookReconciler rolls a Skyhook's packages across its nodes, stage by
+// stage, within its budget. One Reconcile handles one Skyhook: nodes and
+// stage pods map to the Skyhooks they concern, and nothing is rescanned on a
+// timer (requeues are for backoff only).
+type SkyhookReconciler struct {
+	Client client.Client
+	// Namespace is where stage pods and package ConfigMaps live.
+	Namespace string
+	// AgentImage runs the stages unless a package overrides it.
+	AgentImage string
+	// PauseImage keeps a finished stage pod until its outcome is recorded.
+	PauseImage string
+	// MaxAttempts bounds the tries of one stage; then the Skyhook is Stalled.
+	MaxAttempts int32
+	Recorder    events.EventRecorder
+
+	started startedNodes
+}
+
+// Reconcile implements reconcile.Reconciler, Flux style: get, patch helper
+// with a deferred status patch, finalizer, suspend (disable/pause), rollout.
+func (r *SkyhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	sk := &skyhookv1.Skyhook{}
+	if err := r.Client.Get(ctx, req.NamespacedName, sk); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	patcher := patch.NewSerialPatcher(sk, r.Client)
+	defer func() {
+		opts := []patch.Option{patch.WithOwnedConditions{Conditions: ownedConditions}, patch.WithFieldOwner(fieldOwner)}
+		if err := patcher.Patch(ctx, sk, opts...); err != nil && !apierrors.IsNotFound(err) {
+			retErr = err
+		}
+	}()
+
+	if !sk.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, sk)
+	}
+	if !controllerutil.ContainsFinalizer(sk, Finalizer) {
+		controllerutil.AddFinalizer(sk, Finalizer)
+		return ctrl.Result{Requeue: true}, nil
+	}
+	if sk.Annotations[skyhookv1.DisableAnnotation] == "true" {
+		sk.Status.Status = skyhookv1.StatusDisabled
+		conditions.Delete(sk, meta.ReconcilingCondition)
+		conditions.MarkFalse(sk, meta.ReadyCondition, "Disabled", "the %s annotation is set", skyhookv1.DisableAnnotation)
+		return ctrl.Result{}, nil
+	}
+	return r.rollout(ctx, sk)
+}
+
+var ownedConditions = []string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition,
+	skyhookv1.NodesBlockedCondition, skyhookv1.RolloutHaltedCondition}
+
+const fieldOwner = "skyhook-operator"
+
+// finalize removes the Skyhook's records from every node, then the
+// finalizer. Its stage pods and ConfigMaps go with it (owner references).
+func (r *SkyhookReconciler) finalize(ctx context.Context, sk *skyhookv1.Skyhook) error {
+	var nodes corev1.NodeList
+	if err := r.Client.List(ctx, &nodes); err != nil {
+		return err
+	}
+	for i := range nodes.Items {
+		p, err := nodestate.Forget(&nodes.Items[i], sk.Name)
+		if err != nil || p == nil {
+			continue
+		}
+		if err := r.Client.Patch(ctx, &nodes.Items[i], client.RawPatch(types.MergePatchType, p)); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	r.started.forget(sk.UID)
+	controllerutil.RemoveFinalizer(sk, Finalizer)
+	return nil
+}
+
+// SetupWithManager watches Skyhooks, their stage pods, and the nodes.
+func (r *SkyhookReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.MaxAttempts == 0 {
+		r.MaxAttempts = 5
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("skyhook").
+		For(&skyhookv1.Skyhook{}).
+		Owns(&corev1.Pod{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return o.GetNamespace() == r.Namespace
+		}))).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.skyhooksForNode), builder.WithPredicates(nodeChanged)).
+		Complete(r)
+}
+
+// skyhooksForNode maps a node to the Skyhooks that select it or have a
+// record on it.
+func (r *SkyhookReconciler) skyhooksForNode(ctx context.Context, o client.Object) []ctrl.Request {
+	node, ok := o.(*corev1.Node)
+	if !ok {
+		return nil
+	}
+	var list skyhookv1.SkyhookList
+	if err := r.Client.List(ctx, &list); err != nil {
+		return nil
+	}
+	var reqs []ctrl.Request
+	for i := range list.Items {
+		sk := &list.Items[i]
+		_, recorded := node.Annotations[skyhookv1.NodeStateAnnotation(sk.Name)]
+		if recorded || selects(sk, node) {
+			reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Name: sk.Name}})
+		}
+	}
+	return reqs
+}
+
+// nodeChanged lets through node events that can change a rollout: not the
+// heartbeats a kubelet (or KWOK) sends every few seconds.
+var nodeChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		oldNode, ok1 := e.ObjectOld.(*corev1.Node)
+		newNode, ok2 := e.ObjectNew.(*corev1.Node)
+		if !ok1 || !ok2 {
+			return true
+		}
+		return !equalStrings(oldNode.Labels, newNode.Labels) || !equalStrings(oldNode.Annotations, newNode.Annotations) ||
+			fmt.Sprint(oldNode.Spec.Taints) != fmt.Sprint(newNode.Spec.Taints) ||
+			oldNode.Spec.Unschedulable != newNode.Spec.Unschedulable ||
+			ready(oldNode) != ready(newNode) || oldNode.Status.NodeInfo.BootID != newNode.Status.NodeInfo.BootID
+	},
+}
+
+// backoff is the wait before the next try of a failed stage: 5 s, doubling,
+// at most 5 minutes.
+func backoff(attempt int32) time.Duration {
+	d := 5 * time.Second << min(attempt, 6)
+	return min(d, 5*time.Minute)
+}

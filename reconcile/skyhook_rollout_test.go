@@ -1,0 +1,81 @@
+package reconcile_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+)
+
+// One package on five nodes: apply then config on every node, the Skyhook
+// Ready with the reference summary, each node carrying exactly the record
+// the reference system writes, and no stage pod left behind.
+func TestOnePackageReachesReadyOnFiveNodes(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "ready"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "ready"}},
+			Packages: skyhookv1.Packages{"tuning": {
+				PackageRef: skyhookv1.PackageRef{Version: "1.1.0"},
+				Image:      "ghcr.io/nvidia/skyhook-packages/shellscript",
+				ConfigMap:  map[string]string{"apply.sh": "#!/bin/bash\necho hello\n"},
+			}},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+
+	got := waitSkyhook(t, "ready", 2*time.Minute, isReady)
+	if got.Status.CompleteNodes != "5/5" || got.Status.Status != skyhookv1.StatusComplete || got.Status.PackageList != "tuning:1.1.0" || got.Status.NodesInProgress != 0 {
+		t.Errorf("status %+v", got.Status)
+	}
+
+	var nodes corev1.NodeList
+	if err := c.List(ctx, &nodes, client.MatchingLabels{"pool": "ready"}); err != nil {
+		t.Fatal(err)
+	}
+	want := skyhookv1.NodeState{"tuning|1.1.0": {Name: "tuning", Version: "1.1.0", Image: "ghcr.io/nvidia/skyhook-packages/shellscript", Stage: skyhookv1.StageConfig, State: skyhookv1.StateComplete}}
+	wantJSON, _ := json.Marshal(want)
+	for _, n := range nodes.Items {
+		if got := n.Annotations["skyhook.nvidia.com/nodeState_ready"]; got != string(wantJSON) {
+			t.Errorf("node %s nodeState_ready = %s, want %s", n.Name, got, wantJSON)
+		}
+		if n.Labels["skyhook.nvidia.com/status_ready"] != "complete" || n.Annotations["skyhook.nvidia.com/status_ready"] != "complete" {
+			t.Errorf("node %s status label %q annotation %q", n.Name, n.Labels["skyhook.nvidia.com/status_ready"], n.Annotations["skyhook.nvidia.com/status_ready"])
+		}
+	}
+	eventually(t, "the stage pods to be cleaned up", func() bool {
+		var pods corev1.PodList
+		_ = c.List(ctx, &pods, client.InNamespace(operatorNamespace), client.MatchingLabels{stagepod.SkyhookLabel: "ready"})
+		return len(pods.Items) == 0
+	})
+
+	// Deleting the Skyhook removes its records from the nodes.
+	if err := c.Delete(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the node records to be removed", func() bool {
+		var nodes corev1.NodeList
+		_ = c.List(ctx, &nodes, client.MatchingLabels{"pool": "ready"})
+		for _, n := range nodes.Items {
+			if _, ok := n.Annotations["skyhook.nvidia.com/nodeState_ready"]; ok {
+				return false
+			}
+			if _, ok := n.Labels["skyhook.nvidia.com/status_ready"]; ok {
+				return false
+			}
+		}
+		return true
+	})
+}
