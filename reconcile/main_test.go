@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 		nodes = append(nodes, cluster.NumberedNodes(pool, n, map[string]string{"pool": pool})...)
 	}
 	os.Exit(cluster.Main(m, cluster.Options{CRDs: crds, Nodes: nodes}, &env, func(ctx context.Context, c *cluster.Cluster) error {
+		if err := testenv.OperatorLogs(c); err != nil {
+			return err
+		}
 		if _, err := operator.StartLocal(ctx, c.Config, operator.Options{Namespace: operatorNamespace}); err != nil {
 			return fmt.Errorf("starting the operator: %w", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/test/cluster"
+	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
 // The admission tests run the real apiserver calling the real operator's
@@ -24,6 +25,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Exit(cluster.Main(m, cluster.Options{CRDs: crds}, &env, func(ctx context.Context, c *cluster.Cluster) error {
+		if err := testenv.OperatorLogs(c); err != nil {
+			return err
+		}
 		if _, err := operator.StartLocal(ctx, c.Config, operator.Options{Namespace: operatorNamespace}); err != nil {
 			return fmt.Errorf("starting the operator: %w", err)
 		}

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/skyhook-go/skyhook/api/scheme"
 	"github.com/skyhook-go/skyhook/test/cluster"
@@ -86,4 +88,15 @@ func RepoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// OperatorLogs sends the controller-runtime log of an operator running in
+// the test process to <cluster dir>/logs/operator.log.
+func OperatorLogs(c *cluster.Cluster) error {
+	f, err := os.OpenFile(filepath.Join(c.Dir, "logs", "operator.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(f)))
+	return nil
 }

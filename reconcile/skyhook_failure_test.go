@@ -1,0 +1,80 @@
+package reconcile_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+	"github.com/skyhook-go/skyhook/test/cluster"
+)
+
+// A failing step is recorded as erroring with its exit code and where its
+// logs are; the failed pod stays for its logs; a fix of the spec recovers.
+func TestFailingStepErrorsThenSpecFixRecovers(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "failing"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "failing"}},
+			Packages: skyhookv1.Packages{"tuning": {
+				PackageRef: skyhookv1.PackageRef{Version: "1.0.0"},
+				Image:      "ghcr.io/nvidia/tuning",
+				// The simulated agent exits 7 (see test/cluster).
+				Env: []corev1.EnvVar{{Name: cluster.SimExitCodeEnv, Value: "7"}},
+			}},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+
+	got := waitSkyhook(t, "failing", time.Minute, func(sk *skyhookv1.Skyhook) bool {
+		return sk.Status.Status == skyhookv1.StatusErroring && len(sk.Status.NodesNeedingAttention) == 2
+	})
+	msg := got.Status.NodesNeedingAttention[0].Message
+	for _, want := range []string{"package tuning 1.0.0, stage apply", "container apply exited with code 7", "logs: kubectl logs -n skyhook-system"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("attention message %q lacks %q", msg, want)
+		}
+	}
+	if conditions.IsTrue(got, meta.ReadyCondition) {
+		t.Error("Ready while erroring")
+	}
+	var node corev1.Node
+	if err := c.Get(ctx, client.ObjectKey{Name: "failing-0"}, &node); err != nil {
+		t.Fatal(err)
+	}
+	if node.Labels["skyhook.nvidia.com/status_failing"] != "erroring" || !strings.Contains(node.Annotations["skyhook.nvidia.com/nodeState_failing"], `"stage":"apply","state":"erroring"`) {
+		t.Errorf("node record: label %q, state %s", node.Labels["skyhook.nvidia.com/status_failing"], node.Annotations["skyhook.nvidia.com/nodeState_failing"])
+	}
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(operatorNamespace), client.MatchingLabels{stagepod.SkyhookLabel: "failing"}); err != nil || len(pods.Items) == 0 {
+		t.Fatalf("the failed stage pods are gone (%v); their logs must stay reachable", err)
+	}
+
+	// Fix the spec: the next generation retries at once and completes.
+	if err := c.Get(ctx, client.ObjectKeyFromObject(sk), sk); err != nil {
+		t.Fatal(err)
+	}
+	pkg := sk.Spec.Packages["tuning"]
+	pkg.Env = nil
+	sk.Spec.Packages["tuning"] = pkg
+	if err := c.Update(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	got = waitSkyhook(t, "failing", time.Minute, isReady)
+	if got.Status.CompleteNodes != "2/2" || len(got.Status.NodesNeedingAttention) != 0 {
+		t.Errorf("after the fix: %+v", got.Status)
+	}
+}
