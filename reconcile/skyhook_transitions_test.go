@@ -1,0 +1,203 @@
+package reconcile_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/test/cluster"
+)
+
+func pkg(version, image string, deps map[string]string) skyhookv1.Package {
+	return skyhookv1.Package{PackageRef: skyhookv1.PackageRef{Version: version}, Image: image, DependsOn: deps,
+		Env: []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "300ms"}}}
+}
+
+// recordHistory follows one node's record of a Skyhook, every version of it.
+func recordHistory(t *testing.T, node, skyhook string) func() []skyhookv1.NodeState {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := env.Clientset.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + node})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var history []skyhookv1.NodeState
+	go func() {
+		for ev := range w.ResultChan() {
+			n, ok := ev.Object.(*corev1.Node)
+			if !ok {
+				continue
+			}
+			raw, ok := n.Annotations[skyhookv1.NodeStateAnnotation(skyhook)]
+			if !ok {
+				continue
+			}
+			var s skyhookv1.NodeState
+			if json.Unmarshal([]byte(raw), &s) == nil {
+				mu.Lock()
+				history = append(history, s)
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() []skyhookv1.NodeState {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]skyhookv1.NodeState{}, history...)
+	}
+}
+
+// Three packages with dependsOn: on each node a package starts only once the
+// packages it depends on are complete there.
+func TestDependsOnOrdersPackagesPerNode(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	history := recordHistory(t, "deps-0", "deps")
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "deps"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "deps"}},
+			Packages: skyhookv1.Packages{
+				"driver":  pkg("1.0.0", "ghcr.io/x/driver", nil),
+				"toolkit": pkg("2.0.0", "ghcr.io/x/toolkit", map[string]string{"driver": "1.0.0"}),
+				"monitor": pkg("3.0.0", "ghcr.io/x/monitor", map[string]string{"driver": "1.0.0", "toolkit": "2.0.0"}),
+			},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+	waitSkyhook(t, "deps", time.Minute, isReady)
+
+	complete := func(s skyhookv1.NodeState, key string) bool {
+		e, ok := s[key]
+		return ok && e.Stage == skyhookv1.StageConfig && e.State == skyhookv1.StateComplete
+	}
+	seen := map[string]bool{}
+	for _, s := range history() {
+		if _, ok := s["toolkit|2.0.0"]; ok && !seen["toolkit"] {
+			seen["toolkit"] = true
+			if !complete(s, "driver|1.0.0") {
+				t.Errorf("toolkit started before driver completed: %v", s)
+			}
+		}
+		if _, ok := s["monitor|3.0.0"]; ok && !seen["monitor"] {
+			seen["monitor"] = true
+			if !complete(s, "driver|1.0.0") || !complete(s, "toolkit|2.0.0") {
+				t.Errorf("monitor started before its dependencies completed: %v", s)
+			}
+		}
+	}
+	if !seen["toolkit"] || !seen["monitor"] {
+		t.Fatalf("the watcher saw no record with toolkit and monitor: %v", history())
+	}
+}
+
+// A version down uninstalls the old version with its own image, then
+// installs the new one; a removed package is uninstalled and forgotten.
+func TestDowngradeAndRemoval(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	history := recordHistory(t, "versions-0", "versions")
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "versions"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "versions"}},
+			Packages: skyhookv1.Packages{
+				"tuning": pkg("2.0.0", "ghcr.io/x/tuning", nil),
+				"extra":  pkg("1.0.0", "ghcr.io/x/extra", nil),
+			},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+	waitSkyhook(t, "versions", time.Minute, isReady)
+
+	if err := c.Get(ctx, client.ObjectKeyFromObject(sk), sk); err != nil {
+		t.Fatal(err)
+	}
+	sk.Spec.Packages["tuning"] = pkg("1.5.0", "ghcr.io/x/tuning-new-image", nil)
+	delete(sk.Spec.Packages, "extra")
+	if err := c.Update(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	waitSkyhook(t, "versions", time.Minute, func(s *skyhookv1.Skyhook) bool { return isReady(s) && s.Status.PackageList == "tuning:1.5.0" })
+
+	var sawOldUninstall, sawExtraUninstall bool
+	for _, s := range history() {
+		if e, ok := s["tuning|2.0.0"]; ok && e.Stage == skyhookv1.StageUninstall {
+			sawOldUninstall = true
+			if e.Image != "ghcr.io/x/tuning" {
+				t.Errorf("the old version was uninstalled with image %s, want its own ghcr.io/x/tuning", e.Image)
+			}
+			if _, newToo := s["tuning|1.5.0"]; newToo {
+				t.Errorf("the new version started before the old one was uninstalled: %v", s)
+			}
+		}
+		if e, ok := s["extra|1.0.0"]; ok && e.Stage == skyhookv1.StageUninstall {
+			sawExtraUninstall = true
+		}
+	}
+	if !sawOldUninstall || !sawExtraUninstall {
+		t.Fatalf("uninstall of tuning 2.0.0 seen: %v, of extra: %v; history %v", sawOldUninstall, sawExtraUninstall, history())
+	}
+	var node corev1.Node
+	if err := c.Get(ctx, client.ObjectKey{Name: "versions-0"}, &node); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"tuning|1.5.0":{"name":"tuning","version":"1.5.0","image":"ghcr.io/x/tuning-new-image","stage":"config","state":"complete","restarts":0}}`
+	if got := node.Annotations["skyhook.nvidia.com/nodeState_versions"]; got != want {
+		t.Errorf("final record %s, want %s", got, want)
+	}
+}
+
+// A node that joins mid-rollout gets everything; a node deleted mid-rollout
+// is forgotten and does not hold the rollout.
+func TestNodesJoiningAndLeavingMidRollout(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	one := 1
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "join"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector:       metav1.LabelSelector{MatchLabels: map[string]string{"pool": "join"}},
+			InterruptionBudget: skyhookv1.InterruptionBudget{Count: &one},
+			Packages:           skyhookv1.Packages{"tuning": pkg("1.0.0", "ghcr.io/x/tuning", nil)},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+	waitSkyhook(t, "join", time.Minute, func(s *skyhookv1.Skyhook) bool { return s.Status.NodesInProgress == 1 })
+
+	if err := env.CreateNodes(ctx, cluster.Node{Name: "join-late", Labels: map[string]string{"pool": "join"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Clientset.CoreV1().Nodes().Delete(ctx, "join-1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := waitSkyhook(t, "join", time.Minute, isReady)
+	if got.Status.CompleteNodes != "2/2" {
+		t.Errorf("complete %s, want join-0 and join-late", got.Status.CompleteNodes)
+	}
+	var late corev1.Node
+	if err := c.Get(ctx, client.ObjectKey{Name: "join-late"}, &late); err != nil {
+		t.Fatal(err)
+	}
+	if late.Labels["skyhook.nvidia.com/status_join"] != "complete" {
+		t.Errorf("the late node is %q", late.Labels["skyhook.nvidia.com/status_join"])
+	}
+}
