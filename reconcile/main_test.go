@@ -33,18 +33,34 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	var nodes []cluster.Node
-	for pool, n := range map[string]int{"ready": 5, "failing": 2, "budget": 15, "deps": 2, "versions": 2, "join": 2} {
+	for pool, n := range map[string]int{"ready": 5, "failing": 2, "budget": 15, "deps": 2, "versions": 2, "join": 2, "restart": 4} {
 		nodes = append(nodes, cluster.NumberedNodes(pool, n, map[string]string{"pool": pool})...)
 	}
 	os.Exit(cluster.Main(m, cluster.Options{CRDs: crds, Nodes: nodes}, &env, func(ctx context.Context, c *cluster.Cluster) error {
 		if err := testenv.OperatorLogs(c); err != nil {
 			return err
 		}
-		if _, err := operator.StartLocal(ctx, c.Config, operator.Options{Namespace: operatorNamespace}); err != nil {
-			return fmt.Errorf("starting the operator: %w", err)
-		}
-		return nil
+		mainCtx = ctx
+		return startOperator()
 	}))
+}
+
+var (
+	mainCtx      context.Context
+	stopOperator context.CancelFunc
+	operatorDone <-chan error
+)
+
+// startOperator runs the operator in this process until stopOperator.
+func startOperator() error {
+	ctx, cancel := context.WithCancel(mainCtx)
+	done, err := operator.StartLocal(ctx, env.Config, operator.Options{Namespace: operatorNamespace})
+	if err != nil {
+		cancel()
+		return fmt.Errorf("starting the operator: %w", err)
+	}
+	stopOperator, operatorDone = cancel, done
+	return nil
 }
 
 func k8sClient(t *testing.T) client.Client { return testenv.Client(t, env) }

@@ -303,7 +303,7 @@ func attempt(pod *corev1.Pod) int {
 }
 
 // cleanUp deletes the node's stage pods that are behind the cached record:
-// their stage is recorded complete or passed, or their version was
+// their stage is recorded complete or a later stage is, or their version was
 // forgotten (an uninstall) and is not the declared one.
 func (r *SkyhookReconciler) cleanUp(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork) error {
 	for name, pods := range w.pods {
@@ -311,7 +311,11 @@ func (r *SkyhookReconciler) cleanUp(ctx context.Context, sk *skyhookv1.Skyhook, 
 		for _, pod := range pods {
 			version := pod.Annotations[stagepod.VersionAnnotation]
 			entry, ok := w.state[skyhookv1.NodeStateKey(name, version)]
-			finished := ok && (string(entry.Stage) != pod.Labels[stagepod.StageLabel] || entry.State == skyhookv1.StateComplete)
+			// The cache can lag this operator's writes, so a pod ahead of the
+			// record (started after it was written) is not finished.
+			podStage := skyhookv1.Stage(pod.Labels[stagepod.StageLabel])
+			finished := ok && (lifecycle.Order(entry.Stage) > lifecycle.Order(podStage) ||
+				(entry.Stage == podStage && entry.State == skyhookv1.StateComplete))
 			if !ok && version != sk.Spec.Packages[name].Version {
 				finished = stagepod.Read(pod).Result != stagepod.Running
 			}

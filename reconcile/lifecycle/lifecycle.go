@@ -110,3 +110,20 @@ func downgrade(old, declared string) bool {
 	d, err2 := semver.NewVersion(declared)
 	return err1 == nil && err2 == nil && d.LessThan(o)
 }
+
+// Order is a stage's place in a version's lifecycle: a record at a later
+// stage has passed every earlier one. Uninstall stands apart (it is recorded
+// under the old version) and orders first.
+func Order(stage skyhookv1.Stage) int {
+	switch stage {
+	case skyhookv1.StageApply, skyhookv1.StageUpgrade:
+		return 1
+	case skyhookv1.StageConfig:
+		return 2
+	case skyhookv1.StageInterrupt:
+		return 3
+	case skyhookv1.StagePostInterrupt:
+		return 4
+	}
+	return 0
+}

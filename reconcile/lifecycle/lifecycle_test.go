@@ -55,3 +55,15 @@ func TestNext(t *testing.T) {
 		})
 	}
 }
+
+func TestOrderFollowsTheLifecycle(t *testing.T) {
+	stages := []skyhookv1.Stage{skyhookv1.StageApply, skyhookv1.StageConfig, skyhookv1.StageInterrupt, skyhookv1.StagePostInterrupt}
+	for i := 1; i < len(stages); i++ {
+		if Order(stages[i-1]) >= Order(stages[i]) {
+			t.Errorf("%s does not come before %s", stages[i-1], stages[i])
+		}
+	}
+	if Order(skyhookv1.StageUpgrade) != Order(skyhookv1.StageApply) {
+		t.Error("upgrade and apply hold the same place")
+	}
+}

@@ -43,6 +43,7 @@ func StartLocal(ctx context.Context, cfg *rest.Config, opts Options) (<-chan err
 		opts.CertDir = dir
 	}
 	opts.WebhookHost, opts.LocalWebhookHost, opts.Certs = "127.0.0.1", "localhost", CertsSelfManaged
+	opts.inProcess = true
 	if opts.MetricsAddr == "" {
 		opts.MetricsAddr = "0"
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -76,6 +77,10 @@ type Options struct {
 	// pod until its outcome is recorded.
 	AgentImage string
 	PauseImage string
+
+	// inProcess allows starting the operator more than once in one process
+	// (controller names are otherwise unique per process, for metrics).
+	inProcess bool
 }
 
 // Default images of the stage pods.
@@ -112,6 +117,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		HealthProbeBindAddress: opts.ProbeAddr,
 		LeaderElection:         opts.LeaderElection,
 		LeaderElectionID:       "skyhook-operator.skyhook.nvidia.com",
+		Controller:             ctrlconfig.Controller{SkipNameValidation: &opts.inProcess},
 		// Only the operator's own Secret, ConfigMaps and stage pods are
 		// cached, and nodes without what the operator never reads.
 		Cache: cache.Options{
@@ -188,6 +194,7 @@ func selfManagedCerts(ctx context.Context, mgr manager.Manager, server webhook.S
 		IsReady:        ready,
 		Webhooks:       webhookInfo(),
 		FieldOwner:     fieldOwner,
+		ControllerName: rotatorName(opts),
 	})
 	if err != nil {
 		return err
@@ -228,6 +235,15 @@ func trimNode(obj any) (any, error) {
 		node.Status.VolumesInUse = nil
 	}
 	return obj, nil
+}
+
+// rotatorName names the certificate rotator's controller; an operator
+// started again in the same process needs a new name.
+func rotatorName(opts Options) string {
+	if opts.inProcess {
+		return "cert-rotator-" + strconv.Itoa(opts.WebhookPort)
+	}
+	return "cert-rotator"
 }
 
 // WebhookAddress is host:port of a local webhook, for clients and tests.

@@ -1,0 +1,73 @@
+package reconcile_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+)
+
+// The operator killed mid-rollout and started again picks up where the node
+// records say: no stage that completed runs again.
+func TestOperatorRestartResumesWithoutRedoingWork(t *testing.T) {
+	c := k8sClient(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := env.Clientset.CoreV1().Pods(operatorNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: stagepod.SkyhookLabel + "=restart"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	created := map[string]int{} // node/stage -> pods created
+	var names []string
+	go func() {
+		for ev := range w.ResultChan() {
+			if pod, ok := ev.Object.(*corev1.Pod); ok && ev.Type == watch.Added {
+				mu.Lock()
+				created[pod.Spec.NodeName+"/"+pod.Labels[stagepod.StageLabel]]++
+				names = append(names, time.Now().Format("05.000")+" "+pod.Name+" "+pod.Annotations[stagepod.GenerationAnnotation]+" "+pod.Annotations[stagepod.AttemptAnnotation])
+				mu.Unlock()
+			}
+		}
+	}()
+
+	one := 1
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "restart"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector:       metav1.LabelSelector{MatchLabels: map[string]string{"pool": "restart"}},
+			InterruptionBudget: skyhookv1.InterruptionBudget{Count: &one},
+			Packages:           skyhookv1.Packages{"tuning": pkg("1.0.0", "ghcr.io/x/tuning", nil)},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), sk) })
+	waitSkyhook(t, "restart", time.Minute, func(s *skyhookv1.Skyhook) bool { return s.Status.CompleteNodes == "2/4" })
+
+	stopOperator()
+	<-operatorDone
+	if err := startOperator(); err != nil {
+		t.Fatal(err)
+	}
+	waitSkyhook(t, "restart", time.Minute, isReady)
+
+	mu.Lock()
+	defer mu.Unlock()
+	for node := range 4 {
+		for _, stage := range []string{"apply", "config"} {
+			key := "restart-" + string(rune('0'+node)) + "/" + stage
+			if created[key] != 1 {
+				t.Errorf("%s: %d stage pods created, want exactly 1: %v", key, created[key], names)
+			}
+		}
+	}
+}
