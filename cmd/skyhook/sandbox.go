@@ -30,6 +30,7 @@ nodes simulated by KWOK and the Skyhook CRDs installed.`,
 		},
 	}
 	up.Flags().IntVar(&opts.Nodes, "nodes", opts.Nodes, "number of simulated nodes")
+	up.Flags().BoolVar(&opts.Demo, "demo", true, "roll out the demo Skyhook and show its progress")
 
 	serve := &cobra.Command{
 		Use:    "serve",

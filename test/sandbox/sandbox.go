@@ -26,7 +26,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skyhook-go/skyhook/api/scheme"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/test/cluster"
@@ -45,6 +47,9 @@ type Options struct {
 	NodeLabels map[string]string
 	// Out receives what a person should read.
 	Out io.Writer
+	// Demo rolls out the demo Skyhook once the sandbox is up, showing
+	// progress until it is Ready.
+	Demo bool
 }
 
 // OperatorNamespace holds the operator's Secret and policy ConfigMaps.
@@ -128,6 +133,11 @@ func Up(ctx context.Context, opts Options) error {
 	fmt.Fprintf(opts.Out, "Starting etcd, kube-apiserver, kube-controller-manager, KWOK with %d simulated nodes, and the operator (log: %s)\n", opts.Nodes, opts.path(logFile))
 	if err := waitReady(ctx, opts, exited); err != nil {
 		return err
+	}
+	if opts.Demo {
+		if err := demo(ctx, opts); err != nil {
+			return err
+		}
 	}
 	printUsage(opts, bin.Kubectl)
 	return nil
@@ -278,6 +288,19 @@ func Status(ctx context.Context, opts Options) error {
 	return nil
 }
 
+// demo runs the demo rollout against the sandbox.
+func demo(ctx context.Context, opts Options) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", opts.path(kubeconfigFile))
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return err
+	}
+	return runDemo(ctx, c, opts.Out)
+}
+
 func countReadyNodes(ctx context.Context, kubeconfig string) (ready, total int, err error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
@@ -341,6 +364,8 @@ The sandbox is up. Point kubectl at it with:
   export KUBECONFIG=%[1]s
   %[2]s get nodes
   %[2]s get skyhooks,deploymentpolicies,packagesets -A
+  %[2]s get nodes -L skyhook.nvidia.com/status_demo
+  %[2]s get pods -n skyhook-system
 
 Status: skyhook sandbox status --state-dir %[3]s
 Stop:   skyhook sandbox down --state-dir %[3]s

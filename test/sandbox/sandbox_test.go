@@ -37,6 +37,12 @@ func TestSandboxUpStatusDown(t *testing.T) {
 	if !strings.Contains(out, "export KUBECONFIG="+kubeconfig) {
 		t.Fatalf("up does not say how to use the sandbox:\n%s", out)
 	}
+	// The demo rolled out one node at a time (30% of 3) and showed it.
+	for _, want := range []string{`Rolling out the demo Skyhook "demo"`, "1/3 done, 1 in progress, 1 waiting", "3/3 done, 0 in progress, 0 waiting — complete"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the demo progress lacks %q:\n%s", want, out)
+		}
+	}
 	if again := run("sandbox", "up", "--nodes", "3"); !strings.Contains(again, "already runs") || !strings.Contains(again, "export KUBECONFIG="+kubeconfig) {
 		t.Fatalf("a second up should only repeat the usage:\n%s", again)
 	}
@@ -63,7 +69,7 @@ func TestSandboxUpStatusDown(t *testing.T) {
 	}
 
 	// kubectl apply gets the webhooks' feedback at once, and the reference
-	// system's quick-start Skyhook applies.
+	// system's quick-start Skyhook applies (over the sandbox's own demo).
 	apply := func(manifest string, extra ...string) (string, error) {
 		cmd := exec.Command(bin.Kubectl, append([]string{"apply", "-f", "-"}, extra...)...)
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
@@ -78,7 +84,7 @@ func TestSandboxUpStatusDown(t *testing.T) {
 			t.Errorf("kubectl apply %v of an invalid Skyhook: %v\n%s", dryRun, err, out)
 		}
 	}
-	if out, err := apply(string(testenv.SeedExamples(t)["demo.yaml"])); err != nil || !strings.Contains(out, "skyhook.skyhook.nvidia.com/demo created") {
+	if out, err := apply(string(testenv.SeedExamples(t)["demo.yaml"])); err != nil || !strings.Contains(out, "skyhook.skyhook.nvidia.com/demo") {
 		t.Errorf("kubectl apply of the demo Skyhook: %v\n%s", err, out)
 	}
 
