@@ -56,6 +56,9 @@ type Options struct {
 	CRDs []*apiextensionsv1.CustomResourceDefinition
 	// Log receives progress messages; discarded when nil.
 	Log io.Writer
+	// Audit makes the apiserver log every mutating request (who, verb,
+	// resource) to Cluster.AuditLog, for counting requests per client.
+	Audit bool
 }
 
 // Cluster is a running local control plane with simulated nodes.
@@ -64,6 +67,12 @@ type Cluster struct {
 	Dir string
 	// Kubeconfig is the path of an admin kubeconfig.
 	Kubeconfig string
+	// OperatorKubeconfig is an admin kubeconfig for the operator, as the
+	// user OperatorUser (its requests can be told apart in the audit log).
+	OperatorKubeconfig string
+	// AuditLog is the apiserver's audit log (mutating requests, metadata
+	// only) when Options.Audit is set.
+	AuditLog string
 	// Config is the admin's client configuration.
 	Config *rest.Config
 	// Clientset is a client for the built-in kinds.
@@ -72,6 +81,7 @@ type Cluster struct {
 	Binaries *binaries.Set
 
 	log      io.Writer
+	audit    bool
 	tempDir  bool
 	procs    []*process
 	stopOnce sync.Once
@@ -91,7 +101,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c = &Cluster{Dir: opts.Dir, Binaries: bin, log: opts.Log}
+	c = &Cluster{Dir: opts.Dir, Binaries: bin, log: opts.Log, audit: opts.Audit}
 	if c.Dir == "" {
 		if c.Dir, err = os.MkdirTemp("", "skyhook-cluster-"); err != nil {
 			return nil, err
@@ -150,7 +160,11 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 
 	fmt.Fprintln(c.log, "starting kube-apiserver")
 	server := "https://127.0.0.1:" + strconv.Itoa(ports[2])
-	apiserver, err := c.start("kube-apiserver", c.Binaries.KubeAPIServer,
+	auditFlags, err := c.auditFlags()
+	if err != nil {
+		return err
+	}
+	apiserver, err := c.start("kube-apiserver", c.Binaries.KubeAPIServer, append(auditFlags,
 		"--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port="+strconv.Itoa(ports[2]),
@@ -163,7 +177,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--authorization-mode=RBAC",
 		"--allow-privileged=true",
-		"--profiling=false")
+		"--profiling=false")...)
 	if err != nil {
 		return err
 	}
@@ -315,12 +329,41 @@ func (c *Cluster) InstallCRDs(opts envtest.CRDInstallOptions) error {
 	return nil
 }
 
+// auditFlags make the apiserver log mutating requests when asked to.
+func (c *Cluster) auditFlags() ([]string, error) {
+	if !c.audit {
+		return nil, nil
+	}
+	policy := filepath.Join(c.Dir, "audit-policy.yaml")
+	const rules = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  verbs: [create, update, patch, delete, deletecollection]
+- level: None
+`
+	if err := os.WriteFile(policy, []byte(rules), 0o644); err != nil {
+		return nil, err
+	}
+	c.AuditLog = filepath.Join(c.Dir, "logs", "audit.log")
+	return []string{"--audit-policy-file=" + policy, "--audit-log-path=" + c.AuditLog, "--audit-log-format=json", "--audit-log-mode=blocking"}, nil
+}
+
 func (c *Cluster) writeKubeconfig(server string, certs *pki) error {
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["skyhook"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: certs.caPEM}
-	cfg.AuthInfos["skyhook-admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: certs.adminCertPEM, ClientKeyData: certs.adminKeyPEM}
-	cfg.Contexts["skyhook"] = &clientcmdapi.Context{Cluster: "skyhook", AuthInfo: "skyhook-admin"}
-	cfg.CurrentContext = "skyhook"
+	kubeconfig := func(user string, cert, key []byte) *clientcmdapi.Config {
+		cfg := clientcmdapi.NewConfig()
+		cfg.Clusters["skyhook"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: certs.caPEM}
+		cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
+		cfg.Contexts["skyhook"] = &clientcmdapi.Context{Cluster: "skyhook", AuthInfo: user}
+		cfg.CurrentContext = "skyhook"
+		return cfg
+	}
+	c.OperatorKubeconfig = filepath.Join(c.Dir, "operator.kubeconfig")
+	if err := clientcmd.WriteToFile(*kubeconfig(OperatorUser, certs.operatorCertPEM, certs.operatorKeyPEM), c.OperatorKubeconfig); err != nil {
+		return err
+	}
+	cfg := kubeconfig("skyhook-admin", certs.adminCertPEM, certs.adminKeyPEM)
 	c.Kubeconfig = filepath.Join(c.Dir, "kubeconfig")
 	if err := clientcmd.WriteToFile(*cfg, c.Kubeconfig); err != nil {
 		return err

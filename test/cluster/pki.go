@@ -32,6 +32,10 @@ type pki struct {
 	ServiceAccountKey, ServiceAccount string // private and public key files
 
 	caPEM, adminCertPEM, adminKeyPEM []byte
+	// operatorCertPEM and operatorKeyPEM authenticate as skyhook-operator
+	// (in system:masters), so the apiserver's audit log tells the
+	// operator's requests from the rest.
+	operatorCertPEM, operatorKeyPEM []byte
 }
 
 func newPKI(dir string) (*pki, error) {
@@ -79,6 +83,14 @@ func newPKI(dir string) (*pki, error) {
 		return nil, err
 	}
 
+	operator := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: OperatorUser, Organization: []string{"system:masters"}},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if p.operatorCertPEM, p.operatorKeyPEM, err = p.issue(operator, ca, caKey, filepath.Join(dir, "operator.crt"), filepath.Join(dir, "operator.key")); err != nil {
+		return nil, err
+	}
+
 	saKey, err := newKey()
 	if err != nil {
 		return nil, err
@@ -122,6 +134,9 @@ func (p *pki) issue(template, ca *x509.Certificate, caKey crypto.Signer, certFil
 	keyPEM, err = keyutil.MarshalPrivateKeyToPEM(key)
 	return certPEM, keyPEM, err
 }
+
+// OperatorUser is the user name of the cluster's operator kubeconfig.
+const OperatorUser = "skyhook-operator"
 
 func newKey() (*ecdsa.PrivateKey, error) {
 	return ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

@@ -63,16 +63,17 @@ func StartLocal(ctx context.Context, cfg *rest.Config, opts Options) (<-chan err
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	if err := waitAdmission(ctx, c, done); err != nil {
+	if err := WaitAdmission(ctx, c, done); err != nil {
 		return nil, err
 	}
 	return done, nil
 }
 
-// waitAdmission waits until a server-side dry run of an invalid Skyhook is
-// refused by this operator's webhook: the certificate is served, its CA
-// injected, and the apiserver calls it.
-func waitAdmission(ctx context.Context, c client.Client, done <-chan error) error {
+// WaitAdmission waits until a server-side dry run of an invalid Skyhook is
+// refused by the operator's webhook: the certificate is served, its CA
+// injected, and the apiserver calls it. done reports the operator stopping
+// (nil when it runs elsewhere).
+func WaitAdmission(ctx context.Context, c client.Client, done <-chan error) error {
 	probe := &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: "admission-probe"},
 		Spec: skyhookv1.SkyhookSpec{Packages: skyhookv1.Packages{"probe": {

@@ -1,0 +1,289 @@
+// Command rollout measures a rollout at fleet scale and prints a table:
+// N simulated nodes, one package whose apply and config stages take a set
+// time, a 10% budget, then an upgrade of the package. For each N it reports
+// the makespan against the ideal schedule (waves × stages × stage time), the
+// most nodes in progress at once, the operator's mutating API requests per
+// node by verb and resource (from the apiserver's audit log), and the
+// operator's CPU seconds and peak RSS (it runs as its own process, the
+// cmd/manager binary, built here).
+//
+//	go run ./test/bench/rollout -nodes 100,1000
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skyhook-go/skyhook/api/scheme"
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/cmd/manager/operator"
+	"github.com/skyhook-go/skyhook/config"
+	"github.com/skyhook-go/skyhook/test/cluster"
+	"github.com/skyhook-go/skyhook/test/testenv"
+)
+
+func main() {
+	nodesFlag := flag.String("nodes", "100,1000", "comma-separated node counts")
+	stage := flag.Duration("stage", 2*time.Second, "simulated duration of each stage")
+	percent := flag.Int("budget", 10, "interruption budget, percent of the nodes")
+	flag.Parse()
+	root, err := testenv.RepoRoot()
+	check(err)
+	manager := filepath.Join(os.TempDir(), "skyhook-bench-manager")
+	build := exec.Command("go", "build", "-o", manager, "./cmd/manager")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	check(build.Run())
+
+	fmt.Println("| nodes | phase | makespan | ideal | ratio | most in progress (budget) | mutating requests per node | operator CPU s | operator peak RSS |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	for _, s := range strings.Split(*nodesFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		check(err)
+		for _, row := range run(manager, n, *stage, *percent) {
+			fmt.Println(row)
+		}
+	}
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// run measures one fleet size and returns its table rows.
+func run(manager string, n int, stage time.Duration, percent int) []string {
+	ctx := context.Background()
+	crds, err := config.CRDs()
+	check(err)
+	fmt.Fprintf(os.Stderr, "starting a cluster with %d nodes\n", n)
+	c, err := cluster.Start(ctx, cluster.Options{CRDs: crds, Audit: true, Nodes: cluster.NumberedNodes("node", n, map[string]string{"fleet": "bench"})})
+	check(err)
+	defer c.Stop()
+	cl, err := client.New(c.Config, client.Options{Scheme: scheme.New()})
+	check(err)
+	check(cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "skyhook-system"}}))
+
+	proc := startManager(manager, c)
+	defer func() { _ = proc.Process.Kill(); _ = proc.Wait() }()
+	check(operator.WaitAdmission(ctx, cl, nil))
+
+	watcher := watchProgress(ctx, c, "bench")
+	capacity := max(1, n*percent/100)
+	ideal := time.Duration(math.Ceil(float64(n)/float64(capacity))) * 2 * stage
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector:       metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "bench"}},
+			InterruptionBudget: skyhookv1.InterruptionBudget{Percent: &percent},
+			Packages: skyhookv1.Packages{"tuning": {
+				PackageRef: skyhookv1.PackageRef{Version: "1.0.0"},
+				Image:      "ghcr.io/nvidia/tuning",
+				Env:        []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: stage.String()}},
+			}},
+		},
+	}
+	var rows []string
+	for _, phase := range []string{"install", "upgrade"} {
+		auditStart := auditLines(c.AuditLog)
+		cpuStart := cpuSeconds(proc.Process.Pid)
+		start := time.Now()
+		if phase == "install" {
+			check(cl.Create(ctx, sk))
+		} else {
+			check(cl.Get(ctx, client.ObjectKeyFromObject(sk), sk))
+			p := sk.Spec.Packages["tuning"]
+			p.Version = "1.1.0"
+			sk.Spec.Packages["tuning"] = p
+			check(cl.Update(ctx, sk))
+		}
+		check(waitReady(ctx, cl, sk, 20*ideal+time.Minute))
+		makespan := time.Since(start)
+		time.Sleep(500 * time.Millisecond) // the last writes reach the audit log
+		rows = append(rows, fmt.Sprintf("| %d | %s | %.1f s | %.1f s | %.2f | %d (%d) | %s | %.1f | %d MiB |",
+			n, phase, makespan.Seconds(), ideal.Seconds(), makespan.Seconds()/ideal.Seconds(),
+			watcher.takeMost(), capacity, requestsPerNode(c.AuditLog, auditStart, n),
+			cpuSeconds(proc.Process.Pid)-cpuStart, peakRSS(proc.Process.Pid)/1024))
+	}
+	return rows
+}
+
+// startManager runs the operator binary against the cluster as the
+// operator user, with its webhooks on localhost.
+func startManager(manager string, c *cluster.Cluster) *exec.Cmd {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	certs, err := os.MkdirTemp("", "skyhook-bench-certs-")
+	check(err)
+	logFile, err := os.Create(filepath.Join(c.Dir, "logs", "operator.log"))
+	check(err)
+	cmd := exec.Command(manager, "--kubeconfig="+c.OperatorKubeconfig, "--namespace=skyhook-system",
+		"--webhook-host=127.0.0.1", "--webhook-port="+strconv.Itoa(port), "--local-webhook-host=localhost",
+		"--cert-dir="+certs, "--metrics-bind-address=0", "--health-probe-bind-address=0")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	check(cmd.Start())
+	return cmd
+}
+
+func waitReady(ctx context.Context, cl client.Client, sk *skyhookv1.Skyhook, timeout time.Duration) error {
+	return wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(sk), sk); err != nil {
+			return false, nil
+		}
+		return conditions.IsTrue(sk, meta.ReadyCondition) && sk.Status.ObservedGeneration == sk.Generation, nil
+	})
+}
+
+// progressWatcher keeps the most nodes seen in progress at once.
+type progressWatcher struct {
+	mu     sync.Mutex
+	status map[string]string
+	most   int
+}
+
+func watchProgress(ctx context.Context, c *cluster.Cluster, skyhook string) *progressWatcher {
+	w, err := c.Clientset.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: "fleet=bench"})
+	check(err)
+	p := &progressWatcher{status: map[string]string{}}
+	key := skyhookv1.StatusKey(skyhook)
+	go func() {
+		busy := 0
+		for ev := range w.ResultChan() {
+			node, ok := ev.Object.(*corev1.Node)
+			if !ok {
+				continue
+			}
+			p.mu.Lock()
+			wasBusy, isBusy := inProgress(p.status[node.Name]), inProgress(node.Labels[key])
+			p.status[node.Name] = node.Labels[key]
+			if wasBusy != isBusy {
+				if isBusy {
+					busy++
+				} else {
+					busy--
+				}
+			}
+			p.most = max(p.most, busy)
+			p.mu.Unlock()
+		}
+	}()
+	return p
+}
+
+func inProgress(s string) bool {
+	return s == string(skyhookv1.StatusInProgress) || s == string(skyhookv1.StatusErroring)
+}
+
+func (p *progressWatcher) takeMost() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m := p.most
+	p.most = 0
+	return m
+}
+
+func auditLines(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		n++
+	}
+	return n
+}
+
+// requestsPerNode counts the operator's mutating requests in the audit log
+// after line skip, per node, by verb and resource.
+func requestsPerNode(path string, skip, nodes int) string {
+	f, err := os.Open(path)
+	check(err)
+	defer f.Close()
+	counts := map[string]int{}
+	total := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for line := 0; sc.Scan(); line++ {
+		if line < skip {
+			continue
+		}
+		var ev struct {
+			Verb      string
+			User      struct{ Username string }
+			ObjectRef struct{ Resource, Subresource string }
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.User.Username != cluster.OperatorUser {
+			continue
+		}
+		res := ev.ObjectRef.Resource
+		if ev.ObjectRef.Subresource != "" {
+			res += "/" + ev.ObjectRef.Subresource
+		}
+		counts[ev.Verb+" "+res]++
+		total++
+	}
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := []string{fmt.Sprintf("%.2f", float64(total)/float64(nodes))}
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, float64(counts[k])/float64(nodes)))
+	}
+	return parts[0] + " (" + strings.Join(parts[1:], ", ") + ")"
+}
+
+// cpuSeconds is the process's user and system CPU time.
+func cpuSeconds(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(data)[strings.LastIndexByte(string(data), ')')+2:])
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	return (utime + stime) / 100 // USER_HZ
+}
+
+// peakRSS is the process's peak resident set in KiB (VmHWM).
+func peakRSS(pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			kb, _ := strconv.Atoi(strings.Fields(line)[1])
+			return kb
+		}
+	}
+	return 0
+}
