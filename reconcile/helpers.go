@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -198,4 +199,62 @@ func (s *startedNodes) forget(uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.nodes, uid)
+}
+
+// statusInterval is the least time between two status writes that only
+// move progress counters: at fleet scale every node finishing would
+// otherwise cost a write of the Skyhook.
+const statusInterval = time.Second
+
+// statusWrites remembers when each Skyhook's status was last written.
+type statusWrites struct {
+	mu   sync.Mutex
+	last map[types.UID]time.Time
+}
+
+// hold reports whether the change from before to after can wait, and how
+// long: only progress counters and messages moved, and the last write was
+// less than statusInterval ago. Transitions (Ready, Stalled, the summary
+// status, finalizers, observedGeneration) are written at once.
+func (w *statusWrites) hold(before, after *skyhookv1.Skyhook) (time.Duration, bool) {
+	if !equality.Semantic.DeepEqual(before.ObjectMeta.Finalizers, after.ObjectMeta.Finalizers) ||
+		!equality.Semantic.DeepEqual(withoutCounters(before.Status), withoutCounters(after.Status)) {
+		return 0, false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wait := statusInterval - time.Since(w.last[after.UID])
+	if wait <= 0 {
+		return 0, false
+	}
+	after.Status = before.Status // nothing to write now; the requeue will
+	return wait, true
+}
+
+func (w *statusWrites) wrote(uid types.UID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.last == nil {
+		w.last = map[types.UID]time.Time{}
+	}
+	w.last[uid] = time.Now()
+}
+
+// withoutCounters is the status with the fields that move with every node
+// blanked out.
+func withoutCounters(s skyhookv1.SkyhookStatus) skyhookv1.SkyhookStatus {
+	s = *s.DeepCopy()
+	s.CompleteNodes, s.NodesInProgress, s.NodesNeedingAttention = "", 0, nil
+	for i := range s.Conditions {
+		s.Conditions[i].Message, s.Conditions[i].LastTransitionTime = "", metav1.Time{}
+	}
+	return s
+}
+
+// minPositive is the smaller of two waits, ignoring zero.
+func minPositive(a, b time.Duration) time.Duration {
+	if a <= 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
 }

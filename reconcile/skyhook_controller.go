@@ -43,7 +43,8 @@ type SkyhookReconciler struct {
 	MaxAttempts int32
 	Recorder    events.EventRecorder
 
-	started startedNodes
+	started      startedNodes
+	statusWrites statusWrites
 }
 
 // Reconcile implements reconcile.Reconciler, Flux style: get, patch helper
@@ -54,11 +55,18 @@ func (r *SkyhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	patcher := patch.NewSerialPatcher(sk, r.Client)
+	before := sk.DeepCopy()
 	defer func() {
+		if wait, hold := r.statusWrites.hold(before, sk); hold {
+			result.RequeueAfter = minPositive(result.RequeueAfter, wait)
+			return
+		}
 		opts := []patch.Option{patch.WithOwnedConditions{Conditions: ownedConditions}, patch.WithFieldOwner(fieldOwner)}
 		if err := patcher.Patch(ctx, sk, opts...); err != nil && !apierrors.IsNotFound(err) {
 			retErr = err
+			return
 		}
+		r.statusWrites.wrote(sk.UID)
 	}()
 
 	if !sk.DeletionTimestamp.IsZero() {

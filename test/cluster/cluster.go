@@ -90,7 +90,7 @@ type Cluster struct {
 // Start builds (or takes from the cache) the binaries and starts etcd,
 // kube-apiserver, kube-controller-manager and KWOK, then installs the CRDs
 // and creates the nodes. On error everything started so far is stopped.
-func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
@@ -101,7 +101,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c = &Cluster{Dir: opts.Dir, Binaries: bin, log: opts.Log, audit: opts.Audit}
+	c := &Cluster{Dir: opts.Dir, Binaries: bin, log: opts.Log, audit: opts.Audit}
 	if c.Dir == "" {
 		if c.Dir, err = os.MkdirTemp("", "skyhook-cluster-"); err != nil {
 			return nil, err
@@ -111,8 +111,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if c.Dir, err = filepath.Abs(c.Dir); err != nil {
 		return nil, err
 	}
+	up := false
 	defer func() {
-		if err != nil {
+		if !up {
 			c.Stop()
 		}
 	}()
@@ -128,6 +129,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := c.CreateNodes(ctx, opts.Nodes...); err != nil {
 		return nil, err
 	}
+	up = true
 	return c, nil
 }
 
@@ -197,6 +199,9 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		"--kubeconfig="+c.Kubeconfig,
 		"--secure-port=0",
 		"--leader-elect=false",
+		// The defaults (20 QPS) make lifting the not-ready taint off
+		// thousands of new nodes take minutes.
+		"--kube-api-qps=200", "--kube-api-burst=400",
 		"--use-service-account-credentials=false",
 		"--service-account-private-key-file="+certs.ServiceAccountKey,
 		"--root-ca-file="+certs.CAFile,

@@ -64,7 +64,7 @@ func (c *Cluster) CreateNodes(ctx context.Context, nodes ...Node) error {
 	for i, n := range nodes {
 		names[i] = n.Name
 	}
-	return c.WaitNodesReady(ctx, 2*time.Minute, names...)
+	return c.WaitNodesReady(ctx, 2*time.Minute+time.Duration(len(names))*100*time.Millisecond, names...)
 }
 
 func nodeObject(n Node) *corev1.Node {

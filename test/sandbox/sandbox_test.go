@@ -88,6 +88,12 @@ func TestSandboxUpStatusDown(t *testing.T) {
 		t.Errorf("kubectl apply of the demo Skyhook: %v\n%s", err, out)
 	}
 
+	wait := exec.Command(bin.Kubectl, "wait", "--for=condition=Ready", "skyhooks/demo", "--timeout=60s")
+	wait.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	if out, err := wait.CombinedOutput(); err != nil || !strings.Contains(string(out), "condition met") {
+		t.Errorf("kubectl wait --for=condition=Ready skyhooks/demo: %v\n%s", err, out)
+	}
+
 	pids := pidsIn(status)
 	if len(pids) != 5 {
 		t.Fatalf("status names %d processes, want 5:\n%s", len(pids), status)
