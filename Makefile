@@ -14,7 +14,7 @@ TEST_TIMEOUT ?= 30m
 
 GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' -o -path 'config/webhook/manifests.yaml' | LC_ALL=C sort | xargs sha256sum
 
-.PHONY: all build test unit generate verify-generated prepare sandbox sandbox-down sandbox-status clean
+.PHONY: all build test generate verify-generated prepare sandbox sandbox-down sandbox-status bench bench-rollout clean
 
 all: build
 
@@ -48,9 +48,15 @@ test: verify-generated prepare
 	$(GO) vet ./...
 	$(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 
-## unit: tests that need no cluster.
-unit:
-	$(GO) test -short ./...
+## bench: admission latency, in process and through the apiserver (docs/admission.md).
+bench: prepare
+	$(GO) test -run XXX -bench InProcess -benchtime 3000x -count 3 ./webhook/inprocess/
+	$(GO) test -run XXX -bench ThroughAPIServer -benchtime 1000x -count 2 ./webhook/
+
+## bench-rollout: rollout at fleet scale, a table (docs/rollout.md). BENCH_NODES=100,1000,5000 for more.
+BENCH_NODES ?= 100,1000
+bench-rollout: prepare
+	$(GO) run ./test/bench/rollout -nodes $(BENCH_NODES)
 
 ## sandbox: a local control plane with $(NODES) simulated nodes, state in $(STATE_DIR).
 sandbox: build

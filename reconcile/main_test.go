@@ -9,6 +9,7 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -36,6 +37,12 @@ func TestMain(m *testing.M) {
 	for pool, n := range map[string]int{"ready": 5, "failing": 2, "budget": 15, "deps": 2, "versions": 2, "join": 2, "restart": 4} {
 		nodes = append(nodes, cluster.NumberedNodes(pool, n, map[string]string{"pool": pool})...)
 	}
+	nodes = append(nodes,
+		cluster.Node{Name: "blocked-free", Labels: map[string]string{"pool": "blocked"}},
+		cluster.Node{Name: "blocked-tainted", Labels: map[string]string{"pool": "blocked"},
+			Taints: []corev1.Taint{{Key: "dedicated", Value: "inference", Effect: corev1.TaintEffectNoSchedule}}},
+		cluster.Node{Name: "blocked-ignored", Labels: map[string]string{"pool": "blocked", skyhookv1.IgnoreNodeLabel: "true"}},
+	)
 	os.Exit(cluster.Main(m, cluster.Options{CRDs: crds, Nodes: nodes}, &env, func(ctx context.Context, c *cluster.Cluster) error {
 		if err := testenv.OperatorLogs(c); err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -37,6 +38,7 @@ type nodeWork struct {
 // progress summarises a pass over the nodes.
 type progress struct {
 	selected, complete, active int
+	blocked                    []skyhookv1.NodeAttention
 	erroring                   []skyhookv1.NodeAttention
 	stalled                    []string
 	requeue                    time.Duration
@@ -46,7 +48,7 @@ type progress struct {
 // advances every node already in progress, starts waiting nodes while the
 // budget allows, and writes the status.
 func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) (ctrl.Result, error) {
-	work, err := r.gather(ctx, sk)
+	work, blocked, err := r.gather(ctx, sk)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -54,7 +56,7 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		return ctrl.Result{}, err
 	}
 	paused := sk.Annotations[skyhookv1.PauseAnnotation] == "true"
-	p := progress{selected: len(work)}
+	p := progress{selected: len(work), blocked: blocked}
 	var waiting []*nodeWork
 	for _, w := range work {
 		if err := r.cleanUp(ctx, sk, w); err != nil {
@@ -74,8 +76,13 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	}
 	capacity := budget.Cap(sk.Spec.InterruptionBudget, len(work))
 	for _, w := range waiting {
+		if taints := stagepod.Untolerated(sk, w.node); len(taints) > 0 {
+			p.blocked = append(p.blocked, skyhookv1.NodeAttention{Name: w.node.Name, Status: skyhookv1.StatusBlocked,
+				Message: fmt.Sprintf("taints not tolerated: %s (add them to additionalTolerations to run here)", taintList(taints))})
+			continue
+		}
 		if paused || p.active >= capacity {
-			break
+			continue // waits for a slot; later nodes are still checked for taints
 		}
 		p.active++
 		r.started.add(sk.UID, w.node.Name)
@@ -88,19 +95,19 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 }
 
 // gather lists the selected nodes, name ordered, with their records and
-// stage pods.
-func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) ([]*nodeWork, error) {
+// stage pods, and the selected nodes left out because they are ignored.
+func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) ([]*nodeWork, []skyhookv1.NodeAttention, error) {
 	sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var nodes corev1.NodeList
 	if err := r.Client.List(ctx, &nodes, client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(r.Namespace), client.MatchingLabels{stagepod.SkyhookLabel: sk.Name}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	byNode := map[string]map[string][]*corev1.Pod{}
 	for i := range pods.Items {
@@ -116,9 +123,12 @@ func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) (
 		pkgs[pod.Labels[stagepod.PackageLabel]] = append(pkgs[pod.Labels[stagepod.PackageLabel]], pod)
 	}
 	var work []*nodeWork
+	var ignored []skyhookv1.NodeAttention
 	for i := range nodes.Items {
 		node := &nodes.Items[i]
 		if node.Labels[skyhookv1.IgnoreNodeLabel] == "true" {
+			ignored = append(ignored, skyhookv1.NodeAttention{Name: node.Name, Status: skyhookv1.StatusBlocked,
+				Message: "ignored: labelled " + skyhookv1.IgnoreNodeLabel + "=true"})
 			continue
 		}
 		state, err := nodestate.Read(node, sk.Name)
@@ -129,7 +139,15 @@ func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) (
 		work = append(work, &nodeWork{node: node, state: state, pods: byNode[node.Name]})
 	}
 	sort.Slice(work, func(i, j int) bool { return work[i].node.Name < work[j].node.Name })
-	return work, nil
+	return work, ignored, nil
+}
+
+func taintList(taints []corev1.Taint) string {
+	parts := make([]string, len(taints))
+	for i, t := range taints {
+		parts[i] = t.ToString()
+	}
+	return strings.Join(parts, ", ")
 }
 
 // nodeComplete reports whether every package is done on the node.
@@ -381,7 +399,20 @@ func (r *SkyhookReconciler) summarise(sk *skyhookv1.Skyhook, p progress, paused 
 	s.CompleteNodes = fmt.Sprintf("%d/%d", p.complete, p.selected)
 	s.NodesInProgress = p.active
 	s.PackageList = packageList(sk)
-	s.NodesNeedingAttention = p.erroring
+	s.NodesNeedingAttention = append(append([]skyhookv1.NodeAttention{}, p.erroring...), p.blocked...)
+	if len(p.blocked) > 0 {
+		names := make([]string, 0, min(len(p.blocked), 10))
+		for _, b := range p.blocked[:min(len(p.blocked), 10)] {
+			names = append(names, b.Name+" ("+b.Message+")")
+		}
+		more := ""
+		if len(p.blocked) > 10 {
+			more = fmt.Sprintf(" and %d more", len(p.blocked)-10)
+		}
+		conditions.MarkTrue(sk, skyhookv1.NodesBlockedCondition, "NodesBlocked", "%d nodes blocked: %s%s", len(p.blocked), strings.Join(names, "; "), more)
+	} else {
+		conditions.Delete(sk, skyhookv1.NodesBlockedCondition)
+	}
 	if len(s.NodesNeedingAttention) > skyhookv1.MaxAttentionNodes {
 		s.NodesNeedingAttention = s.NodesNeedingAttention[:skyhookv1.MaxAttentionNodes]
 	}

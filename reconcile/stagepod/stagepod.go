@@ -20,6 +20,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
@@ -121,7 +122,7 @@ func Build(s Spec) *corev1.Pod {
 			NodeName:                      s.Node,
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			HostPID:                       true,
-			Tolerations:                   tolerations(s.Skyhook),
+			Tolerations:                   Tolerations(s.Skyhook),
 			InitContainers:                init,
 			Containers:                    []corev1.Container{{Name: "pause", Image: s.PauseImage}},
 			Volumes:                       volumes(s),
@@ -167,10 +168,10 @@ func volumes(s Spec) []corev1.Volume {
 	return v
 }
 
-// tolerations let the stage pod onto the nodes the Skyhook works on: its
+// Tolerations let the stage pod onto the nodes the Skyhook works on: its
 // own additional tolerations, the runtime-required taint it may be there to
 // lift, and a cordon (interrupts run on cordoned nodes).
-func tolerations(sk *skyhookv1.Skyhook) []corev1.Toleration {
+func Tolerations(sk *skyhookv1.Skyhook) []corev1.Toleration {
 	t := []corev1.Toleration{
 		{Key: skyhookv1.RuntimeRequiredTaintKey, Value: skyhookv1.RuntimeRequiredTaintValue, Effect: corev1.TaintEffectNoSchedule},
 		{Key: corev1.TaintNodeUnschedulable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
@@ -194,4 +195,29 @@ func gracePeriod(pkg skyhookv1.Package) *int64 {
 	}
 	s := int64(pkg.GracefulShutdown.Seconds())
 	return &s
+}
+
+// Untolerated returns the node's NoSchedule and NoExecute taints that the
+// Skyhook's stage pods do not tolerate. With spec.nodeName set no scheduler
+// would stop the pod, so the operator must not place it there.
+func Untolerated(sk *skyhookv1.Skyhook, node *corev1.Node) []corev1.Taint {
+	tolerations := Tolerations(sk)
+	var out []corev1.Taint
+	for i := range node.Spec.Taints {
+		taint := &node.Spec.Taints[i]
+		if taint.Effect == corev1.TaintEffectPreferNoSchedule {
+			continue
+		}
+		tolerated := false
+		for j := range tolerations {
+			if tolerations[j].ToleratesTaint(klog.Background(), taint, false) {
+				tolerated = true
+				break
+			}
+		}
+		if !tolerated {
+			out = append(out, *taint)
+		}
+	}
+	return out
 }

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,6 +47,7 @@ func main() {
 	nodesFlag := flag.String("nodes", "100,1000", "comma-separated node counts")
 	stage := flag.Duration("stage", 2*time.Second, "simulated duration of each stage")
 	percent := flag.Int("budget", 10, "interruption budget, percent of the nodes")
+	audit := flag.Bool("audit", true, "count the operator's requests with the apiserver's audit log (which slows the apiserver)")
 	flag.Parse()
 	root, err := testenv.RepoRoot()
 	check(err)
@@ -54,12 +56,12 @@ func main() {
 	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
 	check(build.Run())
 
-	fmt.Println("| nodes | phase | makespan | ideal | ratio | most in progress (budget) | mutating requests per node | operator CPU s | operator peak RSS |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| nodes | phase | makespan | ideal | ratio | most in progress (budget) | mutating requests per node | operator CPU s | operator peak RSS | control plane CPU s | machine busy |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, s := range strings.Split(*nodesFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		check(err)
-		for _, row := range run(manager, n, *stage, *percent) {
+		for _, row := range run(manager, n, *stage, *percent, *audit) {
 			fmt.Println(row)
 		}
 	}
@@ -73,12 +75,12 @@ func check(err error) {
 }
 
 // run measures one fleet size and returns its table rows.
-func run(manager string, n int, stage time.Duration, percent int) []string {
+func run(manager string, n int, stage time.Duration, percent int, audit bool) []string {
 	ctx := context.Background()
 	crds, err := config.CRDs()
 	check(err)
 	fmt.Fprintf(os.Stderr, "starting a cluster with %d nodes\n", n)
-	c, err := cluster.Start(ctx, cluster.Options{CRDs: crds, Audit: true, Nodes: cluster.NumberedNodes("node", n, map[string]string{"fleet": "bench"})})
+	c, err := cluster.Start(ctx, cluster.Options{CRDs: crds, Audit: audit, Nodes: cluster.NumberedNodes("node", n, map[string]string{"fleet": "bench"})})
 	check(err)
 	defer c.Stop()
 	cl, err := client.New(c.Config, client.Options{Scheme: scheme.New()})
@@ -108,6 +110,7 @@ func run(manager string, n int, stage time.Duration, percent int) []string {
 	for _, phase := range []string{"install", "upgrade"} {
 		auditStart := auditLines(c.AuditLog)
 		cpuStart := cpuSeconds(proc.Process.Pid)
+		planeStart := controlPlaneCPU(c)
 		start := time.Now()
 		if phase == "install" {
 			check(cl.Create(ctx, sk))
@@ -121,10 +124,15 @@ func run(manager string, n int, stage time.Duration, percent int) []string {
 		check(waitReady(ctx, cl, sk, 20*ideal+time.Minute))
 		makespan := time.Since(start)
 		time.Sleep(500 * time.Millisecond) // the last writes reach the audit log
-		rows = append(rows, fmt.Sprintf("| %d | %s | %.1f s | %.1f s | %.2f | %d (%d) | %s | %.1f | %d MiB |",
+		requests := "(not counted: -audit=false)"
+		if audit {
+			requests = requestsPerNode(c.AuditLog, auditStart, n)
+		}
+		operatorCPU, planeCPU := cpuSeconds(proc.Process.Pid)-cpuStart, controlPlaneCPU(c)-planeStart
+		rows = append(rows, fmt.Sprintf("| %d | %s | %.1f s | %.1f s | %.2f | %d (%d) | %s | %.1f | %d MiB | %.1f | %.0f%% |",
 			n, phase, makespan.Seconds(), ideal.Seconds(), makespan.Seconds()/ideal.Seconds(),
-			watcher.takeMost(), capacity, requestsPerNode(c.AuditLog, auditStart, n),
-			cpuSeconds(proc.Process.Pid)-cpuStart, peakRSS(proc.Process.Pid)/1024))
+			watcher.takeMost(), capacity, requests, operatorCPU, peakRSS(proc.Process.Pid)/1024,
+			planeCPU, 100*(operatorCPU+planeCPU)/(float64(runtime.NumCPU())*makespan.Seconds())))
 	}
 	return rows
 }
@@ -259,6 +267,16 @@ func requestsPerNode(path string, skip, nodes int) string {
 		parts = append(parts, fmt.Sprintf("%s %.2f", k, float64(counts[k])/float64(nodes)))
 	}
 	return parts[0] + " (" + strings.Join(parts[1:], ", ") + ")"
+}
+
+// controlPlaneCPU is the CPU time of etcd, the apiserver, the
+// controller-manager and KWOK together.
+func controlPlaneCPU(c *cluster.Cluster) float64 {
+	total := 0.0
+	for _, pid := range c.Processes() {
+		total += cpuSeconds(pid)
+	}
+	return total
 }
 
 // cpuSeconds is the process's user and system CPU time.

@@ -1,0 +1,73 @@
+package reconcile_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+)
+
+// A node whose taints the Skyhook does not tolerate gets no stage pod and
+// is reported blocked, by name and taint; an ignored node is left out and
+// reported; tolerating the taint unblocks the rollout.
+func TestUntoleratedTaintAndIgnoredNodeAreBlocked(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "blocked"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "blocked"}},
+			Packages:     skyhookv1.Packages{"tuning": pkg("1.0.0", "ghcr.io/x/tuning", nil)},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+
+	got := waitSkyhook(t, "blocked", time.Minute, func(s *skyhookv1.Skyhook) bool {
+		return s.Status.CompleteNodes == "1/2" && conditions.IsTrue(s, skyhookv1.NodesBlockedCondition)
+	})
+	msg := conditions.GetMessage(got, skyhookv1.NodesBlockedCondition)
+	for _, want := range []string{"2 nodes blocked", "blocked-tainted (taints not tolerated: dedicated=inference:NoSchedule", "blocked-ignored (ignored: labelled skyhook.nvidia.com/ignore=true)"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("NodesBlocked message %q lacks %q", msg, want)
+		}
+	}
+	if conditions.IsTrue(got, meta.ReadyCondition) {
+		t.Error("Ready with a selected node blocked")
+	}
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(operatorNamespace), client.MatchingLabels{stagepod.SkyhookLabel: "blocked"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != "blocked-free" {
+			t.Errorf("stage pod %s placed on %s", p.Name, p.Spec.NodeName)
+		}
+	}
+
+	if err := c.Get(ctx, client.ObjectKeyFromObject(sk), sk); err != nil {
+		t.Fatal(err)
+	}
+	sk.Spec.AdditionalTolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}}
+	if err := c.Update(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	got = waitSkyhook(t, "blocked", time.Minute, isReady)
+	if got.Status.CompleteNodes != "2/2" {
+		t.Errorf("complete %s after tolerating the taint", got.Status.CompleteNodes)
+	}
+	if !conditions.IsTrue(got, skyhookv1.NodesBlockedCondition) || !strings.Contains(conditions.GetMessage(got, skyhookv1.NodesBlockedCondition), "1 nodes blocked: blocked-ignored") {
+		t.Errorf("the ignored node is no longer reported: %v", got.Status.Conditions)
+	}
+}
