@@ -258,3 +258,34 @@ func minPositive(a, b time.Duration) time.Duration {
 	}
 	return a
 }
+
+// writtenRecords remembers the last node record patch written per Skyhook
+// and node (by UID, so a node replaced under the same name starts afresh).
+type writtenRecords struct {
+	mu    sync.Mutex
+	patch map[types.UID]map[string]string
+}
+
+func (w *writtenRecords) same(uid types.UID, node string, patch []byte) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.patch[uid][node] == string(patch)
+}
+
+func (w *writtenRecords) record(uid types.UID, node string, patch []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.patch == nil {
+		w.patch = map[types.UID]map[string]string{}
+	}
+	if w.patch[uid] == nil {
+		w.patch[uid] = map[string]string{}
+	}
+	w.patch[uid][node] = string(patch)
+}
+
+func (w *writtenRecords) forget(uid types.UID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.patch, uid)
+}

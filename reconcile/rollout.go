@@ -207,7 +207,16 @@ func (r *SkyhookReconciler) advance(ctx context.Context, sk *skyhookv1.Skyhook, 
 	if err != nil || patchData == nil {
 		return err
 	}
-	return client.IgnoreNotFound(r.Client.Patch(ctx, w.node, client.RawPatch(types.MergePatchType, patchData)))
+	// The cached node may not show the last write yet; writing the same
+	// record again would only cost a request.
+	if r.written.same(sk.UID, string(w.node.UID), patchData) {
+		return nil
+	}
+	if err := r.Client.Patch(ctx, w.node, client.RawPatch(types.MergePatchType, patchData)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	r.written.record(sk.UID, string(w.node.UID), patchData)
+	return nil
 }
 
 // advancePackage runs the package's lifecycle on the node as far as it goes

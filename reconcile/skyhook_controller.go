@@ -45,6 +45,7 @@ type SkyhookReconciler struct {
 
 	started      startedNodes
 	statusWrites statusWrites
+	written      writtenRecords
 }
 
 // Reconcile implements reconcile.Reconciler, Flux style: get, patch helper
@@ -57,6 +58,7 @@ func (r *SkyhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	patcher := patch.NewSerialPatcher(sk, r.Client)
 	before := sk.DeepCopy()
 	defer func() {
+		r.announce(before, sk)
 		if wait, hold := r.statusWrites.hold(before, sk); hold {
 			result.RequeueAfter = minPositive(result.RequeueAfter, wait)
 			return
@@ -90,6 +92,29 @@ var ownedConditions = []string{meta.ReadyCondition, meta.ReconcilingCondition, m
 
 const fieldOwner = "skyhook-operator"
 
+// announce emits an event when the Skyhook's summary status changes: the
+// rollout started, completed, a stage failed, it stalled.
+func (r *SkyhookReconciler) announce(before, after *skyhookv1.Skyhook) {
+	if r.Recorder == nil || before.Status.Status == after.Status.Status || after.Status.Status == "" {
+		return
+	}
+	kind, reason, note := corev1.EventTypeNormal, "Progressing", conditions.GetMessage(after, meta.ReadyCondition)
+	switch after.Status.Status {
+	case skyhookv1.StatusComplete:
+		reason = "Complete"
+	case skyhookv1.StatusErroring:
+		kind, reason = corev1.EventTypeWarning, "StageFailed"
+		if conditions.IsStalled(after) {
+			reason, note = "Stalled", conditions.GetMessage(after, meta.StalledCondition)
+		} else if len(after.Status.NodesNeedingAttention) > 0 {
+			note = after.Status.NodesNeedingAttention[0].Name + ": " + after.Status.NodesNeedingAttention[0].Message
+		}
+	case skyhookv1.StatusPaused, skyhookv1.StatusDisabled:
+		reason = string(after.Status.Status)
+	}
+	r.Recorder.Eventf(after, nil, kind, reason, "Rollout", "%s", note)
+}
+
 // finalize removes the Skyhook's records from every node, then the
 // finalizer. Its stage pods and ConfigMaps go with it (owner references).
 func (r *SkyhookReconciler) finalize(ctx context.Context, sk *skyhookv1.Skyhook) error {
@@ -107,6 +132,7 @@ func (r *SkyhookReconciler) finalize(ctx context.Context, sk *skyhookv1.Skyhook)
 		}
 	}
 	r.started.forget(sk.UID)
+	r.written.forget(sk.UID)
 	controllerutil.RemoveFinalizer(sk, Finalizer)
 	return nil
 }

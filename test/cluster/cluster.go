@@ -202,6 +202,10 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		// The defaults (20 QPS) make lifting the not-ready taint off
 		// thousands of new nodes take minutes.
 		"--kube-api-qps=200", "--kube-api-burst=400",
+		// KWOK's heartbeats can lag by tens of seconds with thousands of
+		// nodes on two cores; a simulated node goes NotReady when a test
+		// says so (a reboot), not because the simulator fell behind.
+		"--node-monitor-grace-period=5m",
 		"--use-service-account-credentials=false",
 		"--service-account-private-key-file="+certs.ServiceAccountKey,
 		"--root-ca-file="+certs.CAFile,
