@@ -75,6 +75,10 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		}
 	}
 	capacity := budget.Cap(sk.Spec.InterruptionBudget, len(work))
+	ahead, err := r.skyhooksAhead(ctx, sk)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	for _, w := range waiting {
 		if taints := stagepod.Untolerated(sk, w.node); len(taints) > 0 {
 			p.blocked = append(p.blocked, skyhookv1.NodeAttention{Name: w.node.Name, Status: skyhookv1.StatusBlocked,
@@ -84,6 +88,9 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		if paused || p.active >= capacity {
 			continue // waits for a slot; later nodes are still checked for taints
 		}
+		if waitingFor(ahead, w.node) != "" {
+			continue // a Skyhook of lower priority number is not done here yet
+		}
 		p.active++
 		r.started.add(sk.UID, w.node.Name)
 		if err := r.advance(ctx, sk, w, true, &p); err != nil {
@@ -92,6 +99,38 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	}
 	r.summarise(sk, p, paused)
 	return ctrl.Result{RequeueAfter: p.requeue}, nil
+}
+
+// skyhooksAhead are the Skyhooks that go before sk on a node they share:
+// lower priority number, or the same and a name before sk's. Disabled and
+// deleted ones do not hold anyone back; paused ones do.
+func (r *SkyhookReconciler) skyhooksAhead(ctx context.Context, sk *skyhookv1.Skyhook) ([]*skyhookv1.Skyhook, error) {
+	var list skyhookv1.SkyhookList
+	if err := r.Client.List(ctx, &list); err != nil {
+		return nil, err
+	}
+	var ahead []*skyhookv1.Skyhook
+	for i := range list.Items {
+		other := &list.Items[i]
+		if other.Name == sk.Name || !other.DeletionTimestamp.IsZero() || other.Annotations[skyhookv1.DisableAnnotation] == "true" {
+			continue
+		}
+		if other.Spec.Priority < sk.Spec.Priority || (other.Spec.Priority == sk.Spec.Priority && other.Name < sk.Name) {
+			ahead = append(ahead, other)
+		}
+	}
+	return ahead, nil
+}
+
+// waitingFor names the first Skyhook ahead that selects the node and is not
+// complete on it, or is empty.
+func waitingFor(ahead []*skyhookv1.Skyhook, node *corev1.Node) string {
+	for _, other := range ahead {
+		if selects(other, node) && node.Labels[skyhookv1.StatusKey(other.Name)] != string(skyhookv1.StatusComplete) {
+			return other.Name
+		}
+	}
+	return ""
 }
 
 // gather lists the selected nodes, name ordered, with their records and
