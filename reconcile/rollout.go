@@ -38,6 +38,7 @@ type nodeWork struct {
 // progress summarises a pass over the nodes.
 type progress struct {
 	selected, complete, active int
+	ignored                    int // selected but labelled to be ignored
 	blocked                    []skyhookv1.NodeAttention
 	erroring                   []skyhookv1.NodeAttention
 	stalled                    []string
@@ -56,7 +57,7 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		return ctrl.Result{}, err
 	}
 	paused := sk.Annotations[skyhookv1.PauseAnnotation] == "true"
-	p := progress{selected: len(work), blocked: blocked}
+	p := progress{selected: len(work), blocked: blocked, ignored: len(blocked)}
 	var waiting []*nodeWork
 	for _, w := range work {
 		if err := r.cleanUp(ctx, sk, w); err != nil {
@@ -98,6 +99,7 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		}
 	}
 	r.summarise(sk, p, paused)
+	observe(sk, work, p, capacity)
 	return ctrl.Result{RequeueAfter: p.requeue}, nil
 }
 

@@ -133,6 +133,7 @@ func (r *SkyhookReconciler) finalize(ctx context.Context, sk *skyhookv1.Skyhook)
 	}
 	r.started.forget(sk.UID)
 	r.written.forget(sk.UID)
+	forgetMetrics(sk.Name)
 	controllerutil.RemoveFinalizer(sk, Finalizer)
 	return nil
 }

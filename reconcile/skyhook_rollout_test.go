@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
@@ -55,6 +56,12 @@ func TestOnePackageReachesReadyOnFiveNodes(t *testing.T) {
 			t.Errorf("node %s status label %q annotation %q", n.Name, n.Labels["skyhook.nvidia.com/status_ready"], n.Annotations["skyhook.nvidia.com/status_ready"])
 		}
 	}
+	// The rollout's metrics count the nodes and the package records.
+	eventually(t, "the metrics of the finished rollout", func() bool {
+		return metricValue(t, "skyhook_nodes", map[string]string{"skyhook": "ready", "status": "complete"}) == 5 &&
+			metricValue(t, "skyhook_packages", map[string]string{"skyhook": "ready", "package": "tuning", "version": "1.1.0", "stage": "config", "state": "complete"}) == 5
+	})
+
 	eventually(t, "the stage pods to be cleaned up", func() bool {
 		var pods corev1.PodList
 		_ = c.List(ctx, &pods, client.InNamespace(operatorNamespace), client.MatchingLabels{stagepod.SkyhookLabel: "ready"})
@@ -78,4 +85,36 @@ func TestOnePackageReachesReadyOnFiveNodes(t *testing.T) {
 		}
 		return true
 	})
+	eventually(t, "the deleted Skyhook's metrics to go", func() bool {
+		return metricValue(t, "skyhook_nodes", map[string]string{"skyhook": "ready", "status": "complete"}) == -1
+	})
+}
+
+// metricValue reads a gauge of the operator running in this process from
+// controller-runtime's registry, -1 when the series does not exist.
+func metricValue(t *testing.T, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			for k, v := range labels {
+				if got[k] != v {
+					continue series
+				}
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	return -1
 }
