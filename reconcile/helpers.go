@@ -14,6 +14,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
 // declared is the package as the Skyhook declares it, nil when removed.
@@ -93,11 +94,20 @@ func dependenciesDone(sk *skyhookv1.Skyhook, name string, done map[string]bool) 
 	return true
 }
 
+// configChanged reports whether the package's configMap differs from the one
+// its config stage last ran with on the node. No record (a node configured
+// before hashes were kept) counts as unchanged.
+func configChanged(sk *skyhookv1.Skyhook, name string, config map[string]string) bool {
+	pkg, declared := sk.Spec.Packages[name]
+	last, recorded := config[name]
+	return declared && recorded && last != stagepod.ConfigHash(pkg.ConfigMap)
+}
+
 // nodeStatus summarises the node's record for the status label.
-func nodeStatus(sk *skyhookv1.Skyhook, state skyhookv1.NodeState) skyhookv1.Status {
+func nodeStatus(sk *skyhookv1.Skyhook, state skyhookv1.NodeState, config map[string]string) skyhookv1.Status {
 	complete := true
 	for _, name := range packageNames(sk, state) {
-		if lifecycle.Next(declared(sk, name), recorded(state, name)).Action != lifecycle.Done {
+		if lifecycle.Next(declared(sk, name), recorded(state, name), configChanged(sk, name, config)).Action != lifecycle.Done {
 			complete = false
 		}
 	}

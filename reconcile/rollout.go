@@ -33,6 +33,8 @@ type nodeWork struct {
 	state skyhookv1.NodeState
 	// pods are the node's stage pods by package name.
 	pods map[string][]*corev1.Pod
+	// config are the configMap hashes the config stages last ran with.
+	config map[string]string
 }
 
 // progress summarises a pass over the nodes.
@@ -177,7 +179,7 @@ func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) (
 			log.FromContext(ctx).Error(err, "starting the node's record over")
 			state = skyhookv1.NodeState{}
 		}
-		work = append(work, &nodeWork{node: node, state: state, pods: byNode[node.Name]})
+		work = append(work, &nodeWork{node: node, state: state, pods: byNode[node.Name], config: nodestate.ReadConfig(node, sk.Name)})
 	}
 	sort.Slice(work, func(i, j int) bool { return work[i].node.Name < work[j].node.Name })
 	return work, ignored, nil
@@ -194,7 +196,7 @@ func taintList(taints []corev1.Taint) string {
 // nodeComplete reports whether every package is done on the node.
 func nodeComplete(sk *skyhookv1.Skyhook, w *nodeWork) bool {
 	for _, name := range packageNames(sk, w.state) {
-		if step := lifecycle.Next(declared(sk, name), recorded(w.state, name)); step.Action != lifecycle.Done {
+		if step := lifecycle.Next(declared(sk, name), recorded(w.state, name), configChanged(sk, name, w.config)); step.Action != lifecycle.Done {
 			return false
 		}
 	}
@@ -226,25 +228,25 @@ func (r *SkyhookReconciler) nodeActive(sk *skyhookv1.Skyhook, w *nodeWork) bool 
 // dependency order, and records the result on the node in one write.
 // start=false only follows running stages (a paused Skyhook).
 func (r *SkyhookReconciler) advance(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, start bool, p *progress) error {
-	state := maps.Clone(w.state)
+	state, config := maps.Clone(w.state), maps.Clone(w.config)
 	done := map[string]bool{}
 	for _, name := range dependencyOrder(sk, state) {
 		if !dependenciesDone(sk, name, done) {
 			continue
 		}
-		finished, err := r.advancePackage(ctx, sk, w, state, name, start, p)
+		finished, err := r.advancePackage(ctx, sk, w, state, config, name, start, p)
 		if err != nil {
 			return err
 		}
 		done[name] = finished
 	}
-	status := nodeStatus(sk, state)
+	status := nodeStatus(sk, state, config)
 	if status == skyhookv1.StatusComplete {
 		p.active--
 		p.complete++
 		r.started.remove(sk.UID, w.node.Name)
 	}
-	patchData, err := nodestate.Patch(w.node, sk.Name, state, status)
+	patchData, err := nodestate.Patch(w.node, sk.Name, state, config, status)
 	if err != nil || patchData == nil {
 		return err
 	}
@@ -263,18 +265,21 @@ func (r *SkyhookReconciler) advance(ctx context.Context, sk *skyhookv1.Skyhook, 
 // advancePackage runs the package's lifecycle on the node as far as it goes
 // now: records finished stages and starts the next one. It reports whether
 // the package is done.
-func (r *SkyhookReconciler) advancePackage(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, state skyhookv1.NodeState, name string, start bool, p *progress) (bool, error) {
+func (r *SkyhookReconciler) advancePackage(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, state skyhookv1.NodeState, config map[string]string, name string, start bool, p *progress) (bool, error) {
 	for range 8 { // a package has at most 5 stages; each turn settles one
-		step := lifecycle.Next(declared(sk, name), recorded(state, name))
+		step := lifecycle.Next(declared(sk, name), recorded(state, name), configChanged(sk, name, config))
 		key := skyhookv1.NodeStateKey(name, step.Version)
 		switch step.Action {
 		case lifecycle.Done:
 			return true, nil
 		case lifecycle.Forget:
 			delete(state, key)
+			if declared(sk, name) == nil {
+				delete(config, name)
+			}
 			continue
 		}
-		pod := stagePodFor(w.pods[name], step)
+		pod := stagePodFor(sk, name, w.pods[name], step)
 		entry := state[key]
 		entry.Name, entry.Version, entry.Image, entry.Stage = name, step.Version, step.Image, step.Stage
 		if step.Stage == skyhookv1.StageUpgrade {
@@ -289,6 +294,11 @@ func (r *SkyhookReconciler) advancePackage(ctx context.Context, sk *skyhookv1.Sk
 				return false, nil
 			}
 			if entry.State != skyhookv1.StateInProgress && entry.State != skyhookv1.StateErroring {
+				entry.Restarts = 0
+			}
+			if step.Stage == skyhookv1.StageConfig && entry.State == skyhookv1.StateComplete {
+				// A rerun for a changed configMap: the pod of the earlier run
+				// was cleaned up; this one is a new attempt.
 				entry.Restarts = 0
 			}
 			entry.State = skyhookv1.StateInProgress
@@ -307,6 +317,9 @@ func (r *SkyhookReconciler) advancePackage(ctx context.Context, sk *skyhookv1.Sk
 			// the stage again.
 			entry.State = skyhookv1.StateComplete
 			state[key] = entry
+			if step.Stage == skyhookv1.StageConfig {
+				config[name] = pod.Annotations[stagepod.ConfigHashAnnotation]
+			}
 			continue
 		}
 		entry.State = skyhookv1.StateErroring
@@ -351,11 +364,15 @@ func (r *SkyhookReconciler) retry(ctx context.Context, sk *skyhookv1.Skyhook, w 
 	return r.createStagePod(ctx, sk, w.node.Name, name, step, entry.Restarts)
 }
 
-// stagePodFor is the newest try of the step's stage among a package's pods.
-func stagePodFor(pods []*corev1.Pod, step lifecycle.Step) *corev1.Pod {
+// stagePodFor is the newest try of the step's stage among a package's pods;
+// for the config stage, one that mounts the declared configMap.
+func stagePodFor(sk *skyhookv1.Skyhook, name string, pods []*corev1.Pod, step lifecycle.Step) *corev1.Pod {
 	var found *corev1.Pod
 	for _, pod := range pods {
 		if pod.Annotations[stagepod.VersionAnnotation] != step.Version || pod.Labels[stagepod.StageLabel] != string(step.Stage) {
+			continue
+		}
+		if step.Stage == skyhookv1.StageConfig && pod.Annotations[stagepod.ConfigHashAnnotation] != stagepod.ConfigHash(sk.Spec.Packages[name].ConfigMap) {
 			continue
 		}
 		if found == nil || attempt(pod) > attempt(found) {
@@ -384,6 +401,15 @@ func (r *SkyhookReconciler) cleanUp(ctx context.Context, sk *skyhookv1.Skyhook, 
 			podStage := skyhookv1.Stage(pod.Labels[stagepod.StageLabel])
 			finished := ok && (lifecycle.Order(entry.Stage) > lifecycle.Order(podStage) ||
 				(entry.Stage == podStage && entry.State == skyhookv1.StateComplete))
+			if podStage == skyhookv1.StageConfig {
+				switch hash := pod.Annotations[stagepod.ConfigHashAnnotation]; {
+				case hash == w.config[name]:
+				case hash == stagepod.ConfigHash(sk.Spec.Packages[name].ConfigMap):
+					finished = false // a rerun for a changed configMap, not recorded yet
+				default: // ran with a configMap that changed again since
+					finished = stagepod.Read(pod).Result != stagepod.Running
+				}
+			}
 			if !ok && version != sk.Spec.Packages[name].Version {
 				finished = stagepod.Read(pod).Result != stagepod.Running
 			}

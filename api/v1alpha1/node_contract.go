@@ -15,6 +15,12 @@ const (
 	// annotation holding that Skyhook's Status on the node.
 	StatusPrefix = MetadataPrefix + "/status_"
 
+	// ConfigPrefix is followed by the Skyhook name to form the node
+	// annotation holding, per package, a hash of the configMap its config
+	// stage last ran with (JSON map package → hash), so that a changed
+	// configMap runs the config stage again.
+	ConfigPrefix = MetadataPrefix + "/config_"
+
 	// IgnoreNodeLabel set to "true" excludes a node from every Skyhook; such
 	// nodes are reported as blocked.
 	IgnoreNodeLabel = MetadataPrefix + "/ignore"
@@ -44,6 +50,10 @@ const (
 // NodeStateAnnotation is the node annotation key holding the NodeState of the
 // named Skyhook.
 func NodeStateAnnotation(skyhook string) string { return NodeStatePrefix + skyhook }
+
+// ConfigAnnotation is the node annotation key holding the configMap hashes
+// of the named Skyhook's packages.
+func ConfigAnnotation(skyhook string) string { return ConfigPrefix + skyhook }
 
 // StatusKey is the node label and annotation key holding the Status of the
 // named Skyhook on that node.

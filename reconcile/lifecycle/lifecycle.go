@@ -8,6 +8,7 @@
 //	upgrade:   upgrade → config → interrupt → post-interrupt
 //	downgrade: uninstall (old version) → install
 //	removal:   uninstall (old version), then the record is forgotten
+//	configMap changed (same version, done): config → …
 //
 // interrupt and post-interrupt only run for a package that asks for an
 // interrupt; cordon, drain and reboot verification around them are the
@@ -46,8 +47,9 @@ type Step struct {
 
 // Next decides the step for package name on a node. declared is the package
 // in the Skyhook, nil when it was removed; recorded are the node's entries
-// for this package name (any versions).
-func Next(declared *skyhookv1.Package, recorded []skyhookv1.PackageStatus) Step {
+// for this package name (any versions); configChanged says the package's
+// configMap differs from the one its config stage last ran with.
+func Next(declared *skyhookv1.Package, recorded []skyhookv1.PackageStatus, configChanged bool) Step {
 	sort.Slice(recorded, func(i, j int) bool { return recorded[i].Version < recorded[j].Version })
 	var current *skyhookv1.PackageStatus
 	var others []skyhookv1.PackageStatus
@@ -84,6 +86,9 @@ func Next(declared *skyhookv1.Package, recorded []skyhookv1.PackageStatus) Step 
 	}
 	if next, ok := after(current.Stage, declared.Interrupt != nil); ok {
 		return run(next)
+	}
+	if configChanged {
+		return run(skyhookv1.StageConfig)
 	}
 	return Step{Action: Done, Stage: current.Stage, Version: declared.Version, Image: declared.Image}
 }

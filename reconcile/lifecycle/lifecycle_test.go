@@ -47,9 +47,25 @@ func TestNext(t *testing.T) {
 		{"removed and never installed", nil, nil, Step{Action: Done}},
 		{"semver, not string order: 1.10 is above 1.9", pkg("1.10.0", false), []skyhookv1.PackageStatus{entry("1.9.0", config, complete)}, Step{Run, upgrade, "1.10.0", "img"}},
 	}
+	changed := []struct {
+		name     string
+		recorded []skyhookv1.PackageStatus
+		want     Step
+	}{
+		{"a changed configMap reruns config on a done package", []skyhookv1.PackageStatus{entry("1.0.0", config, complete)}, Step{Run, config, "1.0.0", "img"}},
+		{"but does not jump the lifecycle", []skyhookv1.PackageStatus{entry("1.0.0", apply, complete)}, Step{Run, config, "1.0.0", "img"}},
+		{"nor a running stage", []skyhookv1.PackageStatus{entry("1.0.0", apply, running)}, Step{Run, apply, "1.0.0", "img"}},
+	}
+	for _, tc := range changed {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Next(pkg("1.0.0", false), tc.recorded, true); got != tc.want {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Next(tc.declared, tc.recorded); got != tc.want {
+			if got := Next(tc.declared, tc.recorded, false); got != tc.want {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
 			}
 		})

@@ -29,13 +29,23 @@ func Read(node *corev1.Node, skyhook string) (skyhookv1.NodeState, error) {
 	return state, nil
 }
 
-// Patch is the merge patch that records state and status for skyhook on a
-// node, or nil when the node already says exactly that (no write when
-// nothing changed).
-func Patch(node *corev1.Node, skyhook string, state skyhookv1.NodeState, status skyhookv1.Status) ([]byte, error) {
+// ReadConfig returns the configMap hashes the skyhook's packages' config
+// stages last ran with on node (package → hash).
+func ReadConfig(node *corev1.Node, skyhook string) map[string]string {
+	hashes := map[string]string{}
+	if raw := node.Annotations[skyhookv1.ConfigAnnotation(skyhook)]; raw != "" {
+		_ = json.Unmarshal([]byte(raw), &hashes) // a broken record only reruns nothing
+	}
+	return hashes
+}
+
+// Patch is the merge patch that records state, configMap hashes and status
+// for skyhook on a node, or nil when the node already says exactly that (no
+// write when nothing changed).
+func Patch(node *corev1.Node, skyhook string, state skyhookv1.NodeState, config map[string]string, status skyhookv1.Status) ([]byte, error) {
 	current, err := Read(node, skyhook)
 	key := skyhookv1.StatusKey(skyhook)
-	if err == nil && maps.Equal(current, state) &&
+	if err == nil && maps.Equal(current, state) && maps.Equal(ReadConfig(node, skyhook), config) &&
 		node.Labels[key] == string(status) && node.Annotations[key] == string(status) {
 		return nil, nil
 	}
@@ -43,9 +53,19 @@ func Patch(node *corev1.Node, skyhook string, state skyhookv1.NodeState, status 
 	if err != nil {
 		return nil, err
 	}
+	annotations := map[string]any{key: string(status), skyhookv1.NodeStateAnnotation(skyhook): string(encoded)}
+	if len(config) > 0 {
+		hashes, err := json.Marshal(config)
+		if err != nil {
+			return nil, err
+		}
+		annotations[skyhookv1.ConfigAnnotation(skyhook)] = string(hashes)
+	} else {
+		annotations[skyhookv1.ConfigAnnotation(skyhook)] = nil
+	}
 	return json.Marshal(map[string]any{"metadata": map[string]any{
 		"labels":      map[string]any{key: string(status)},
-		"annotations": map[string]any{key: string(status), skyhookv1.NodeStateAnnotation(skyhook): string(encoded)},
+		"annotations": annotations,
 	}})
 }
 
@@ -61,6 +81,6 @@ func Forget(node *corev1.Node, skyhook string) ([]byte, error) {
 	}
 	return json.Marshal(map[string]any{"metadata": map[string]any{
 		"labels":      map[string]any{key: nil},
-		"annotations": map[string]any{key: nil, skyhookv1.NodeStateAnnotation(skyhook): nil},
+		"annotations": map[string]any{key: nil, skyhookv1.NodeStateAnnotation(skyhook): nil, skyhookv1.ConfigAnnotation(skyhook): nil},
 	}})
 }

@@ -15,7 +15,7 @@ func TestPatchWritesOnlyChanges(t *testing.T) {
 	state := skyhookv1.NodeState{
 		skyhookv1.NodeStateKey("tuning", "1.0.0"): {Name: "tuning", Version: "1.0.0", Image: "ghcr.io/x/tuning", Stage: skyhookv1.StageApply, State: skyhookv1.StateInProgress},
 	}
-	patch, err := Patch(node, "demo", state, skyhookv1.StatusInProgress)
+	patch, err := Patch(node, "demo", state, map[string]string{"tuning": "abc"}, skyhookv1.StatusInProgress)
 	if err != nil || patch == nil {
 		t.Fatalf("patch %s, %v; want a patch", patch, err)
 	}
@@ -37,11 +37,14 @@ func TestPatchWritesOnlyChanges(t *testing.T) {
 	if err != nil || len(read) != 1 || read["tuning|1.0.0"].Stage != skyhookv1.StageApply {
 		t.Fatalf("read back %v, %v", read, err)
 	}
-	if again, _ := Patch(node, "demo", state, skyhookv1.StatusInProgress); again != nil {
+	if again, _ := Patch(node, "demo", state, map[string]string{"tuning": "abc"}, skyhookv1.StatusInProgress); again != nil {
 		t.Errorf("patched again with nothing changed: %s", again)
 	}
 	forget, _ := Forget(node, "demo")
-	if string(forget) != `{"metadata":{"annotations":{"skyhook.nvidia.com/nodeState_demo":null,"skyhook.nvidia.com/status_demo":null},"labels":{"skyhook.nvidia.com/status_demo":null}}}` {
+	if ReadConfig(node, "demo")["tuning"] != "abc" {
+		t.Errorf("config hashes %v", ReadConfig(node, "demo"))
+	}
+	if string(forget) != `{"metadata":{"annotations":{"skyhook.nvidia.com/config_demo":null,"skyhook.nvidia.com/nodeState_demo":null,"skyhook.nvidia.com/status_demo":null},"labels":{"skyhook.nvidia.com/status_demo":null}}}` {
 		t.Errorf("forget patch %s", forget)
 	}
 	if none, _ := Forget(&corev1.Node{}, "demo"); none != nil {

@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -27,13 +28,34 @@ import (
 
 // Labels and annotations of stage pods.
 const (
-	SkyhookLabel       = skyhookv1.MetadataPrefix + "/skyhook"
-	PackageLabel       = skyhookv1.MetadataPrefix + "/package"
-	StageLabel         = skyhookv1.MetadataPrefix + "/stage"
-	VersionAnnotation  = skyhookv1.MetadataPrefix + "/version"
+	SkyhookLabel         = skyhookv1.MetadataPrefix + "/skyhook"
+	PackageLabel         = skyhookv1.MetadataPrefix + "/package"
+	StageLabel           = skyhookv1.MetadataPrefix + "/stage"
+	VersionAnnotation    = skyhookv1.MetadataPrefix + "/version"
 	GenerationAnnotation = skyhookv1.MetadataPrefix + "/generation"
-	AttemptAnnotation  = skyhookv1.MetadataPrefix + "/attempt"
+	AttemptAnnotation    = skyhookv1.MetadataPrefix + "/attempt"
+	// ConfigHashAnnotation is the hash of the package configMap the pod
+	// mounts (see ConfigHash).
+	ConfigHashAnnotation = skyhookv1.MetadataPrefix + "/config-hash"
 )
+
+// ConfigHash identifies a package's configMap content: equal maps, equal
+// hashes; the empty map hashes to "".
+func ConfigHash(configMap map[string]string) string {
+	if len(configMap) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(configMap))
+	for k := range configMap {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	h := sha256.New()
+	for _, k := range keys {
+		fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(configMap[k]), configMap[k])
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
 
 // HostRoot is where the host's root is mounted in the stage containers.
 const HostRoot = "/root"
@@ -112,9 +134,10 @@ func Build(s Spec) *corev1.Pod {
 			Namespace: s.Namespace,
 			Labels:    map[string]string{SkyhookLabel: s.Skyhook.Name, PackageLabel: s.Package, StageLabel: string(s.Stage)},
 			Annotations: map[string]string{
-				VersionAnnotation:  s.Version,
+				VersionAnnotation:    s.Version,
 				GenerationAnnotation: strconv.FormatInt(s.Skyhook.Generation, 10),
-				AttemptAnnotation:  strconv.Itoa(int(s.Attempt)),
+				AttemptAnnotation:    strconv.Itoa(int(s.Attempt)),
+				ConfigHashAnnotation: ConfigHash(pkg.ConfigMap),
 			},
 			OwnerReferences: []metav1.OwnerReference{*owner},
 		},

@@ -1,0 +1,87 @@
+package reconcile_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+)
+
+// A changed configMap runs the config stage again on every node, and only
+// it: apply does not run again.
+func TestConfigMapChangeRerunsConfig(t *testing.T) {
+	c := k8sClient(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := env.Clientset.CoreV1().Pods(operatorNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: stagepod.SkyhookLabel + "=config"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	created := map[string]int{}
+	go func() {
+		for ev := range w.ResultChan() {
+			if pod, ok := ev.Object.(*corev1.Pod); ok && ev.Type == watch.Added {
+				mu.Lock()
+				created[pod.Spec.NodeName+"/"+pod.Labels[stagepod.StageLabel]]++
+				mu.Unlock()
+			}
+		}
+	}()
+
+	p := pkg("1.0.0", "ghcr.io/x/tuning", nil)
+	p.ConfigMap = map[string]string{"settings.conf": "mode=a"}
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "config"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "config"}},
+			Packages:     skyhookv1.Packages{"tuning": p},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), sk) })
+	waitSkyhook(t, "config", time.Minute, isReady)
+	var node corev1.Node
+	if err := c.Get(ctx, client.ObjectKey{Name: "config-0"}, &node); err != nil {
+		t.Fatal(err)
+	}
+	first := node.Annotations[skyhookv1.ConfigAnnotation("config")]
+	if first == "" {
+		t.Fatal("no configMap hash recorded on the node")
+	}
+
+	if err := c.Get(ctx, client.ObjectKeyFromObject(sk), sk); err != nil {
+		t.Fatal(err)
+	}
+	changed := sk.Spec.Packages["tuning"]
+	changed.ConfigMap = map[string]string{"settings.conf": "mode=b"}
+	sk.Spec.Packages["tuning"] = changed
+	if err := c.Update(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	waitSkyhook(t, "config", time.Minute, func(s *skyhookv1.Skyhook) bool { return isReady(s) && s.Status.ObservedGeneration == 2 })
+
+	if err := c.Get(ctx, client.ObjectKey{Name: "config-0"}, &node); err != nil {
+		t.Fatal(err)
+	}
+	if node.Annotations[skyhookv1.ConfigAnnotation("config")] == first {
+		t.Error("the recorded configMap hash did not change")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, n := range []string{"config-0", "config-1"} {
+		if created[n+"/apply"] != 1 || created[n+"/config"] != 2 {
+			t.Errorf("%s: apply ran %d times, config %d times; want 1 and 2", n, created[n+"/apply"], created[n+"/config"])
+		}
+	}
+}
