@@ -2,17 +2,14 @@ package reconcile_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
 // A changed configMap runs the config stage again on every node, and only
@@ -21,21 +18,7 @@ func TestConfigMapChangeRerunsConfig(t *testing.T) {
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w, err := env.Clientset.CoreV1().Pods(operatorNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: stagepod.SkyhookLabel + "=config"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	created := map[string]int{}
-	go func() {
-		for ev := range w.ResultChan() {
-			if pod, ok := ev.Object.(*corev1.Pod); ok && ev.Type == watch.Added {
-				mu.Lock()
-				created[pod.Spec.NodeName+"/"+pod.Labels[stagepod.StageLabel]]++
-				mu.Unlock()
-			}
-		}
-	}()
+	created := countStagePods(t, "config")
 
 	p := pkg("1.0.0", "ghcr.io/x/tuning", nil)
 	p.ConfigMap = map[string]string{"settings.conf": "mode=a"}
@@ -77,11 +60,10 @@ func TestConfigMapChangeRerunsConfig(t *testing.T) {
 	if node.Annotations[skyhookv1.ConfigAnnotation("config")] == first {
 		t.Error("the recorded configMap hash did not change")
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	runs := created()
 	for _, n := range []string{"config-0", "config-1"} {
-		if created[n+"/apply"] != 1 || created[n+"/config"] != 2 {
-			t.Errorf("%s: apply ran %d times, config %d times; want 1 and 2", n, created[n+"/apply"], created[n+"/config"])
+		if runs[n+"/apply"] != 1 || runs[n+"/config"] != 2 {
+			t.Errorf("%s: apply ran %d times, config %d times; want 1 and 2", n, runs[n+"/apply"], runs[n+"/config"])
 		}
 	}
 }

@@ -2,17 +2,14 @@ package reconcile_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/cluster"
 )
 
@@ -22,23 +19,7 @@ func TestOperatorRestartResumesWithoutRedoingWork(t *testing.T) {
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w, err := env.Clientset.CoreV1().Pods(operatorNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: stagepod.SkyhookLabel + "=restart"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	created := map[string]int{} // node/stage -> pods created
-	var names []string
-	go func() {
-		for ev := range w.ResultChan() {
-			if pod, ok := ev.Object.(*corev1.Pod); ok && ev.Type == watch.Added {
-				mu.Lock()
-				created[pod.Spec.NodeName+"/"+pod.Labels[stagepod.StageLabel]]++
-				names = append(names, time.Now().Format("05.000")+" "+pod.Name+" "+pod.Annotations[stagepod.GenerationAnnotation]+" "+pod.Annotations[stagepod.AttemptAnnotation])
-				mu.Unlock()
-			}
-		}
-	}()
+	created := countStagePods(t, "restart")
 
 	one := 1
 	sk := &skyhookv1.Skyhook{
@@ -73,13 +54,12 @@ func TestOperatorRestartResumesWithoutRedoingWork(t *testing.T) {
 	}
 	waitSkyhook(t, "restart", time.Minute, isReady)
 
-	mu.Lock()
-	defer mu.Unlock()
+	runs := created()
 	for node := range 4 {
 		for _, stage := range []string{"apply", "config"} {
 			key := "restart-" + string(rune('0'+node)) + "/" + stage
-			if created[key] != 1 {
-				t.Errorf("%s: %d stage pods created, want exactly 1: %v", key, created[key], names)
+			if runs[key] != 1 {
+				t.Errorf("%s: %d stage pods created, want exactly 1 (all: %v)", key, runs[key], runs)
 			}
 		}
 	}

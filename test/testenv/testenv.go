@@ -4,16 +4,22 @@
 package testenv
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/skyhook-go/skyhook/api/scheme"
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/test/cluster"
 )
 
@@ -99,4 +105,59 @@ func OperatorLogs(c *cluster.Cluster) error {
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(f)))
 	return nil
+}
+
+// BusyWatcher follows the nodes' status labels for a Skyhook and keeps the
+// most nodes it saw in progress (or erroring) at the same time.
+type BusyWatcher struct {
+	mu     sync.Mutex
+	status map[string]string
+	busy   int
+	most   int
+}
+
+// WatchBusyNodes starts a BusyWatcher on the nodes matching selector until
+// ctx ends.
+func WatchBusyNodes(ctx context.Context, c *cluster.Cluster, selector, skyhook string) (*BusyWatcher, error) {
+	w, err := c.Clientset.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, err
+	}
+	b := &BusyWatcher{status: map[string]string{}}
+	key := skyhookv1.StatusKey(skyhook)
+	go func() {
+		for ev := range w.ResultChan() {
+			if node, ok := ev.Object.(*corev1.Node); ok {
+				b.observe(node.Name, node.Labels[key])
+			}
+		}
+	}()
+	return b, nil
+}
+
+func (b *BusyWatcher) observe(node, status string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	wasBusy, isBusy := busy(b.status[node]), busy(status)
+	b.status[node] = status
+	switch {
+	case isBusy && !wasBusy:
+		b.busy++
+	case wasBusy && !isBusy:
+		b.busy--
+	}
+	b.most = max(b.most, b.busy)
+}
+
+func busy(status string) bool {
+	return status == string(skyhookv1.StatusInProgress) || status == string(skyhookv1.StatusErroring)
+}
+
+// TakeMost returns the most busy nodes seen since the last call.
+func (b *BusyWatcher) TakeMost() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	m := b.most
+	b.most = b.busy
+	return m
 }

@@ -25,7 +25,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -91,7 +90,8 @@ func run(manager string, n int, stage time.Duration, percent int, audit bool) []
 	defer func() { _ = proc.Process.Kill(); _ = proc.Wait() }()
 	check(operator.WaitAdmission(ctx, cl, nil))
 
-	watcher := watchProgress(ctx, c, "bench")
+	watcher, err := testenv.WatchBusyNodes(ctx, c, "fleet=bench", "bench")
+	check(err)
 	capacity := max(1, n*percent/100)
 	ideal := time.Duration(math.Ceil(float64(n)/float64(capacity))) * 2 * stage
 	sk := &skyhookv1.Skyhook{
@@ -131,7 +131,7 @@ func run(manager string, n int, stage time.Duration, percent int, audit bool) []
 		operatorCPU, planeCPU := cpuSeconds(proc.Process.Pid)-cpuStart, controlPlaneCPU(c)-planeStart
 		rows = append(rows, fmt.Sprintf("| %d | %s | %.1f s | %.1f s | %.2f | %d (%d) | %s | %.1f | %d MiB | %.1f | %.0f%% |",
 			n, phase, makespan.Seconds(), ideal.Seconds(), makespan.Seconds()/ideal.Seconds(),
-			watcher.takeMost(), capacity, requests, operatorCPU, peakRSS(proc.Process.Pid)/1024,
+			watcher.TakeMost(), capacity, requests, operatorCPU, peakRSS(proc.Process.Pid)/1024,
 			planeCPU, 100*(operatorCPU+planeCPU)/(float64(runtime.NumCPU())*makespan.Seconds())))
 	}
 	return rows
@@ -163,54 +163,6 @@ func waitReady(ctx context.Context, cl client.Client, sk *skyhookv1.Skyhook, tim
 		}
 		return conditions.IsTrue(sk, meta.ReadyCondition) && sk.Status.ObservedGeneration == sk.Generation, nil
 	})
-}
-
-// progressWatcher keeps the most nodes seen in progress at once.
-type progressWatcher struct {
-	mu     sync.Mutex
-	status map[string]string
-	most   int
-}
-
-func watchProgress(ctx context.Context, c *cluster.Cluster, skyhook string) *progressWatcher {
-	w, err := c.Clientset.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: "fleet=bench"})
-	check(err)
-	p := &progressWatcher{status: map[string]string{}}
-	key := skyhookv1.StatusKey(skyhook)
-	go func() {
-		busy := 0
-		for ev := range w.ResultChan() {
-			node, ok := ev.Object.(*corev1.Node)
-			if !ok {
-				continue
-			}
-			p.mu.Lock()
-			wasBusy, isBusy := inProgress(p.status[node.Name]), inProgress(node.Labels[key])
-			p.status[node.Name] = node.Labels[key]
-			if wasBusy != isBusy {
-				if isBusy {
-					busy++
-				} else {
-					busy--
-				}
-			}
-			p.most = max(p.most, busy)
-			p.mu.Unlock()
-		}
-	}()
-	return p
-}
-
-func inProgress(s string) bool {
-	return s == string(skyhookv1.StatusInProgress) || s == string(skyhookv1.StatusErroring)
-}
-
-func (p *progressWatcher) takeMost() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	m := p.most
-	p.most = 0
-	return m
 }
 
 func auditLines(path string) int {
