@@ -1,0 +1,65 @@
+package reconcile_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/test/cluster"
+)
+
+// The pause annotation stops new work: no node starts while it is set (the
+// running stage finishes), the status says paused; removing it resumes.
+func TestPauseStopsNewWorkAndResumes(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	created := countStagePods(t, "pause")
+	one := 1
+	p := pkg("1.0.0", "ghcr.io/x/tuning", nil)
+	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1s"}}
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "pause"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector:       metav1.LabelSelector{MatchLabels: map[string]string{"pool": "pause"}},
+			InterruptionBudget: skyhookv1.InterruptionBudget{Count: &one},
+			Packages:           skyhookv1.Packages{"tuning": p},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), sk) })
+	eventually(t, "the first node to start", func() bool { return created()["pause-0/apply"] == 1 })
+
+	setPause := func(paused bool) {
+		t.Helper()
+		value := "null" // removes the annotation
+		if paused {
+			value = `"true"`
+		}
+		patch := []byte(`{"metadata":{"annotations":{"skyhook.nvidia.com/pause":` + value + `}}}`)
+		if err := c.Patch(ctx, sk, client.RawPatch(types.MergePatchType, patch)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setPause(true)
+	waitSkyhook(t, "pause", time.Minute, func(s *skyhookv1.Skyhook) bool { return s.Status.Status == skyhookv1.StatusPaused })
+	before := created()
+	time.Sleep(4 * time.Second) // longer than the running stage (1 s) and the next one would take
+	after := created()
+	if len(after) != len(before) || after["pause-1/apply"] != 0 || after["pause-0/config"] != before["pause-0/config"] {
+		t.Fatalf("work started while paused: before %v, after %v", before, after)
+	}
+
+	setPause(false)
+	got := waitSkyhook(t, "pause", time.Minute, isReady)
+	if got.Status.CompleteNodes != "3/3" {
+		t.Errorf("after resuming: %+v", got.Status)
+	}
+}
