@@ -7,7 +7,7 @@ SHELL := /bin/bash
 GO ?= go
 STATE_DIR ?= .sandbox
 NODES ?= 10
-TEST_FLAGS ?=
+TEST_FLAGS ?= -count=1
 # The whole suite; the first run also builds the control plane (several
 # minutes), which `prepare` does before the test binaries start their clocks.
 TEST_TIMEOUT ?= 30m
