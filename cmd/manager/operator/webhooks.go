@@ -59,28 +59,34 @@ func installWebhookConfigurations(ctx context.Context, mgr manager.Manager, opts
 		return err
 	}
 
-	old := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	if err := upsert(ctx, c, mutating, old, func() {
-		bundles := map[string][]byte{}
-		for _, w := range old.Webhooks {
-			bundles[w.Name] = w.ClientConfig.CABundle
-		}
-		for i := range mutating.Webhooks {
-			mutating.Webhooks[i].ClientConfig.CABundle = bundles[mutating.Webhooks[i].Name]
-		}
+	oldM := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := upsert(ctx, c, mutating, oldM, func() {
+		carryCABundles(oldM.Webhooks, mutating.Webhooks, func(w *admissionregistrationv1.MutatingWebhook) (string, *[]byte) {
+			return w.Name, &w.ClientConfig.CABundle
+		})
 	}); err != nil {
 		return err
 	}
 	oldV := &admissionregistrationv1.ValidatingWebhookConfiguration{}
 	return upsert(ctx, c, validating, oldV, func() {
-		bundles := map[string][]byte{}
-		for _, w := range oldV.Webhooks {
-			bundles[w.Name] = w.ClientConfig.CABundle
-		}
-		for i := range validating.Webhooks {
-			validating.Webhooks[i].ClientConfig.CABundle = bundles[validating.Webhooks[i].Name]
-		}
+		carryCABundles(oldV.Webhooks, validating.Webhooks, func(w *admissionregistrationv1.ValidatingWebhook) (string, *[]byte) {
+			return w.Name, &w.ClientConfig.CABundle
+		})
 	})
+}
+
+// carryCABundles copies each webhook's CA bundle from the existing
+// configuration to the desired one, matched by webhook name.
+func carryCABundles[W any](existing, desired []W, bundle func(*W) (string, *[]byte)) {
+	bundles := map[string][]byte{}
+	for i := range existing {
+		name, b := bundle(&existing[i])
+		bundles[name] = *b
+	}
+	for i := range desired {
+		name, b := bundle(&desired[i])
+		*b = bundles[name]
+	}
 }
 
 // upsert creates desired, or reads the existing object into existing, lets
