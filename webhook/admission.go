@@ -38,8 +38,11 @@ const (
 
 // Options configure the admission handlers.
 type Options struct {
-	// Reader looks up DeploymentPolicies and Skyhooks (a cached client in
-	// the manager).
+	// Reader looks up DeploymentPolicies and Skyhooks. The manager passes
+	// its uncached API reader: a cache that lags could let a Skyhook name a
+	// policy just deleted, or a policy be deleted just after a Skyhook began
+	// to use it. Both lookups are rare (a Skyhook naming a policy, a policy
+	// deleted).
 	Reader client.Reader
 	// Defaults are the operator-wide defaults.
 	Defaults defaults.Options

@@ -68,8 +68,8 @@ func TestReferencedDeploymentPolicyCannotBeDeleted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The webhook reads Skyhooks from the operator's cache; give it a moment.
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+	// The Skyhooks go once their finalizers are removed by the reconciler.
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		return c.Delete(ctx, dp) == nil, nil
 	})
 	if err != nil {

@@ -160,7 +160,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	}
 
 	server := webhook.NewServer(webhook.Options{Host: opts.WebhookHost, Port: opts.WebhookPort, CertDir: opts.CertDir})
-	skyhookwebhook.Register(server, sch, skyhookwebhook.Options{Reader: mgr.GetClient(), Defaults: opts.Defaults, Policies: store})
+	skyhookwebhook.Register(server, sch, skyhookwebhook.Options{Reader: mgr.GetAPIReader(), Defaults: opts.Defaults, Policies: store})
 	if err := mgr.AddReadyzCheck("webhook", server.StartedChecker()); err != nil {
 		return nil, err
 	}
