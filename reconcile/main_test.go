@@ -42,6 +42,13 @@ func TestMain(m *testing.M) {
 	for pool, n := range map[string]int{"ready": 5, "failing": 2, "budget": 15, "deps": 2, "versions": 2, "join": 2, "restart": 4, "priority": 2, "config": 2, "pause": 3} {
 		nodes = append(nodes, cluster.NumberedNodes(pool, n, map[string]string{"pool": pool})...)
 	}
+	for i := range 10 {
+		labels := map[string]string{"pool": "policy"}
+		if i < 2 {
+			labels["canary"] = "true"
+		}
+		nodes = append(nodes, cluster.Node{Name: fmt.Sprintf("policy-%d", i), Labels: labels})
+	}
 	nodes = append(nodes,
 		cluster.Node{Name: "blocked-free", Labels: map[string]string{"pool": "blocked"}},
 		cluster.Node{Name: "blocked-tainted", Labels: map[string]string{"pool": "blocked"},

@@ -21,6 +21,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/budget"
+	"github.com/skyhook-go/skyhook/reconcile/compartment"
 	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
 	"github.com/skyhook-go/skyhook/reconcile/nodestate"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
@@ -61,6 +62,7 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	paused := sk.Annotations[skyhookv1.PauseAnnotation] == "true"
 	p := progress{selected: len(work), blocked: blocked, ignored: len(blocked)}
 	var waiting []*nodeWork
+	phase := map[*nodeWork]nodePhase{}
 	for _, w := range work {
 		if err := r.cleanUp(ctx, sk, w); err != nil {
 			return ctrl.Result{}, err
@@ -68,8 +70,10 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		switch {
 		case nodeComplete(sk, w):
 			p.complete++
+			phase[w] = phaseComplete
 		case r.nodeActive(sk, w):
 			p.active++
+			phase[w] = phaseActive
 			if err := r.advance(ctx, sk, w, !paused, &p); err != nil {
 				return ctrl.Result{}, err
 			}
@@ -78,6 +82,10 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		}
 	}
 	capacity := budget.Cap(sk.Spec.InterruptionBudget, len(work))
+	mayStart, err := r.startAllowance(ctx, sk, work, phase)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	ahead, err := r.skyhooksAhead(ctx, sk)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -88,11 +96,14 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 				Message: fmt.Sprintf("taints not tolerated: %s (add them to additionalTolerations to run here)", taintList(taints))})
 			continue
 		}
-		if paused || p.active >= capacity {
+		if paused || (mayStart == nil && p.active >= capacity) {
 			continue // waits for a slot; later nodes are still checked for taints
 		}
 		if waitingFor(ahead, w.node) != "" {
 			continue // a Skyhook of lower priority number is not done here yet
+		}
+		if mayStart != nil && !mayStart(w) {
+			continue // its compartment's batch is full or still running
 		}
 		p.active++
 		r.started.add(sk.UID, w.node.Name)
@@ -103,6 +114,63 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	r.summarise(sk, p, paused)
 	observe(sk, work, p, capacity)
 	return ctrl.Result{RequeueAfter: p.requeue}, nil
+}
+
+// nodePhase is where a node stood when a pass began.
+type nodePhase int
+
+const (
+	phaseWaiting nodePhase = iota
+	phaseActive
+	phaseComplete
+)
+
+// startAllowance applies the Skyhook's DeploymentPolicy, when it names one:
+// it returns a function that says whether a waiting node may start now (and
+// takes its compartment's slot). Without a policy it returns nil and the
+// interruption budget applies.
+func (r *SkyhookReconciler) startAllowance(ctx context.Context, sk *skyhookv1.Skyhook, work []*nodeWork, phase map[*nodeWork]nodePhase) (func(*nodeWork) bool, error) {
+	if sk.Spec.DeploymentPolicy == "" {
+		return nil, nil
+	}
+	policy := &skyhookv1.DeploymentPolicy{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: sk.Spec.DeploymentPolicy}, policy); err != nil {
+		if apierrors.IsNotFound(err) {
+			return func(*nodeWork) bool { return false }, nil // admission refuses this; nothing starts meanwhile
+		}
+		return nil, err
+	}
+	type counts struct{ nodes, complete, active int }
+	of := map[*nodeWork]string{}
+	byCompartment := map[string]*counts{}
+	for _, w := range work {
+		name := compartment.Of(policy, w.node)
+		of[w] = name
+		c := byCompartment[name]
+		if c == nil {
+			c = &counts{}
+			byCompartment[name] = c
+		}
+		c.nodes++
+		switch phase[w] {
+		case phaseComplete:
+			c.complete++
+		case phaseActive:
+			c.active++
+		}
+	}
+	allowed := map[string]int{}
+	for name, c := range byCompartment {
+		b, strategy := compartment.Settings(policy, name)
+		allowed[name] = compartment.Start(b, strategy, c.nodes, c.complete, c.active)
+	}
+	return func(w *nodeWork) bool {
+		if allowed[of[w]] <= 0 {
+			return false
+		}
+		allowed[of[w]]--
+		return true
+	}, nil
 }
 
 // skyhooksAhead are the Skyhooks that go before sk on a node they share:

@@ -150,6 +150,7 @@ func (r *SkyhookReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return o.GetNamespace() == r.Namespace
 		}))).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.skyhooksForNode), builder.WithPredicates(nodeChanged)).
+		Watches(&skyhookv1.DeploymentPolicy{}, handler.EnqueueRequestsFromMapFunc(r.skyhooksForPolicy)).
 		Complete(r)
 }
 
@@ -169,6 +170,21 @@ func (r *SkyhookReconciler) skyhooksForNode(ctx context.Context, o client.Object
 		sk := &list.Items[i]
 		_, recorded := node.Annotations[skyhookv1.NodeStateAnnotation(sk.Name)]
 		if recorded || selects(sk, node) {
+			reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Name: sk.Name}})
+		}
+	}
+	return reqs
+}
+
+// skyhooksForPolicy maps a DeploymentPolicy to the Skyhooks that use it.
+func (r *SkyhookReconciler) skyhooksForPolicy(ctx context.Context, o client.Object) []ctrl.Request {
+	var list skyhookv1.SkyhookList
+	if err := r.Client.List(ctx, &list); err != nil {
+		return nil
+	}
+	var reqs []ctrl.Request
+	for _, sk := range list.Items {
+		if sk.Spec.DeploymentPolicy == o.GetName() {
 			reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Name: sk.Name}})
 		}
 	}
