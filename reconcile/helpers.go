@@ -138,18 +138,6 @@ func selects(sk *skyhookv1.Skyhook, node *corev1.Node) bool {
 	return err == nil && sel.Matches(labels.Set(node.Labels))
 }
 
-func equalStrings(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
 func ready(n *corev1.Node) corev1.ConditionStatus {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -173,22 +174,33 @@ func (r *SkyhookReconciler) startAllowance(ctx context.Context, sk *skyhookv1.Sk
 	}, nil
 }
 
+// skyhookAhead is a Skyhook that goes before the one being rolled out, with
+// its node selector parsed once per pass rather than once per node.
+type skyhookAhead struct {
+	name     string
+	selector labels.Selector
+}
+
 // skyhooksAhead are the Skyhooks that go before sk on a node they share:
 // lower priority number, or the same and a name before sk's. Disabled and
 // deleted ones do not hold anyone back; paused ones do.
-func (r *SkyhookReconciler) skyhooksAhead(ctx context.Context, sk *skyhookv1.Skyhook) ([]*skyhookv1.Skyhook, error) {
+func (r *SkyhookReconciler) skyhooksAhead(ctx context.Context, sk *skyhookv1.Skyhook) ([]skyhookAhead, error) {
 	var list skyhookv1.SkyhookList
 	if err := r.Client.List(ctx, &list); err != nil {
 		return nil, err
 	}
-	var ahead []*skyhookv1.Skyhook
+	var ahead []skyhookAhead
 	for i := range list.Items {
 		other := &list.Items[i]
 		if other.Name == sk.Name || !other.DeletionTimestamp.IsZero() || other.Annotations[skyhookv1.DisableAnnotation] == "true" {
 			continue
 		}
 		if other.Spec.Priority < sk.Spec.Priority || (other.Spec.Priority == sk.Spec.Priority && other.Name < sk.Name) {
-			ahead = append(ahead, other)
+			sel, err := metav1.LabelSelectorAsSelector(&other.Spec.NodeSelector)
+			if err != nil {
+				continue // admission refuses such selectors; it selects nothing
+			}
+			ahead = append(ahead, skyhookAhead{name: other.Name, selector: sel})
 		}
 	}
 	return ahead, nil
@@ -196,10 +208,10 @@ func (r *SkyhookReconciler) skyhooksAhead(ctx context.Context, sk *skyhookv1.Sky
 
 // waitingFor names the first Skyhook ahead that selects the node and is not
 // complete on it, or is empty.
-func waitingFor(ahead []*skyhookv1.Skyhook, node *corev1.Node) string {
+func waitingFor(ahead []skyhookAhead, node *corev1.Node) string {
 	for _, other := range ahead {
-		if selects(other, node) && node.Labels[skyhookv1.StatusKey(other.Name)] != string(skyhookv1.StatusComplete) {
-			return other.Name
+		if other.selector.Matches(labels.Set(node.Labels)) && node.Labels[skyhookv1.StatusKey(other.name)] != string(skyhookv1.StatusComplete) {
+			return other.name
 		}
 	}
 	return ""

@@ -2,13 +2,14 @@ package reconcile
 
 import (
 	"context"
-	"fmt"
+	"maps"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -200,8 +201,8 @@ var nodeChanged = predicate.Funcs{
 		if !ok1 || !ok2 {
 			return true
 		}
-		return !equalStrings(oldNode.Labels, newNode.Labels) || !equalStrings(oldNode.Annotations, newNode.Annotations) ||
-			fmt.Sprint(oldNode.Spec.Taints) != fmt.Sprint(newNode.Spec.Taints) ||
+		return !maps.Equal(oldNode.Labels, newNode.Labels) || !maps.Equal(oldNode.Annotations, newNode.Annotations) ||
+			!equality.Semantic.DeepEqual(oldNode.Spec.Taints, newNode.Spec.Taints) ||
 			oldNode.Spec.Unschedulable != newNode.Spec.Unschedulable ||
 			ready(oldNode) != ready(newNode) || oldNode.Status.NodeInfo.BootID != newNode.Status.NodeInfo.BootID
 	},
