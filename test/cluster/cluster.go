@@ -140,7 +140,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("creating certificates: %w", err)
 	}
-	ports, err := freePorts(3)
+	ports, err := FreePorts(3)
 	if err != nil {
 		return err
 	}
@@ -226,7 +226,7 @@ func (c *Cluster) startKWOK(ctx context.Context) error {
 	if err := c.ApplyStages(ctx, defaultStages); err != nil {
 		return fmt.Errorf("loading the simulation stages: %w", err)
 	}
-	ports, err := freePorts(1)
+	ports, err := FreePorts(1)
 	if err != nil {
 		return err
 	}
@@ -248,7 +248,7 @@ func (c *Cluster) startKWOK(ctx context.Context) error {
 }
 
 // retryPortClash runs start again, up to three times, when a component lost
-// the race for a port that freePorts had found free (another cluster of a
+// the race for a port that FreePorts had found free (another cluster of a
 // parallel test package took it first). Before a retry it stops what start
 // started and removes the state directories it wrote.
 func (c *Cluster) retryPortClash(start func() error, stateDirs ...string) error {
@@ -427,10 +427,10 @@ func ignoreNotFound(err error) error {
 	return err
 }
 
-// freePorts reserves n distinct free loopback ports. The ports are released
+// FreePorts reserves n distinct free loopback ports. The ports are released
 // before the components bind them, which leaves a small window for a race
 // with other programs; components that fail to bind show it in their log.
-func freePorts(n int) ([]int, error) {
+func FreePorts(n int) ([]int, error) {
 	var ports []int
 	var listeners []net.Listener
 	defer func() {

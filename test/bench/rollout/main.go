@@ -17,7 +17,6 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,10 +139,9 @@ func run(manager string, n int, stage time.Duration, percent int, audit bool) []
 // startManager runs the operator binary against the cluster as the
 // operator user, with its webhooks on localhost.
 func startManager(manager string, c *cluster.Cluster) *exec.Cmd {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := cluster.FreePorts(1)
 	check(err)
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	port := ports[0]
 	certs, err := os.MkdirTemp("", "skyhook-bench-certs-")
 	check(err)
 	logFile, err := os.Create(filepath.Join(c.Dir, "logs", "operator.log"))
