@@ -102,6 +102,21 @@ func TestStagePodFailsWithTheChosenExitCode(t *testing.T) {
 	}
 }
 
+func TestStagePodFailsOnlyOnTheListedNodes(t *testing.T) {
+	elsewhere := stagePod("stage-fail-elsewhere", corev1.RestartPolicyNever, "ghcr.io/skyhook/pkg:1.0.0",
+		env2(cluster.SimExitCodeEnv, "3"), env2(cluster.SimExitNodesEnv, "worker-011,worker-02"))
+	here := stagePod("stage-fail-here", corev1.RestartPolicyNever, "ghcr.io/skyhook/pkg:1.0.0",
+		env2(cluster.SimExitCodeEnv, "3"), env2(cluster.SimExitNodesEnv, "worker-02,worker-01"))
+	createPod(t, elsewhere)
+	createPod(t, here)
+	if p := waitPod(t, elsewhere.Name, func(p *corev1.Pod) bool { return p.Status.Phase != corev1.PodPending }); p.Status.Phase != corev1.PodRunning {
+		t.Errorf("on a node not listed (only a longer name sharing its prefix is): phase %s, want Running", p.Status.Phase)
+	}
+	if p := waitPod(t, here.Name, func(p *corev1.Pod) bool { return p.Status.Phase != corev1.PodPending }); p.Status.Phase != corev1.PodFailed {
+		t.Errorf("on a listed node: phase %s, want Failed", p.Status.Phase)
+	}
+}
+
 func TestStagePodWithRestartsBacksOffWithTheExitCode(t *testing.T) {
 	createPod(t, stagePod("stage-crash", corev1.RestartPolicyOnFailure, "ghcr.io/skyhook/pkg:1.0.0", env2(cluster.SimExitCodeEnv, "42")))
 	pod := waitPod(t, "stage-crash", func(p *corev1.Pod) bool { return len(p.Status.InitContainerStatuses) == 2 })

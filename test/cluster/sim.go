@@ -36,7 +36,9 @@ import (
 //   - A pod without init containers starts Running and Ready at once.
 //   - A pod with init containers runs them after SimDurationEnv (on any init
 //     container, a Go duration; 200ms by default). Each exits with its
-//     SimExitCodeEnv (default 0); the first non-zero code stops the pod:
+//     SimExitCodeEnv (default 0; when SimExitNodesEnv lists nodes, comma
+//     separated, the code applies only on those and elsewhere it is 0);
+//     the first non-zero code stops the pod:
 //     phase Failed with restartPolicy Never, otherwise Pending with that
 //     container in CrashLoopBackOff and the code in lastState.
 //   - An image whose registry host is under the reserved .invalid domain
@@ -51,6 +53,7 @@ const (
 	ShutdownDurationAnnotation = "sim.skyhook.dev/shutdown-duration"
 	SimDurationEnv             = "SKYHOOK_SIM_DURATION"
 	SimExitCodeEnv             = "SKYHOOK_SIM_EXIT_CODE"
+	SimExitNodesEnv            = "SKYHOOK_SIM_EXIT_NODES"
 	InvalidRegistry            = "pull-error.invalid"
 )
 
