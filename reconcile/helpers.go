@@ -243,6 +243,9 @@ func (w *statusWrites) wrote(uid types.UID) {
 func withoutCounters(s skyhookv1.SkyhookStatus) skyhookv1.SkyhookStatus {
 	s = *s.DeepCopy()
 	s.CompleteNodes, s.NodesInProgress, s.NodesNeedingAttention = "", 0, nil
+	for i := range s.Compartments {
+		s.Compartments[i].Nodes, s.Compartments[i].Complete, s.Compartments[i].InProgress = 0, 0, 0
+	}
 	for i := range s.Conditions {
 		s.Conditions[i].Message, s.Conditions[i].LastTransitionTime = "", metav1.Time{}
 	}

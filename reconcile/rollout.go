@@ -22,7 +22,6 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/budget"
-	"github.com/skyhook-go/skyhook/reconcile/compartment"
 	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
 	"github.com/skyhook-go/skyhook/reconcile/nodestate"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
@@ -37,6 +36,11 @@ type nodeWork struct {
 	pods map[string][]*corev1.Pod
 	// config are the configMap hashes the config stages last ran with.
 	config map[string]string
+	// batch is the DeploymentPolicy batch the node last started in.
+	batch int32
+	// now is where the node stands in this pass: complete, in_progress,
+	// erroring, or waiting to start.
+	now skyhookv1.Status
 }
 
 // progress summarises a pass over the nodes.
@@ -46,6 +50,7 @@ type progress struct {
 	blocked                    []skyhookv1.NodeAttention
 	erroring                   []skyhookv1.NodeAttention
 	stalled                    []string
+	halted                     bool // a compartment halted and nothing runs
 	requeue                    time.Duration
 }
 
@@ -63,7 +68,6 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	paused := sk.Annotations[skyhookv1.PauseAnnotation] == "true"
 	p := progress{selected: len(work), blocked: blocked, ignored: len(blocked)}
 	var waiting []*nodeWork
-	phase := map[*nodeWork]nodePhase{}
 	for _, w := range work {
 		if err := r.cleanUp(ctx, sk, w); err != nil {
 			return ctrl.Result{}, err
@@ -71,19 +75,19 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		switch {
 		case nodeComplete(sk, w):
 			p.complete++
-			phase[w] = phaseComplete
+			w.now = skyhookv1.StatusComplete
 		case r.nodeActive(sk, w):
 			p.active++
-			phase[w] = phaseActive
 			if err := r.advance(ctx, sk, w, !paused, &p); err != nil {
 				return ctrl.Result{}, err
 			}
 		default:
+			w.now = skyhookv1.StatusWaiting
 			waiting = append(waiting, w)
 		}
 	}
 	capacity := budget.Cap(sk.Spec.InterruptionBudget, len(work))
-	mayStart, err := r.startAllowance(ctx, sk, work, phase)
+	gate, err := r.policyGate(ctx, sk, work)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -97,14 +101,14 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 				Message: fmt.Sprintf("taints not tolerated: %s (add them to additionalTolerations to run here)", taintList(taints))})
 			continue
 		}
-		if paused || (mayStart == nil && p.active >= capacity) {
+		if paused || (gate == nil && p.active >= capacity) {
 			continue // waits for a slot; later nodes are still checked for taints
 		}
 		if waitingFor(ahead, w.node) != "" {
 			continue // a Skyhook of lower priority number is not done here yet
 		}
-		if mayStart != nil && !mayStart(w) {
-			continue // its compartment's batch is full or still running
+		if gate != nil && !gate.allows(w) {
+			continue // its compartment's batch is full, still running or halted
 		}
 		p.active++
 		r.started.add(sk.UID, w.node.Name)
@@ -112,66 +116,13 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 			return ctrl.Result{}, err
 		}
 	}
+	p.halted = r.finishPolicy(sk, gate, p.complete == p.selected)
+	if err := r.markWaiting(ctx, sk, waiting); err != nil {
+		return ctrl.Result{}, err
+	}
 	r.summarise(sk, p, paused)
 	observe(sk, work, p, capacity)
 	return ctrl.Result{RequeueAfter: p.requeue}, nil
-}
-
-// nodePhase is where a node stood when a pass began.
-type nodePhase int
-
-const (
-	phaseWaiting nodePhase = iota
-	phaseActive
-	phaseComplete
-)
-
-// startAllowance applies the Skyhook's DeploymentPolicy, when it names one:
-// it returns a function that says whether a waiting node may start now (and
-// takes its compartment's slot). Without a policy it returns nil and the
-// interruption budget applies.
-func (r *SkyhookReconciler) startAllowance(ctx context.Context, sk *skyhookv1.Skyhook, work []*nodeWork, phase map[*nodeWork]nodePhase) (func(*nodeWork) bool, error) {
-	if sk.Spec.DeploymentPolicy == "" {
-		return nil, nil
-	}
-	policy := &skyhookv1.DeploymentPolicy{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: sk.Spec.DeploymentPolicy}, policy); err != nil {
-		if apierrors.IsNotFound(err) {
-			return func(*nodeWork) bool { return false }, nil // admission refuses this; nothing starts meanwhile
-		}
-		return nil, err
-	}
-	type counts struct{ nodes, complete, active int }
-	of := map[*nodeWork]string{}
-	byCompartment := map[string]*counts{}
-	for _, w := range work {
-		name := compartment.Of(policy, w.node)
-		of[w] = name
-		c := byCompartment[name]
-		if c == nil {
-			c = &counts{}
-			byCompartment[name] = c
-		}
-		c.nodes++
-		switch phase[w] {
-		case phaseComplete:
-			c.complete++
-		case phaseActive:
-			c.active++
-		}
-	}
-	allowed := map[string]int{}
-	for name, c := range byCompartment {
-		b, strategy := compartment.Settings(policy, name)
-		allowed[name] = compartment.Start(b, strategy, c.nodes, c.complete, c.active)
-	}
-	return func(w *nodeWork) bool {
-		if allowed[of[w]] <= 0 {
-			return false
-		}
-		allowed[of[w]]--
-		return true
-	}, nil
 }
 
 // skyhookAhead is a Skyhook that goes before the one being rolled out, with
@@ -259,7 +210,8 @@ func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) (
 			log.FromContext(ctx).Error(err, "starting the node's record over")
 			state = skyhookv1.NodeState{}
 		}
-		work = append(work, &nodeWork{node: node, state: state, pods: byNode[node.Name], config: nodestate.ReadConfig(node, sk.Name)})
+		work = append(work, &nodeWork{node: node, state: state, pods: byNode[node.Name],
+			config: nodestate.ReadConfig(node, sk.Name), batch: nodestate.ReadBatch(node, sk.Name)})
 	}
 	sort.Slice(work, func(i, j int) bool { return work[i].node.Name < work[j].node.Name })
 	return work, ignored, nil
@@ -271,6 +223,31 @@ func taintList(taints []corev1.Taint) string {
 		parts[i] = t.ToString()
 	}
 	return strings.Join(parts, ", ")
+}
+
+// markWaitingPerPass bounds the waiting marks one pass writes, so that a new
+// generation over thousands of nodes does not hold up the pass that starts
+// them; each mark is a node event that brings the next pass.
+const markWaitingPerPass = 50
+
+// markWaiting turns the status of nodes that completed an earlier
+// generation and wait for this one from complete to waiting: admins, and
+// Skyhooks of a later priority, read it.
+func (r *SkyhookReconciler) markWaiting(ctx context.Context, sk *skyhookv1.Skyhook, waiting []*nodeWork) error {
+	marked := 0
+	for _, w := range waiting {
+		if w.now != skyhookv1.StatusWaiting || w.node.Labels[skyhookv1.StatusKey(sk.Name)] != string(skyhookv1.StatusComplete) {
+			continue
+		}
+		if marked == markWaitingPerPass {
+			return nil
+		}
+		if err := r.writeRecord(ctx, sk, w, nodestate.Record{State: w.state, Config: w.config, Status: skyhookv1.StatusWaiting, Batch: w.batch}); err != nil {
+			return err
+		}
+		marked++
+	}
+	return nil
 }
 
 // nodeComplete reports whether every package is done on the node.
@@ -321,12 +298,19 @@ func (r *SkyhookReconciler) advance(ctx context.Context, sk *skyhookv1.Skyhook, 
 		done[name] = finished
 	}
 	status := nodeStatus(sk, state, config)
+	w.now = status
 	if status == skyhookv1.StatusComplete {
 		p.active--
 		p.complete++
 		r.started.remove(sk.UID, w.node.Name)
 	}
-	patchData, err := nodestate.Patch(w.node, sk.Name, state, config, status)
+	return r.writeRecord(ctx, sk, w, nodestate.Record{State: state, Config: config, Status: status, Batch: w.batch})
+}
+
+// writeRecord writes the Skyhook's record on the node when it differs from
+// what the node, and this operator's last write, say.
+func (r *SkyhookReconciler) writeRecord(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, rec nodestate.Record) error {
+	patchData, err := nodestate.Patch(w.node, sk.Name, rec)
 	if err != nil || patchData == nil {
 		return err
 	}
@@ -579,6 +563,14 @@ func (r *SkyhookReconciler) summarise(sk *skyhookv1.Skyhook, p progress, paused 
 		conditions.Delete(sk, meta.ReconcilingCondition)
 		conditions.Delete(sk, meta.StalledCondition)
 		conditions.MarkTrue(sk, meta.ReadyCondition, meta.SucceededReason, "Applied to %d/%d nodes", p.complete, p.selected)
+		return
+	case p.halted:
+		// Nothing runs any more and the policy stopped new starts.
+		s.Status = skyhookv1.StatusErroring
+		s.ObservedGeneration = sk.Generation
+		conditions.Delete(sk, meta.ReconcilingCondition)
+		conditions.MarkStalled(sk, "RolloutHalted", "%s", conditions.GetMessage(sk, skyhookv1.RolloutHaltedCondition))
+		conditions.MarkFalse(sk, meta.ReadyCondition, "RolloutHalted", "%s", conditions.GetMessage(sk, skyhookv1.RolloutHaltedCondition))
 		return
 	case len(p.stalled) > 0:
 		s.Status = skyhookv1.StatusErroring

@@ -16,7 +16,8 @@ import (
 
 // A budget of 3 over 15 nodes is a hard cap: a watcher on the nodes never
 // sees more than 3 in progress, during the first install and during an
-// upgrade, and the budget is used (3 at once), not undercut.
+// upgrade, and the budget is used (3 at once), not undercut. Nodes waiting
+// for the upgrade say waiting, not complete.
 func TestBudgetCountIsNeverExceeded(t *testing.T) {
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -61,6 +62,11 @@ func TestBudgetCountIsNeverExceeded(t *testing.T) {
 	})
 	if most := watcher.TakeMost(); most != 3 {
 		t.Fatalf("upgrade: at most %d nodes in progress at once, want exactly the budget of 3", most)
+	}
+	// The nodes the budget held back said so instead of still saying
+	// complete for the old version.
+	if seen := watcher.Seen(string(skyhookv1.StatusWaiting)); seen < 12 {
+		t.Errorf("%d nodes were seen waiting for the upgrade, want at least the 12 outside the first batch", seen)
 	}
 	var node corev1.Node
 	if err := c.Get(ctx, client.ObjectKey{Name: "budget-14"}, &node); err != nil {

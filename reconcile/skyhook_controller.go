@@ -47,6 +47,7 @@ type SkyhookReconciler struct {
 	started      startedNodes
 	statusWrites statusWrites
 	written      writtenRecords
+	batches      batchStates
 }
 
 // Reconcile implements reconcile.Reconciler, Flux style: get, patch helper
@@ -134,6 +135,7 @@ func (r *SkyhookReconciler) finalize(ctx context.Context, sk *skyhookv1.Skyhook)
 	}
 	r.started.forget(sk.UID)
 	r.written.forget(sk.UID)
+	r.batches.forget(sk.UID)
 	forgetMetrics(sk.Name)
 	controllerutil.RemoveFinalizer(sk, Finalizer)
 	return nil

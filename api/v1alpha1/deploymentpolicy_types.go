@@ -19,9 +19,9 @@ type DeploymentPolicySpec struct {
 	Default PolicyDefault `json:"default"`
 
 	// Compartments are groups of nodes with their own budget and strategy. A
-	// node in several compartments belongs to the most specific one (the one
-	// with the smallest budget on ties, then by name), so the choice is safe
-	// and deterministic.
+	// node in several compartments belongs to the most specific one (the
+	// selector with the most requirements; ties by name), so the choice is
+	// deterministic.
 	// +kubebuilder:validation:MaxItems=64
 	// +listType=map
 	// +listMapKey=name
@@ -121,14 +121,17 @@ type BatchSettings struct {
 	BatchThreshold *int32 `json:"batchThreshold,omitempty"`
 
 	// FailureThreshold is the number of consecutive failed batches after
-	// which the rollout halts. Unset never halts.
+	// which the compartment's rollout halts (the RolloutHalted condition)
+	// until the Skyhook's spec changes. Unset never halts.
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	FailureThreshold *int32 `json:"failureThreshold,omitempty"`
 
-	// SafetyLimit is the percentage of the compartment's nodes that must be
-	// done before failures stop shrinking batches and only count toward
-	// failureThreshold.
+	// SafetyLimit is a percentage of the compartment's nodes. While fewer
+	// of them are complete, a failed batch shrinks the next one (linear by
+	// delta, exponential by growthFactor, at least one node) and counts
+	// toward failureThreshold; from then on failures neither shrink batches
+	// nor halt the rollout.
 	// +kubebuilder:default=50
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100

@@ -21,6 +21,11 @@ const (
 	// configMap runs the config stage again.
 	ConfigPrefix = MetadataPrefix + "/config_"
 
+	// BatchPrefix is followed by the Skyhook name to form the node
+	// annotation holding the number of the DeploymentPolicy batch the node
+	// last started in (see CompartmentStatus.Batch).
+	BatchPrefix = MetadataPrefix + "/batch_"
+
 	// IgnoreNodeLabel set to "true" excludes a node from every Skyhook; such
 	// nodes are reported as blocked.
 	IgnoreNodeLabel = MetadataPrefix + "/ignore"
@@ -54,6 +59,10 @@ func NodeStateAnnotation(skyhook string) string { return NodeStatePrefix + skyho
 // ConfigAnnotation is the node annotation key holding the configMap hashes
 // of the named Skyhook's packages.
 func ConfigAnnotation(skyhook string) string { return ConfigPrefix + skyhook }
+
+// BatchAnnotation is the node annotation key holding the batch the node
+// last started in for the named Skyhook.
+func BatchAnnotation(skyhook string) string { return BatchPrefix + skyhook }
 
 // StatusKey is the node label and annotation key holding the Status of the
 // named Skyhook on that node.

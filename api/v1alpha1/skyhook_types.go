@@ -310,6 +310,58 @@ type SkyhookStatus struct {
 	// +listMapKey=name
 	// +optional
 	NodesNeedingAttention []NodeAttention `json:"nodesNeedingAttention,omitempty"`
+
+	// Compartments is the rollout state of each DeploymentPolicy
+	// compartment: its batches, their failures and whether it halted. Empty
+	// for a Skyhook with an interruption budget instead of a policy.
+	// +kubebuilder:validation:MaxItems=65
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Compartments []CompartmentStatus `json:"compartments,omitempty"`
+}
+
+// CompartmentStatus is where a Skyhook's rollout stands in one compartment
+// of its DeploymentPolicy. Batch membership is recorded on the nodes (see
+// BatchAnnotation), so this stays the same size at any cluster size.
+type CompartmentStatus struct {
+	// Name of the compartment; __default__ for nodes no compartment selects.
+	// +required
+	Name string `json:"name"`
+
+	// Nodes of the Skyhook in the compartment, and how many are complete and
+	// being worked on.
+	// +optional
+	Nodes int32 `json:"nodes"`
+	// +optional
+	Complete int32 `json:"complete"`
+	// +optional
+	InProgress int32 `json:"inProgress"`
+
+	// Batch numbers the compartment's batches; it only grows, also across
+	// rollouts, so a node's batch annotation never names an older batch.
+	// +optional
+	Batch int32 `json:"batch,omitempty"`
+
+	// BatchSize is the size the current batch was opened with (budget and
+	// waiting nodes may have let fewer start).
+	// +optional
+	BatchSize int32 `json:"batchSize,omitempty"`
+
+	// ConsecutiveFailures counts the batches in a row that ended below the
+	// strategy's batchThreshold before the safetyLimit was reached.
+	// +optional
+	ConsecutiveFailures int32 `json:"consecutiveFailures,omitempty"`
+
+	// Halted is true once ConsecutiveFailures reached the strategy's
+	// failureThreshold: no new node starts in the compartment until the
+	// Skyhook's spec changes.
+	// +optional
+	Halted bool `json:"halted,omitempty"`
+
+	// Generation is the Skyhook generation this batch state belongs to.
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
 }
 
 // NodeAttention says why a node needs an admin's attention.

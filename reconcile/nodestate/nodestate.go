@@ -2,13 +2,16 @@
 // the Node in the reference system's format: the annotation
 // skyhook.nvidia.com/nodeState_<skyhook> (JSON map "name|version" →
 // {name, version, image, stage, state, restarts}) and the label and
-// annotation skyhook.nvidia.com/status_<skyhook>.
+// annotation skyhook.nvidia.com/status_<skyhook>; and this project's own
+// annotations beside them: config_<skyhook> (configMap hashes) and
+// batch_<skyhook> (the DeploymentPolicy batch the node started in).
 package nodestate
 
 import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -39,32 +42,57 @@ func ReadConfig(node *corev1.Node, skyhook string) map[string]string {
 	return hashes
 }
 
-// Patch is the merge patch that records state, configMap hashes and status
-// for skyhook on a node, or nil when the node already says exactly that (no
-// write when nothing changed).
-func Patch(node *corev1.Node, skyhook string, state skyhookv1.NodeState, config map[string]string, status skyhookv1.Status) ([]byte, error) {
+// ReadBatch returns the DeploymentPolicy batch the node last started in for
+// skyhook, 0 when none (or unreadable: the node then belongs to no batch).
+func ReadBatch(node *corev1.Node, skyhook string) int32 {
+	n, err := strconv.ParseInt(node.Annotations[skyhookv1.BatchAnnotation(skyhook)], 10, 32)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return int32(n)
+}
+
+// Record is everything a Skyhook keeps on one node.
+type Record struct {
+	// State is the per-package record (the nodeState annotation).
+	State skyhookv1.NodeState
+	// Config maps a package to the hash of the configMap its config stage
+	// last ran with.
+	Config map[string]string
+	// Status is the node's summary status (label and annotation).
+	Status skyhookv1.Status
+	// Batch is the DeploymentPolicy batch the node last started in; 0 for
+	// none.
+	Batch int32
+}
+
+// Patch is the merge patch that writes rec for skyhook on a node, or nil
+// when the node already says exactly that (no write when nothing changed).
+func Patch(node *corev1.Node, skyhook string, rec Record) ([]byte, error) {
 	current, err := Read(node, skyhook)
 	key := skyhookv1.StatusKey(skyhook)
-	if err == nil && maps.Equal(current, state) && maps.Equal(ReadConfig(node, skyhook), config) &&
-		node.Labels[key] == string(status) && node.Annotations[key] == string(status) {
+	if err == nil && maps.Equal(current, rec.State) && maps.Equal(ReadConfig(node, skyhook), rec.Config) &&
+		node.Labels[key] == string(rec.Status) && node.Annotations[key] == string(rec.Status) && ReadBatch(node, skyhook) == rec.Batch {
 		return nil, nil
 	}
-	encoded, err := json.Marshal(state)
+	encoded, err := json.Marshal(rec.State)
 	if err != nil {
 		return nil, err
 	}
-	annotations := map[string]any{key: string(status), skyhookv1.NodeStateAnnotation(skyhook): string(encoded)}
-	if len(config) > 0 {
-		hashes, err := json.Marshal(config)
+	annotations := map[string]any{key: string(rec.Status), skyhookv1.NodeStateAnnotation(skyhook): string(encoded),
+		skyhookv1.ConfigAnnotation(skyhook): nil, skyhookv1.BatchAnnotation(skyhook): nil}
+	if len(rec.Config) > 0 {
+		hashes, err := json.Marshal(rec.Config)
 		if err != nil {
 			return nil, err
 		}
 		annotations[skyhookv1.ConfigAnnotation(skyhook)] = string(hashes)
-	} else {
-		annotations[skyhookv1.ConfigAnnotation(skyhook)] = nil
+	}
+	if rec.Batch > 0 {
+		annotations[skyhookv1.BatchAnnotation(skyhook)] = strconv.Itoa(int(rec.Batch))
 	}
 	return json.Marshal(map[string]any{"metadata": map[string]any{
-		"labels":      map[string]any{key: string(status)},
+		"labels":      map[string]any{key: string(rec.Status)},
 		"annotations": annotations,
 	}})
 }
@@ -76,11 +104,13 @@ func Forget(node *corev1.Node, skyhook string) ([]byte, error) {
 	_, hasState := node.Annotations[skyhookv1.NodeStateAnnotation(skyhook)]
 	_, hasLabel := node.Labels[key]
 	_, hasStatus := node.Annotations[key]
-	if !hasState && !hasLabel && !hasStatus {
+	_, hasBatch := node.Annotations[skyhookv1.BatchAnnotation(skyhook)]
+	if !hasState && !hasLabel && !hasStatus && !hasBatch {
 		return nil, nil
 	}
 	return json.Marshal(map[string]any{"metadata": map[string]any{
-		"labels":      map[string]any{key: nil},
-		"annotations": map[string]any{key: nil, skyhookv1.NodeStateAnnotation(skyhook): nil, skyhookv1.ConfigAnnotation(skyhook): nil},
+		"labels": map[string]any{key: nil},
+		"annotations": map[string]any{key: nil, skyhookv1.NodeStateAnnotation(skyhook): nil,
+			skyhookv1.ConfigAnnotation(skyhook): nil, skyhookv1.BatchAnnotation(skyhook): nil},
 	}})
 }

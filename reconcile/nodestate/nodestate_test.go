@@ -15,7 +15,8 @@ func TestPatchWritesOnlyChanges(t *testing.T) {
 	state := skyhookv1.NodeState{
 		skyhookv1.NodeStateKey("tuning", "1.0.0"): {Name: "tuning", Version: "1.0.0", Image: "ghcr.io/x/tuning", Stage: skyhookv1.StageApply, State: skyhookv1.StateInProgress},
 	}
-	patch, err := Patch(node, "demo", state, map[string]string{"tuning": "abc"}, skyhookv1.StatusInProgress)
+	rec := Record{State: state, Config: map[string]string{"tuning": "abc"}, Status: skyhookv1.StatusInProgress, Batch: 3}
+	patch, err := Patch(node, "demo", rec)
 	if err != nil || patch == nil {
 		t.Fatalf("patch %s, %v; want a patch", patch, err)
 	}
@@ -37,14 +38,17 @@ func TestPatchWritesOnlyChanges(t *testing.T) {
 	if err != nil || len(read) != 1 || read["tuning|1.0.0"].Stage != skyhookv1.StageApply {
 		t.Fatalf("read back %v, %v", read, err)
 	}
-	if again, _ := Patch(node, "demo", state, map[string]string{"tuning": "abc"}, skyhookv1.StatusInProgress); again != nil {
+	if ReadBatch(node, "demo") != 3 {
+		t.Errorf("batch %q, want 3", node.Annotations["skyhook.nvidia.com/batch_demo"])
+	}
+	if again, _ := Patch(node, "demo", rec); again != nil {
 		t.Errorf("patched again with nothing changed: %s", again)
 	}
 	forget, _ := Forget(node, "demo")
 	if ReadConfig(node, "demo")["tuning"] != "abc" {
 		t.Errorf("config hashes %v", ReadConfig(node, "demo"))
 	}
-	if string(forget) != `{"metadata":{"annotations":{"skyhook.nvidia.com/config_demo":null,"skyhook.nvidia.com/nodeState_demo":null,"skyhook.nvidia.com/status_demo":null},"labels":{"skyhook.nvidia.com/status_demo":null}}}` {
+	if string(forget) != `{"metadata":{"annotations":{"skyhook.nvidia.com/batch_demo":null,"skyhook.nvidia.com/config_demo":null,"skyhook.nvidia.com/nodeState_demo":null,"skyhook.nvidia.com/status_demo":null},"labels":{"skyhook.nvidia.com/status_demo":null}}}` {
 		t.Errorf("forget patch %s", forget)
 	}
 	if none, _ := Forget(&corev1.Node{}, "demo"); none != nil {

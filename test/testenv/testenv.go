@@ -114,6 +114,7 @@ type BusyWatcher struct {
 	status map[string]string
 	busy   int
 	most   int
+	seen   map[string]map[string]bool // status → nodes seen with it
 }
 
 // WatchBusyNodes starts a BusyWatcher on the nodes matching selector until
@@ -123,7 +124,7 @@ func WatchBusyNodes(ctx context.Context, c *cluster.Cluster, selector, skyhook s
 	if err != nil {
 		return nil, err
 	}
-	b := &BusyWatcher{status: map[string]string{}}
+	b := &BusyWatcher{status: map[string]string{}, seen: map[string]map[string]bool{}}
 	key := skyhookv1.StatusKey(skyhook)
 	go func() {
 		for ev := range w.ResultChan() {
@@ -140,6 +141,10 @@ func (b *BusyWatcher) observe(node, status string) {
 	defer b.mu.Unlock()
 	wasBusy, isBusy := busy(b.status[node]), busy(status)
 	b.status[node] = status
+	if b.seen[status] == nil {
+		b.seen[status] = map[string]bool{}
+	}
+	b.seen[status][node] = true
 	switch {
 	case isBusy && !wasBusy:
 		b.busy++
@@ -151,6 +156,13 @@ func (b *BusyWatcher) observe(node, status string) {
 
 func busy(status string) bool {
 	return status == string(skyhookv1.StatusInProgress) || status == string(skyhookv1.StatusErroring)
+}
+
+// Seen is how many nodes have been seen with the status.
+func (b *BusyWatcher) Seen(status string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.seen[status])
 }
 
 // TakeMost returns the most busy nodes seen since the last call.
