@@ -20,12 +20,37 @@ var (
 	}, []string{"skyhook", "package", "version", "stage", "state"})
 	budgetGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "skyhook_rollout_budget",
-		Help: "The most nodes a Skyhook may work on at once.",
+		Help: "The most nodes a Skyhook may work on at once (interruption budget; with a DeploymentPolicy see skyhook_compartment_*).",
 	}, []string{"skyhook"})
+	compartmentNodesGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "skyhook_compartment_nodes",
+		Help: "Nodes of a Skyhook in a DeploymentPolicy compartment by status (all, complete, in_progress).",
+	}, []string{"skyhook", "compartment", "status"})
+	compartmentBatchGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "skyhook_compartment_batch",
+		Help: "Number of the compartment's current batch.",
+	}, []string{"skyhook", "compartment"})
+	compartmentBatchSizeGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "skyhook_compartment_batch_size",
+		Help: "Size the compartment's current batch opened with (0 before the first batch and after a reset).",
+	}, []string{"skyhook", "compartment"})
+	compartmentFailuresGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "skyhook_compartment_consecutive_failures",
+		Help: "Batches in a row that ended below the strategy's batchThreshold before its safetyLimit.",
+	}, []string{"skyhook", "compartment"})
+	compartmentHaltedGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "skyhook_compartment_halted",
+		Help: "1 while the compartment is halted by its failureThreshold.",
+	}, []string{"skyhook", "compartment"})
+
+	allGauges = []*prometheus.GaugeVec{nodesGauge, packagesGauge, budgetGauge, compartmentNodesGauge,
+		compartmentBatchGauge, compartmentBatchSizeGauge, compartmentFailuresGauge, compartmentHaltedGauge}
 )
 
 func init() {
-	metrics.Registry.MustRegister(nodesGauge, packagesGauge, budgetGauge)
+	for _, g := range allGauges {
+		metrics.Registry.MustRegister(g)
+	}
 }
 
 // observe sets a Skyhook's gauges from a pass.
@@ -44,12 +69,25 @@ func observe(sk *skyhookv1.Skyhook, work []*nodeWork, p progress, capacity int) 
 			packagesGauge.WithLabelValues(sk.Name, e.Name, e.Version, string(e.Stage), string(e.State)).Inc()
 		}
 	}
+	for _, c := range sk.Status.Compartments {
+		compartmentNodesGauge.WithLabelValues(sk.Name, c.Name, "all").Set(float64(c.Nodes))
+		compartmentNodesGauge.WithLabelValues(sk.Name, c.Name, "complete").Set(float64(c.Complete))
+		compartmentNodesGauge.WithLabelValues(sk.Name, c.Name, "in_progress").Set(float64(c.InProgress))
+		compartmentBatchGauge.WithLabelValues(sk.Name, c.Name).Set(float64(c.Batch))
+		compartmentBatchSizeGauge.WithLabelValues(sk.Name, c.Name).Set(float64(c.BatchSize))
+		compartmentFailuresGauge.WithLabelValues(sk.Name, c.Name).Set(float64(c.ConsecutiveFailures))
+		halted := 0.0
+		if c.Halted {
+			halted = 1
+		}
+		compartmentHaltedGauge.WithLabelValues(sk.Name, c.Name).Set(halted)
+	}
 }
 
 // forgetMetrics removes every series of a Skyhook.
 func forgetMetrics(skyhook string) {
 	labels := prometheus.Labels{"skyhook": skyhook}
-	nodesGauge.DeletePartialMatch(labels)
-	packagesGauge.DeletePartialMatch(labels)
-	budgetGauge.DeletePartialMatch(labels)
+	for _, g := range allGauges {
+		g.DeletePartialMatch(labels)
+	}
 }

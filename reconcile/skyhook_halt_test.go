@@ -67,6 +67,10 @@ spec:
 	if len(got.Status.Compartments) != 1 || !got.Status.Compartments[0].Halted || got.Status.Compartments[0].ConsecutiveFailures != 1 {
 		t.Errorf("compartments %+v; want the default compartment halted after 1 failure", got.Status.Compartments)
 	}
+	if metricValue(t, "skyhook_compartment_halted", map[string]string{"skyhook": "halt", "compartment": "__default__"}) != 1 ||
+		metricValue(t, "skyhook_compartment_consecutive_failures", map[string]string{"skyhook": "halt", "compartment": "__default__"}) != 1 {
+		t.Error("the compartment gauges do not show the halt")
+	}
 	for i, want := range []string{"complete", "erroring", "", "", "", ""} {
 		var node corev1.Node
 		if err := c.Get(ctx, client.ObjectKey{Name: "halt-" + string(rune('0'+i))}, &node); err != nil {
@@ -107,5 +111,9 @@ spec:
 	st := got.Status.Compartments
 	if len(st) != 1 || st[0].Halted || st[0].Complete != 6 || st[0].BatchSize != 0 || st[0].Batch < 2 {
 		t.Errorf("compartments %+v; want 6 complete, the batch size reset on completion, batch number kept", st)
+	}
+	if metricValue(t, "skyhook_compartment_halted", map[string]string{"skyhook": "halt", "compartment": "__default__"}) != 0 ||
+		metricValue(t, "skyhook_compartment_nodes", map[string]string{"skyhook": "halt", "compartment": "__default__", "status": "complete"}) != 6 {
+		t.Error("the compartment gauges do not show the finished rollout")
 	}
 }
