@@ -50,6 +50,8 @@ type progress struct {
 	blocked                    []skyhookv1.NodeAttention
 	erroring                   []skyhookv1.NodeAttention
 	stalled                    []string
+	// snapshots are the Skyhook's package snapshots by snapshot.Key.
+	snapshots map[string]*corev1.ConfigMap
 	halted                     bool // a compartment halted and nothing runs
 	requeue                    time.Duration
 }
@@ -58,15 +60,16 @@ type progress struct {
 // advances every node already in progress, starts waiting nodes while the
 // budget allows, and writes the status.
 func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) (ctrl.Result, error) {
-	work, blocked, err := r.gather(ctx, sk)
+	work, blocked, recorded, err := r.gather(ctx, sk)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.ensureConfigMaps(ctx, sk); err != nil {
+	snapshots, err := r.snapshots(ctx, sk)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	paused := sk.Annotations[skyhookv1.PauseAnnotation] == "true"
-	p := progress{selected: len(work), blocked: blocked, ignored: len(blocked)}
+	p := progress{selected: len(work), blocked: blocked, ignored: len(blocked), snapshots: snapshots}
 	var waiting []*nodeWork
 	for _, w := range work {
 		if err := r.cleanUp(ctx, sk, w); err != nil {
@@ -120,6 +123,9 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	if err := r.markWaiting(ctx, sk, waiting); err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := r.pruneSnapshots(ctx, sk, snapshots, recorded); err != nil {
+		return ctrl.Result{}, err
+	}
 	r.summarise(sk, p, paused)
 	observe(sk, work, p, capacity)
 	return ctrl.Result{RequeueAfter: p.requeue}, nil
@@ -169,19 +175,20 @@ func waitingFor(ahead []skyhookAhead, node *corev1.Node) string {
 }
 
 // gather lists the selected nodes, name ordered, with their records and
-// stage pods, and the selected nodes left out because they are ignored.
-func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) ([]*nodeWork, []skyhookv1.NodeAttention, error) {
+// stage pods; the selected nodes left out because they are ignored; and the
+// package versions (NodeStateKeys) any selected node records.
+func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) ([]*nodeWork, []skyhookv1.NodeAttention, map[string]bool, error) {
 	sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var nodes corev1.NodeList
 	if err := r.Client.List(ctx, &nodes, client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(r.Namespace), client.MatchingLabels{stagepod.SkyhookLabel: sk.Name}); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	byNode := map[string]map[string][]*corev1.Pod{}
 	for i := range pods.Items {
@@ -198,23 +205,27 @@ func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) (
 	}
 	var work []*nodeWork
 	var ignored []skyhookv1.NodeAttention
+	recorded := map[string]bool{}
 	for i := range nodes.Items {
 		node := &nodes.Items[i]
-		if node.Labels[skyhookv1.IgnoreNodeLabel] == "true" {
-			ignored = append(ignored, skyhookv1.NodeAttention{Name: node.Name, Status: skyhookv1.StatusBlocked,
-				Message: "ignored: labelled " + skyhookv1.IgnoreNodeLabel + "=true"})
-			continue
-		}
 		state, err := nodestate.Read(node, sk.Name)
 		if err != nil {
 			log.FromContext(ctx).Error(err, "starting the node's record over")
 			state = skyhookv1.NodeState{}
 		}
+		for key := range state {
+			recorded[key] = true
+		}
+		if node.Labels[skyhookv1.IgnoreNodeLabel] == "true" {
+			ignored = append(ignored, skyhookv1.NodeAttention{Name: node.Name, Status: skyhookv1.StatusBlocked,
+				Message: "ignored: labelled " + skyhookv1.IgnoreNodeLabel + "=true"})
+			continue
+		}
 		work = append(work, &nodeWork{node: node, state: state, pods: byNode[node.Name],
 			config: nodestate.ReadConfig(node, sk.Name), batch: nodestate.ReadBatch(node, sk.Name)})
 	}
 	sort.Slice(work, func(i, j int) bool { return work[i].node.Name < work[j].node.Name })
-	return work, ignored, nil
+	return work, ignored, recorded, nil
 }
 
 func taintList(taints []corev1.Taint) string {
@@ -367,7 +378,7 @@ func (r *SkyhookReconciler) advancePackage(ctx context.Context, sk *skyhookv1.Sk
 			}
 			entry.State = skyhookv1.StateInProgress
 			state[key] = entry
-			return false, r.createStagePod(ctx, sk, w.node.Name, name, step, entry.Restarts)
+			return false, r.createStagePod(ctx, sk, w.node.Name, name, step, entry.Restarts, p)
 		}
 		outcome := stagepod.Read(pod)
 		switch outcome.Result {
@@ -425,7 +436,7 @@ func (r *SkyhookReconciler) retry(ctx context.Context, sk *skyhookv1.Skyhook, w 
 		entry.Restarts++
 	}
 	state[key] = *entry
-	return r.createStagePod(ctx, sk, w.node.Name, name, step, entry.Restarts)
+	return r.createStagePod(ctx, sk, w.node.Name, name, step, entry.Restarts, p)
 }
 
 // stagePodFor is the newest try of the step's stage among a package's pods;
@@ -490,11 +501,11 @@ func (r *SkyhookReconciler) cleanUp(ctx context.Context, sk *skyhookv1.Skyhook, 
 	return nil
 }
 
-func (r *SkyhookReconciler) createStagePod(ctx context.Context, sk *skyhookv1.Skyhook, node, name string, step lifecycle.Step, attempt int32) error {
+func (r *SkyhookReconciler) createStagePod(ctx context.Context, sk *skyhookv1.Skyhook, node, name string, step lifecycle.Step, attempt int32, p *progress) error {
+	def, configMap := definition(sk, name, step, p.snapshots)
 	pod := stagepod.Build(stagepod.Spec{
-		Skyhook: sk, Package: name, Version: step.Version, Image: step.Image, Stage: step.Stage, Node: node,
-		Namespace: r.Namespace, AgentImage: r.AgentImage, PauseImage: r.PauseImage, Attempt: attempt,
-		ConfigMap: configMapName(sk, name),
+		Skyhook: sk, Package: name, Definition: def, Version: step.Version, Image: step.Image, Stage: step.Stage, Node: node,
+		Namespace: r.Namespace, AgentImage: r.AgentImage, PauseImage: r.PauseImage, Attempt: attempt, ConfigMap: configMap,
 	})
 	if err := r.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating stage pod %s: %w", pod.Name, err)
@@ -504,33 +515,6 @@ func (r *SkyhookReconciler) createStagePod(ctx context.Context, sk *skyhookv1.Sk
 
 func (r *SkyhookReconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
 	return client.IgnoreNotFound(r.Client.Delete(ctx, pod, client.PropagationPolicy(metav1.DeletePropagationBackground)))
-}
-
-// ensureConfigMaps writes each package's configMap into a ConfigMap the
-// stage pods mount.
-func (r *SkyhookReconciler) ensureConfigMaps(ctx context.Context, sk *skyhookv1.Skyhook) error {
-	for name, pkg := range sk.Spec.Packages {
-		if len(pkg.ConfigMap) == 0 {
-			continue
-		}
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: configMapName(sk, name), Namespace: r.Namespace}}
-		_, err := ctrl.CreateOrUpdate(ctx, r.Client, cm, func() error {
-			cm.Labels = map[string]string{stagepod.SkyhookLabel: sk.Name, stagepod.PackageLabel: name}
-			cm.Data = pkg.ConfigMap
-			return ctrl.SetControllerReference(sk, cm, r.Client.Scheme())
-		})
-		if err != nil {
-			return fmt.Errorf("writing the configMap of package %s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-func configMapName(sk *skyhookv1.Skyhook, pkg string) string {
-	if len(sk.Spec.Packages[pkg].ConfigMap) == 0 {
-		return ""
-	}
-	return sk.Name + "-" + pkg
 }
 
 // summarise writes the status and the Flux conditions.

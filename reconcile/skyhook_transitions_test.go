@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/snapshot"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/cluster"
 )
 
@@ -103,20 +106,63 @@ func TestDependsOnOrdersPackagesPerNode(t *testing.T) {
 	}
 }
 
-// A version down uninstalls the old version with its own image, then
-// installs the new one; a removed package is uninstalled and forgotten.
+// uninstallPods follows the uninstall stage pods of a Skyhook as they are
+// created, by package.
+func uninstallPods(t *testing.T, skyhook string) func() map[string]*corev1.Pod {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := env.Clientset.CoreV1().Pods(operatorNamespace).Watch(ctx, metav1.ListOptions{
+		LabelSelector: stagepod.SkyhookLabel + "=" + skyhook + "," + stagepod.StageLabel + "=uninstall"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]*corev1.Pod{}
+	go func() {
+		for ev := range w.ResultChan() {
+			if pod, ok := ev.Object.(*corev1.Pod); ok {
+				mu.Lock()
+				seen[pod.Labels[stagepod.PackageLabel]] = pod
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() map[string]*corev1.Pod {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(seen)
+	}
+}
+
+func envValue(c corev1.Container, name string) string {
+	for _, e := range c.Env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
+}
+
+// A version down uninstalls the old version with its own image, env and
+// configMap, then installs the new one; a removed package is uninstalled,
+// with its own env, and forgotten; the snapshots of both old versions go
+// once no node records them.
 func TestDowngradeAndRemoval(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
 	history := recordHistory(t, "versions-0", "versions")
+	uninstalls := uninstallPods(t, "versions")
+	tuning := pkg("2.0.0", "ghcr.io/x/tuning", nil)
+	tuning.Env = append(tuning.Env, corev1.EnvVar{Name: "MODE", Value: "two"})
+	tuning.ConfigMap = map[string]string{"mode.conf": "two"}
+	extra := pkg("1.0.0", "ghcr.io/x/extra", nil)
+	extra.Env = append(extra.Env, corev1.EnvVar{Name: "MODE", Value: "extra"})
 	sk := &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: "versions"},
 		Spec: skyhookv1.SkyhookSpec{
 			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "versions"}},
-			Packages: skyhookv1.Packages{
-				"tuning": pkg("2.0.0", "ghcr.io/x/tuning", nil),
-				"extra":  pkg("1.0.0", "ghcr.io/x/extra", nil),
-			},
+			Packages:     skyhookv1.Packages{"tuning": tuning, "extra": extra},
 		},
 	}
 	if err := c.Create(ctx, sk); err != nil {
@@ -128,7 +174,10 @@ func TestDowngradeAndRemoval(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(sk), sk); err != nil {
 		t.Fatal(err)
 	}
-	sk.Spec.Packages["tuning"] = pkg("1.5.0", "ghcr.io/x/tuning-new-image", nil)
+	newer := pkg("1.5.0", "ghcr.io/x/tuning-new-image", nil)
+	newer.Env = append(newer.Env, corev1.EnvVar{Name: "MODE", Value: "one-five"})
+	newer.ConfigMap = map[string]string{"mode.conf": "one-five"}
+	sk.Spec.Packages["tuning"] = newer
 	delete(sk.Spec.Packages, "extra")
 	if err := c.Update(ctx, sk); err != nil {
 		t.Fatal(err)
@@ -153,6 +202,34 @@ func TestDowngradeAndRemoval(t *testing.T) {
 	if !sawOldUninstall || !sawExtraUninstall {
 		t.Fatalf("uninstall of tuning 2.0.0 seen: %v, of extra: %v; history %v", sawOldUninstall, sawExtraUninstall, history())
 	}
+	pods := uninstalls()
+	if pod := pods["tuning"]; pod == nil {
+		t.Error("no uninstall pod of tuning seen")
+	} else {
+		agent := pod.Spec.InitContainers[1]
+		if envValue(agent, "MODE") != "two" || envValue(agent, "SKYHOOK_VERSION") != "2.0.0" {
+			t.Errorf("tuning 2.0.0 was uninstalled with MODE=%q, version %q; want its own env (two, 2.0.0)", envValue(agent, "MODE"), envValue(agent, "SKYHOOK_VERSION"))
+		}
+		mounted := ""
+		for _, v := range pod.Spec.Volumes {
+			if v.ConfigMap != nil {
+				mounted = v.ConfigMap.Name
+			}
+		}
+		if want := snapshot.Name("versions", "tuning", "2.0.0"); mounted != want {
+			t.Errorf("the uninstall of tuning 2.0.0 mounts configMap %q, want its own snapshot %s", mounted, want)
+		}
+	}
+	if pod := pods["extra"]; pod == nil || envValue(pod.Spec.InitContainers[1], "MODE") != "extra" {
+		t.Errorf("the removed package was not uninstalled with its own env: %v", pod)
+	}
+	eventually(t, "the snapshots of the old versions to go", func() bool {
+		var cms corev1.ConfigMapList
+		if err := c.List(ctx, &cms, client.InNamespace(operatorNamespace), client.MatchingLabels{snapshot.SkyhookLabel: "versions"}); err != nil {
+			return false
+		}
+		return len(cms.Items) == 1 && cms.Items[0].Annotations[snapshot.VersionAnnotation] == "1.5.0" && cms.Items[0].Data["mode.conf"] == "one-five"
+	})
 	var node corev1.Node
 	if err := c.Get(ctx, client.ObjectKey{Name: "versions-0"}, &node); err != nil {
 		t.Fatal(err)

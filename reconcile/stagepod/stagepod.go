@@ -64,6 +64,11 @@ const HostRoot = "/root"
 type Spec struct {
 	Skyhook    *skyhookv1.Skyhook
 	Package    string
+	// Definition is the package as declared for Version: the spec's for
+	// the declared version, a snapshot's for an older one being
+	// uninstalled. Its env, resources, agentImageOverride and
+	// gracefulShutdown apply.
+	Definition skyhookv1.Package
 	Version    string
 	Image      string // the package image (repository, or repository@digest)
 	Stage      skyhookv1.Stage
@@ -73,7 +78,7 @@ type Spec struct {
 	PauseImage string
 	// Attempt numbers the tries of this stage, so a retry is a new pod.
 	Attempt int32
-	// ConfigMap is the name of the ConfigMap holding the package's
+	// ConfigMap is the name of the ConfigMap holding the Definition's
 	// configMap, empty when it has none.
 	ConfigMap string
 }
@@ -96,7 +101,7 @@ func (s Spec) CopyDir() string {
 
 // Build makes the pod.
 func Build(s Spec) *corev1.Pod {
-	pkg := s.Skyhook.Spec.Packages[s.Package]
+	pkg := s.Definition
 	agent := s.AgentImage
 	if pkg.AgentImageOverride != "" {
 		agent = pkg.AgentImageOverride

@@ -19,7 +19,7 @@ func spec() Spec {
 			Env:        []corev1.EnvVar{{Name: "CSP", Value: "azure"}},
 		}}},
 	}
-	return Spec{Skyhook: sk, Package: "tuning", Version: "1.1.0", Image: sk.Spec.Packages["tuning"].Image, Stage: skyhookv1.StageApply,
+	return Spec{Skyhook: sk, Package: "tuning", Definition: sk.Spec.Packages["tuning"], Version: "1.1.0", Image: sk.Spec.Packages["tuning"].Image, Stage: skyhookv1.StageApply,
 		Node: "node-1", Namespace: "skyhook-system", AgentImage: "ghcr.io/skyhook/agent:1", PauseImage: "pause:3.10", ConfigMap: "demo-tuning"}
 }
 

@@ -1,0 +1,56 @@
+package snapshot
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+)
+
+func TestWriteThenReadGivesThePackageBack(t *testing.T) {
+	pkg := skyhookv1.Package{
+		PackageRef:         skyhookv1.PackageRef{Name: "tuning", Version: "2.0.0+build.1"},
+		Image:              "ghcr.io/x/tuning",
+		AgentImageOverride: "ghcr.io/x/agent:2",
+		ConfigMap:          map[string]string{"mode.conf": "two"},
+		Env:                []corev1.EnvVar{{Name: "MODE", Value: "two"}, {Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "t"}}}},
+		Resources:          &skyhookv1.ResourceRequirements{CPURequest: resource.MustParse("100m"), CPULimit: resource.MustParse("1"), MemoryRequest: resource.MustParse("64Mi"), MemoryLimit: resource.MustParse("1Gi")},
+	}
+	name := Name("demo", "tuning", pkg.Version)
+	if strings.ContainsAny(name, "+_") || !strings.HasPrefix(name, "demo-tuning-") {
+		t.Errorf("name %q is not a valid readable ConfigMap name", name)
+	}
+	if Name("demo", "tuning", "2.0.0") == name {
+		t.Error("two versions share a snapshot name")
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := Write(cm, "demo", "tuning", pkg); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["mode.conf"] != "two" || strings.Contains(cm.Annotations[PackageAnnotation], "mode.conf") {
+		t.Errorf("the configMap belongs in data only: data %v, annotation %s", cm.Data, cm.Annotations[PackageAnnotation])
+	}
+	got, err := Read(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(got, pkg) {
+		t.Errorf("read back\n %+v\nwant\n %+v", got, pkg)
+	}
+	index := Of([]corev1.ConfigMap{*cm, {ObjectMeta: metav1.ObjectMeta{Name: "unrelated"}}})
+	if len(index) != 1 || index[Key("tuning", pkg.Version)] == nil {
+		t.Errorf("index %v", index)
+	}
+}
+
+func TestReadRejectsABrokenSnapshot(t *testing.T) {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Annotations: map[string]string{PackageAnnotation: "{"}}}
+	if _, err := Read(cm); err == nil || !strings.Contains(err.Error(), PackageAnnotation) {
+		t.Errorf("error %v, want one naming the annotation", err)
+	}
+}
