@@ -142,8 +142,8 @@ type skyhookAhead struct {
 // lower priority number, or the same and a name before sk's. Disabled and
 // deleted ones do not hold anyone back; paused ones do.
 func (r *SkyhookReconciler) skyhooksAhead(ctx context.Context, sk *skyhookv1.Skyhook) ([]skyhookAhead, error) {
-	var list skyhookv1.SkyhookList
-	if err := r.Client.List(ctx, &list); err != nil {
+	var list skyhookv1.SkyhookList // read only: no copy of every Skyhook per event
+	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	var ahead []skyhookAhead
@@ -182,12 +182,15 @@ func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) (
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	// The cached objects are read without a copy: a pass only reads them
+	// (writes go through fresh objects, see writeRecord), and copying every
+	// node on every pass would make each pass cost as much as the fleet.
 	var nodes corev1.NodeList
-	if err := r.Client.List(ctx, &nodes, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	if err := r.Client.List(ctx, &nodes, client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, nil, nil, err
 	}
 	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, client.InNamespace(r.Namespace), client.MatchingLabels{stagepod.SkyhookLabel: sk.Name}); err != nil {
+	if err := r.Client.List(ctx, &pods, client.InNamespace(r.Namespace), client.MatchingLabels{stagepod.SkyhookLabel: sk.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, nil, nil, err
 	}
 	byNode := map[string]map[string][]*corev1.Pod{}
@@ -206,11 +209,13 @@ func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) (
 	var work []*nodeWork
 	var ignored []skyhookv1.NodeAttention
 	recorded := map[string]bool{}
+	records := r.records.read(sk, nodes.Items)
 	for i := range nodes.Items {
 		node := &nodes.Items[i]
-		state, err := nodestate.Read(node, sk.Name)
-		if err != nil {
-			log.FromContext(ctx).Error(err, "starting the node's record over")
+		rec := records[i].record
+		state := rec.State
+		if records[i].err != nil {
+			log.FromContext(ctx).Error(records[i].err, "starting the node's record over")
 			state = skyhookv1.NodeState{}
 		}
 		for key := range state {
@@ -221,8 +226,7 @@ func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) (
 				Message: "ignored: labelled " + skyhookv1.IgnoreNodeLabel + "=true"})
 			continue
 		}
-		work = append(work, &nodeWork{node: node, state: state, pods: byNode[node.Name],
-			config: nodestate.ReadConfig(node, sk.Name), batch: nodestate.ReadBatch(node, sk.Name)})
+		work = append(work, &nodeWork{node: node, state: state, pods: byNode[node.Name], config: rec.Config, batch: rec.Batch})
 	}
 	sort.Slice(work, func(i, j int) bool { return work[i].node.Name < work[j].node.Name })
 	return work, ignored, recorded, nil
@@ -330,7 +334,10 @@ func (r *SkyhookReconciler) writeRecord(ctx context.Context, sk *skyhookv1.Skyho
 	if r.written.same(sk.UID, string(w.node.UID), patchData) {
 		return nil
 	}
-	if err := r.Client.Patch(ctx, w.node, client.RawPatch(types.MergePatchType, patchData)); err != nil {
+	// A fresh object: Patch decodes the answer into it, and w.node is the
+	// cache's own copy.
+	target := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: w.node.Name}}
+	if err := r.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patchData)); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	r.written.record(sk.UID, string(w.node.UID), patchData)

@@ -48,6 +48,7 @@ type SkyhookReconciler struct {
 	statusWrites statusWrites
 	written      writtenRecords
 	batches      batchStates
+	records      parsedRecords
 }
 
 // Reconcile implements reconcile.Reconciler, Flux style: get, patch helper
@@ -136,6 +137,7 @@ func (r *SkyhookReconciler) finalize(ctx context.Context, sk *skyhookv1.Skyhook)
 	r.started.forget(sk.UID)
 	r.written.forget(sk.UID)
 	r.batches.forget(sk.UID)
+	r.records.forget(sk.UID)
 	forgetMetrics(sk.Name)
 	controllerutil.RemoveFinalizer(sk, Finalizer)
 	return nil
@@ -164,8 +166,8 @@ func (r *SkyhookReconciler) skyhooksForNode(ctx context.Context, o client.Object
 	if !ok {
 		return nil
 	}
-	var list skyhookv1.SkyhookList
-	if err := r.Client.List(ctx, &list); err != nil {
+	var list skyhookv1.SkyhookList // read only: no copy of every Skyhook per event
+	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var reqs []ctrl.Request
@@ -181,8 +183,8 @@ func (r *SkyhookReconciler) skyhooksForNode(ctx context.Context, o client.Object
 
 // skyhooksForPolicy maps a DeploymentPolicy to the Skyhooks that use it.
 func (r *SkyhookReconciler) skyhooksForPolicy(ctx context.Context, o client.Object) []ctrl.Request {
-	var list skyhookv1.SkyhookList
-	if err := r.Client.List(ctx, &list); err != nil {
+	var list skyhookv1.SkyhookList // read only: no copy of every Skyhook per event
+	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var reqs []ctrl.Request

@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +29,8 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -54,8 +57,8 @@ func main() {
 	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
 	check(build.Run())
 
-	fmt.Println("| nodes | phase | makespan | ideal | ratio | most in progress (budget) | mutating requests per node | operator CPU s | operator peak RSS | control plane CPU s | machine busy |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| nodes | phase | makespan | ideal | ratio | most in progress (budget) | mutating requests per node | reconciles (mean time) | operator CPU s | operator peak RSS | control plane CPU s | machine busy |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, s := range strings.Split(*nodesFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		check(err)
@@ -85,7 +88,7 @@ func run(manager string, n int, stage time.Duration, percent int, audit bool) []
 	check(err)
 	check(cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "skyhook-system"}}))
 
-	proc := startManager(manager, c)
+	proc, metricsURL := startManager(manager, c)
 	defer func() { _ = proc.Process.Kill(); _ = proc.Wait() }()
 	check(operator.WaitAdmission(ctx, cl, nil))
 
@@ -108,6 +111,7 @@ func run(manager string, n int, stage time.Duration, percent int, audit bool) []
 	var rows []string
 	for _, phase := range []string{"install", "upgrade"} {
 		auditStart := auditLines(c.AuditLog)
+		passesStart, passTimeStart := reconciles(metricsURL)
 		cpuStart := cpuSeconds(proc.Process.Pid)
 		planeStart := controlPlaneCPU(c)
 		start := time.Now()
@@ -128,30 +132,59 @@ func run(manager string, n int, stage time.Duration, percent int, audit bool) []
 			requests = requestsPerNode(c.AuditLog, auditStart, n)
 		}
 		operatorCPU, planeCPU := cpuSeconds(proc.Process.Pid)-cpuStart, controlPlaneCPU(c)-planeStart
-		rows = append(rows, fmt.Sprintf("| %d | %s | %.1f s | %.1f s | %.2f | %d (%d) | %s | %.1f | %d MiB | %.1f | %.0f%% |",
+		passes, passTime := reconciles(metricsURL)
+		passes, passTime = passes-passesStart, passTime-passTimeStart
+		rows = append(rows, fmt.Sprintf("| %d | %s | %.1f s | %.1f s | %.2f | %d (%d) | %s | %.0f (%.1f ms) | %.1f | %d MiB | %.1f | %.0f%% |",
 			n, phase, makespan.Seconds(), ideal.Seconds(), makespan.Seconds()/ideal.Seconds(),
-			watcher.TakeMost(), capacity, requests, operatorCPU, peakRSS(proc.Process.Pid)/1024,
+			watcher.TakeMost(), capacity, requests, passes, 1000*passTime/max(passes, 1), operatorCPU, peakRSS(proc.Process.Pid)/1024,
 			planeCPU, 100*(operatorCPU+planeCPU)/(float64(runtime.NumCPU())*makespan.Seconds())))
 	}
 	return rows
 }
 
 // startManager runs the operator binary against the cluster as the
-// operator user, with its webhooks on localhost.
-func startManager(manager string, c *cluster.Cluster) *exec.Cmd {
-	ports, err := cluster.FreePorts(1)
+// operator user, with its webhooks on localhost, and returns it with the
+// address of its metrics.
+func startManager(manager string, c *cluster.Cluster) (*exec.Cmd, string) {
+	ports, err := cluster.FreePorts(2)
 	check(err)
-	port := ports[0]
 	certs, err := os.MkdirTemp("", "skyhook-bench-certs-")
 	check(err)
 	logFile, err := os.Create(filepath.Join(c.Dir, "logs", "operator.log"))
 	check(err)
+	metricsAddr := "127.0.0.1:" + strconv.Itoa(ports[1])
 	cmd := exec.Command(manager, "--kubeconfig="+c.OperatorKubeconfig, "--namespace=skyhook-system",
-		"--webhook-host=127.0.0.1", "--webhook-port="+strconv.Itoa(port), "--local-webhook-host=localhost",
-		"--cert-dir="+certs, "--metrics-bind-address=0", "--health-probe-bind-address=0")
+		"--webhook-host=127.0.0.1", "--webhook-port="+strconv.Itoa(ports[0]), "--local-webhook-host=localhost",
+		"--cert-dir="+certs, "--metrics-bind-address="+metricsAddr, "--health-probe-bind-address=0")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	check(cmd.Start())
-	return cmd
+	return cmd, "http://" + metricsAddr + "/metrics"
+}
+
+// reconciles reads the Skyhook controller's reconcile count and their
+// total duration in seconds from the operator's metrics.
+func reconciles(url string) (count, seconds float64) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, 0
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return 0, 0
+	}
+	if f := families["controller_runtime_reconcile_time_seconds"]; f != nil {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == "skyhook" {
+					count += float64(m.GetHistogram().GetSampleCount())
+					seconds += m.GetHistogram().GetSampleSum()
+				}
+			}
+		}
+	}
+	return count, seconds
 }
 
 func waitReady(ctx context.Context, cl client.Client, sk *skyhookv1.Skyhook, timeout time.Duration) error {
