@@ -36,6 +36,8 @@ func TestDefaultDeploymentApplies(t *testing.T) {
 		"customresourcedefinition.apiextensions.k8s.io/skyhooks.skyhook.nvidia.com",
 		"clusterrole.rbac.authorization.k8s.io/skyhook-manager",
 		"clusterrolebinding.rbac.authorization.k8s.io/skyhook-manager",
+		"role.rbac.authorization.k8s.io/skyhook-manager",
+		"rolebinding.rbac.authorization.k8s.io/skyhook-manager",
 		"deployment.apps/skyhook-operator",
 		"service/skyhook-webhook",
 	} {

@@ -52,8 +52,8 @@ type progress struct {
 	stalled                    []string
 	// snapshots are the Skyhook's package snapshots by snapshot.Key.
 	snapshots map[string]*corev1.ConfigMap
-	halted                     bool // a compartment halted and nothing runs
-	requeue                    time.Duration
+	halted    bool // a compartment halted and nothing runs
+	requeue   time.Duration
 }
 
 // rollout does one pass: reads the selected nodes and the stage pods,
@@ -71,23 +71,23 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	paused := sk.Annotations[skyhookv1.PauseAnnotation] == "true"
 	p := progress{selected: len(work), blocked: blocked, ignored: len(blocked), snapshots: snapshots}
 	var waiting []*nodeWork
+	pool := r.pool(ctx, sk, &p)
 	for _, w := range work {
-		if err := r.cleanUp(ctx, sk, w); err != nil {
-			return ctrl.Result{}, err
-		}
+		pool.deletePods(r.finishedPods(sk, w))
 		switch {
 		case nodeComplete(sk, w):
 			p.complete++
 			w.now = skyhookv1.StatusComplete
 		case r.nodeActive(sk, w):
 			p.active++
-			if err := r.advance(ctx, sk, w, !paused, &p); err != nil {
-				return ctrl.Result{}, err
-			}
+			pool.advance(w, !paused)
 		default:
 			w.now = skyhookv1.StatusWaiting
 			waiting = append(waiting, w)
 		}
+	}
+	if err := pool.wait(); err != nil {
+		return ctrl.Result{}, err
 	}
 	capacity := budget.Cap(sk.Spec.InterruptionBudget, len(work))
 	gate, err := r.policyGate(ctx, sk, work)
@@ -98,6 +98,8 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	pool = r.pool(ctx, sk, &p)
+	var starting []*nodeWork
 	for _, w := range waiting {
 		if taints := stagepod.Untolerated(sk, w.node); len(taints) > 0 {
 			p.blocked = append(p.blocked, skyhookv1.NodeAttention{Name: w.node.Name, Status: skyhookv1.StatusBlocked,
@@ -115,14 +117,17 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		}
 		p.active++
 		r.started.add(sk.UID, w.node.Name)
-		if err := r.advance(ctx, sk, w, true, &p); err != nil {
-			return ctrl.Result{}, err
-		}
+		w.now = skyhookv1.StatusInProgress
+		starting = append(starting, w)
 	}
-	p.halted = r.finishPolicy(sk, gate, p.complete == p.selected)
-	if err := r.markWaiting(ctx, sk, waiting); err != nil {
+	markWaiting(sk, waiting, pool)
+	for _, w := range starting {
+		pool.advance(w, true)
+	}
+	if err := pool.wait(); err != nil {
 		return ctrl.Result{}, err
 	}
+	p.halted = r.finishPolicy(sk, gate, p.complete == p.selected)
 	if err := r.pruneSnapshots(ctx, sk, snapshots, recorded); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -248,21 +253,18 @@ const markWaitingPerPass = 50
 // markWaiting turns the status of nodes that completed an earlier
 // generation and wait for this one from complete to waiting: admins, and
 // Skyhooks of a later priority, read it.
-func (r *SkyhookReconciler) markWaiting(ctx context.Context, sk *skyhookv1.Skyhook, waiting []*nodeWork) error {
+func markWaiting(sk *skyhookv1.Skyhook, waiting []*nodeWork, pool *nodePool) {
 	marked := 0
 	for _, w := range waiting {
 		if w.now != skyhookv1.StatusWaiting || w.node.Labels[skyhookv1.StatusKey(sk.Name)] != string(skyhookv1.StatusComplete) {
 			continue
 		}
 		if marked == markWaitingPerPass {
-			return nil
+			return
 		}
-		if err := r.writeRecord(ctx, sk, w, nodestate.Record{State: w.state, Config: w.config, Status: skyhookv1.StatusWaiting, Batch: w.batch}); err != nil {
-			return err
-		}
+		pool.writeRecord(w, nodestate.Record{State: w.state, Config: w.config, Status: skyhookv1.StatusWaiting, Batch: w.batch})
 		marked++
 	}
-	return nil
 }
 
 // nodeComplete reports whether every package is done on the node.
@@ -469,10 +471,12 @@ func attempt(pod *corev1.Pod) int {
 	return n
 }
 
-// cleanUp deletes the node's stage pods that are behind the cached record:
-// their stage is recorded complete or a later stage is, or their version was
-// forgotten (an uninstall) and is not the declared one.
-func (r *SkyhookReconciler) cleanUp(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork) error {
+// finishedPods takes out of w.pods, and returns, the node's stage pods that
+// are behind the cached record: their stage is recorded complete or a later
+// stage is, or their version was forgotten (an uninstall) and is not the
+// declared one. They are to be deleted.
+func (r *SkyhookReconciler) finishedPods(sk *skyhookv1.Skyhook, w *nodeWork) []*corev1.Pod {
+	var finishedPods []*corev1.Pod
 	for name, pods := range w.pods {
 		kept := pods[:0]
 		for _, pod := range pods {
@@ -499,13 +503,11 @@ func (r *SkyhookReconciler) cleanUp(ctx context.Context, sk *skyhookv1.Skyhook, 
 				kept = append(kept, pod)
 				continue
 			}
-			if err := r.deletePod(ctx, pod); err != nil {
-				return err
-			}
+			finishedPods = append(finishedPods, pod)
 		}
 		w.pods[name] = kept
 	}
-	return nil
+	return finishedPods
 }
 
 func (r *SkyhookReconciler) createStagePod(ctx context.Context, sk *skyhookv1.Skyhook, node, name string, step lifecycle.Step, attempt int32, p *progress) error {

@@ -42,6 +42,9 @@ type SkyhookReconciler struct {
 	PauseImage string
 	// MaxAttempts bounds the tries of one stage; then the Skyhook is Stalled.
 	MaxAttempts int32
+	// Parallelism bounds the nodes whose API requests a pass sends at once
+	// (16 when zero).
+	Parallelism int
 	Recorder    events.EventRecorder
 
 	started      startedNodes
@@ -147,6 +150,9 @@ func (r *SkyhookReconciler) finalize(ctx context.Context, sk *skyhookv1.Skyhook)
 func (r *SkyhookReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.MaxAttempts == 0 {
 		r.MaxAttempts = 5
+	}
+	if r.Parallelism == 0 {
+		r.Parallelism = defaultParallelism
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("skyhook").

@@ -62,8 +62,8 @@ const HostRoot = "/root"
 
 // Spec is what a stage pod is made from.
 type Spec struct {
-	Skyhook    *skyhookv1.Skyhook
-	Package    string
+	Skyhook *skyhookv1.Skyhook
+	Package string
 	// Definition is the package as declared for Version: the spec's for
 	// the declared version, a snapshot's for an older one being
 	// uninstalled. Its env, resources, agentImageOverride and

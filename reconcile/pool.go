@@ -1,0 +1,83 @@
+package reconcile
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/nodestate"
+)
+
+// defaultParallelism is how many nodes a pass works on at once when the
+// reconciler does not say.
+const defaultParallelism = 16
+
+// nodePool runs the API requests of a pass for several nodes at once. The
+// decisions (which node is active, which may start) are made one node
+// after another; the requests they lead to (create and delete stage pods,
+// write node records) are independent per node, and at fleet scale a pass
+// that sends them one by one spends its time waiting on the API server.
+type nodePool struct {
+	r     *SkyhookReconciler
+	sk    *skyhookv1.Skyhook
+	group *errgroup.Group
+	ctx   context.Context
+	p     *progress
+	// mu guards reports: what each advance reported, for wait to add up.
+	mu      sync.Mutex
+	reports []progress
+}
+
+func (r *SkyhookReconciler) pool(ctx context.Context, sk *skyhookv1.Skyhook, p *progress) *nodePool {
+	group, ctx := errgroup.WithContext(ctx)
+	group.SetLimit(max(1, r.Parallelism))
+	return &nodePool{r: r, sk: sk, group: group, ctx: ctx, p: p}
+}
+
+// advance advances the node (see SkyhookReconciler.advance) in the pool.
+// What it reports joins the pass's progress in wait, so the pass may keep
+// reading its counters meanwhile.
+func (n *nodePool) advance(w *nodeWork, start bool) {
+	n.group.Go(func() error {
+		local := progress{snapshots: n.p.snapshots}
+		err := n.r.advance(n.ctx, n.sk, w, start, &local)
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		n.reports = append(n.reports, local)
+		return err
+	})
+}
+
+// deletePods deletes finished stage pods in the pool.
+func (n *nodePool) deletePods(pods []*corev1.Pod) {
+	for _, pod := range pods {
+		n.group.Go(func() error { return n.r.deletePod(n.ctx, pod) })
+	}
+}
+
+// writeRecord writes a node record in the pool.
+func (n *nodePool) writeRecord(w *nodeWork, rec nodestate.Record) {
+	n.group.Go(func() error { return n.r.writeRecord(n.ctx, n.sk, w, rec) })
+}
+
+// wait waits for every request, adds what the nodes reported to the pass's
+// progress and puts it in a stable order (the status must not change with
+// the order the nodes finished in).
+func (n *nodePool) wait() error {
+	err := n.group.Wait()
+	for _, local := range n.reports {
+		n.p.active += local.active
+		n.p.complete += local.complete
+		n.p.erroring = append(n.p.erroring, local.erroring...)
+		n.p.stalled = append(n.p.stalled, local.stalled...)
+		n.p.requeue = minPositive(n.p.requeue, local.requeue)
+	}
+	n.reports = nil
+	sort.SliceStable(n.p.erroring, func(i, j int) bool { return n.p.erroring[i].Name < n.p.erroring[j].Name })
+	sort.Strings(n.p.stalled)
+	return err
+}
