@@ -14,7 +14,7 @@ TEST_TIMEOUT ?= 30m
 
 GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' -o -path 'config/webhook/manifests.yaml' | LC_ALL=C sort | xargs sha256sum
 
-.PHONY: all build test generate verify-generated prepare sandbox sandbox-down sandbox-status bench bench-rollout clean
+.PHONY: all build test generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status bench bench-rollout clean
 
 all: build
 
@@ -39,12 +39,16 @@ verify-generated:
 		exit 1; \
 	fi
 
+## verify-fmt: fail when a Go file is not gofmt-ed.
+verify-fmt:
+	@unformatted="$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$(git ls-files '*.go'))"; if [ -n "$$unformatted" ]; then echo "not gofmt-ed: $$unformatted"; exit 1; fi
+
 ## prepare: build the control-plane binaries into the cache.
 prepare: build
 	bin/skyhook sandbox prepare
 
 ## test: everything CI runs.
-test: verify-generated prepare
+test: verify-generated verify-fmt prepare
 	$(GO) vet ./...
 	$(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 

@@ -290,3 +290,41 @@ func (w *writtenRecords) forget(uid types.UID) {
 	defer w.mu.Unlock()
 	delete(w.patch, uid)
 }
+
+// recentDeletes remembers the stage pods this operator deleted lately: the
+// cache shows a deleted pod until its delete event arrives, and deleting it
+// again would only cost a request.
+type recentDeletes struct {
+	mu        sync.Mutex
+	at        map[types.UID]time.Time
+	lastPrune time.Time
+}
+
+// recentDeleteWindow is how long a delete is remembered; far longer than
+// the cache lags.
+const recentDeleteWindow = 30 * time.Second
+
+func (d *recentDeletes) has(uid types.UID) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	at, ok := d.at[uid]
+	return ok && time.Since(at) < recentDeleteWindow
+}
+
+func (d *recentDeletes) add(uid types.UID) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := time.Now()
+	if d.at == nil {
+		d.at = map[types.UID]time.Time{}
+	}
+	d.at[uid] = now
+	if now.Sub(d.lastPrune) > recentDeleteWindow {
+		for k, at := range d.at {
+			if now.Sub(at) >= recentDeleteWindow {
+				delete(d.at, k)
+			}
+		}
+		d.lastPrune = now
+	}
+}

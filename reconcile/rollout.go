@@ -523,7 +523,14 @@ func (r *SkyhookReconciler) createStagePod(ctx context.Context, sk *skyhookv1.Sk
 }
 
 func (r *SkyhookReconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
-	return client.IgnoreNotFound(r.Client.Delete(ctx, pod, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	if r.deleted.has(pod.UID) {
+		return nil
+	}
+	if err := r.Client.Delete(ctx, pod, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	r.deleted.add(pod.UID)
+	return nil
 }
 
 // summarise writes the status and the Flux conditions.

@@ -52,6 +52,7 @@ type SkyhookReconciler struct {
 	written      writtenRecords
 	batches      batchStates
 	records      parsedRecords
+	deleted      recentDeletes
 }
 
 // Reconcile implements reconcile.Reconciler, Flux style: get, patch helper
