@@ -11,7 +11,7 @@
 // +kubebuilder:rbac:groups=skyhook.nvidia.com,resources=skyhooks/status;deploymentpolicies/status;packagesets/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=skyhook.nvidia.com,resources=skyhooks/finalizers;packagesets/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups="",namespace=skyhook-system,resources=pods,verbs=get;list;watch;create;delete;deletecollection
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create

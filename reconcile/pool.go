@@ -59,6 +59,11 @@ func (n *nodePool) deletePods(pods []*corev1.Pod) {
 	}
 }
 
+// releaseCordon lifts the Skyhook's cordon of the node in the pool.
+func (n *nodePool) releaseCordon(node *corev1.Node) {
+	n.group.Go(func() error { return n.r.releaseCordon(n.ctx, n.sk, node) })
+}
+
 // writeRecord writes a node record in the pool.
 func (n *nodePool) writeRecord(w *nodeWork, rec nodestate.Record) {
 	n.group.Go(func() error { return n.r.writeRecord(n.ctx, n.sk, w, rec) })
@@ -75,9 +80,13 @@ func (n *nodePool) wait() error {
 		n.p.erroring = append(n.p.erroring, local.erroring...)
 		n.p.stalled = append(n.p.stalled, local.stalled...)
 		n.p.requeue = minPositive(n.p.requeue, local.requeue)
+		n.p.blocked = append(n.p.blocked, local.blocked...)
+		n.p.drainBlocked = append(n.p.drainBlocked, local.drainBlocked...)
 	}
 	n.reports = nil
 	sort.SliceStable(n.p.erroring, func(i, j int) bool { return n.p.erroring[i].Name < n.p.erroring[j].Name })
 	sort.Strings(n.p.stalled)
+	sort.SliceStable(n.p.blocked, func(i, j int) bool { return n.p.blocked[i].Name < n.p.blocked[j].Name })
+	sort.Slice(n.p.drainBlocked, func(i, j int) bool { return n.p.drainBlocked[i].node < n.p.drainBlocked[j].node })
 	return err
 }

@@ -22,6 +22,8 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/budget"
+	"github.com/skyhook-go/skyhook/reconcile/cordon"
+	"github.com/skyhook-go/skyhook/reconcile/interrupt"
 	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
 	"github.com/skyhook-go/skyhook/reconcile/nodestate"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
@@ -41,6 +43,8 @@ type nodeWork struct {
 	// now is where the node stands in this pass: complete, in_progress,
 	// erroring, or waiting to start.
 	now skyhookv1.Status
+	// interrupt is the merged interrupt due on the node in this pass.
+	interrupt *skyhookv1.Interrupt
 }
 
 // progress summarises a pass over the nodes.
@@ -52,8 +56,10 @@ type progress struct {
 	stalled                    []string
 	// snapshots are the Skyhook's package snapshots by snapshot.Key.
 	snapshots map[string]*corev1.ConfigMap
-	halted    bool // a compartment halted and nothing runs
-	requeue   time.Duration
+	// drainBlocked are the nodes whose interrupt waits on pods.
+	drainBlocked []drainReport
+	halted       bool // a compartment halted and nothing runs
+	requeue      time.Duration
 }
 
 // rollout does one pass: reads the selected nodes and the stage pods,
@@ -78,6 +84,9 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		case nodeComplete(sk, w):
 			p.complete++
 			w.now = skyhookv1.StatusComplete
+			if cordon.OwnedBy(w.node, sk) {
+				pool.releaseCordon(w.node) // left by a crash between the last stage and the release
+			}
 		case r.nodeActive(sk, w):
 			p.active++
 			pool.advance(w, !paused)
@@ -303,16 +312,28 @@ func (r *SkyhookReconciler) nodeActive(sk *skyhookv1.Skyhook, w *nodeWork) bool 
 // start=false only follows running stages (a paused Skyhook).
 func (r *SkyhookReconciler) advance(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, start bool, p *progress) error {
 	state, config := maps.Clone(w.state), maps.Clone(w.config)
-	done := map[string]bool{}
-	for _, name := range dependencyOrder(sk, state) {
-		if !dependenciesDone(sk, name, done) {
-			continue
-		}
-		finished, err := r.advancePackage(ctx, sk, w, state, config, name, start, p)
+	due, err := r.advancePackages(ctx, sk, w, state, config, start, p)
+	if err != nil {
+		return err
+	}
+	rec := interrupt.Read(w.node, sk.Name)
+	switch {
+	case len(due) == 0:
+		rec = nil
+	case othersRunning(state, due) || (!start && rec == nil):
+		// The interrupt waits for the node's other stages (one interrupt
+		// for all), and a paused Skyhook starts none.
+	default:
+		done, next, err := r.interruptNode(ctx, sk, w, state, due, rec, p)
 		if err != nil {
 			return err
 		}
-		done[name] = finished
+		rec = next
+		if done { // the post-interrupt stages start in this same pass
+			if _, err := r.advancePackages(ctx, sk, w, state, config, start, p); err != nil {
+				return err
+			}
+		}
 	}
 	status := nodeStatus(sk, state, config)
 	w.now = status
@@ -321,7 +342,40 @@ func (r *SkyhookReconciler) advance(ctx context.Context, sk *skyhookv1.Skyhook, 
 		p.complete++
 		r.started.remove(sk.UID, w.node.Name)
 	}
-	return r.writeRecord(ctx, sk, w, nodestate.Record{State: state, Config: config, Status: status, Batch: w.batch})
+	if rec == nil || rec.Phase == interrupt.PhaseSkipped {
+		// Not interrupting (any more): a cordon of this Skyhook's goes,
+		// also one a crash left behind.
+		if err := r.releaseCordon(ctx, sk, w.node); err != nil {
+			return err
+		}
+	}
+	encoded, err := interrupt.Encode(rec)
+	if err != nil {
+		return err
+	}
+	return r.writeRecord(ctx, sk, w, nodestate.Record{State: state, Config: config, Status: status, Batch: w.batch, Interrupt: encoded})
+}
+
+// advancePackages advances every package of the node whose dependencies
+// are done, in dependency order, and returns the packages whose next stage
+// is the interrupt.
+func (r *SkyhookReconciler) advancePackages(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, state skyhookv1.NodeState, config map[string]string, start bool, p *progress) ([]string, error) {
+	done := map[string]bool{}
+	var due []string
+	for _, name := range dependencyOrder(sk, state) {
+		if !dependenciesDone(sk, name, done) {
+			continue
+		}
+		finished, err := r.advancePackage(ctx, sk, w, state, config, name, start, p)
+		if err != nil {
+			return nil, err
+		}
+		done[name] = finished
+		if !finished && interruptDue(sk, state, config, name) {
+			due = append(due, name)
+		}
+	}
+	return due, nil
 }
 
 // writeRecord writes the Skyhook's record on the node when it differs from
@@ -363,6 +417,9 @@ func (r *SkyhookReconciler) advancePackage(ctx context.Context, sk *skyhookv1.Sk
 			}
 			continue
 		}
+		if step.Stage == skyhookv1.StageInterrupt {
+			return false, nil // the node's interrupt path runs it, merged (interruptNode)
+		}
 		pod := stagePodFor(sk, name, w.pods[name], step)
 		entry := state[key]
 		entry.Name, entry.Version, entry.Image, entry.Stage = name, step.Version, step.Image, step.Stage
@@ -387,7 +444,7 @@ func (r *SkyhookReconciler) advancePackage(ctx context.Context, sk *skyhookv1.Sk
 			}
 			entry.State = skyhookv1.StateInProgress
 			state[key] = entry
-			return false, r.createStagePod(ctx, sk, w.node.Name, name, step, entry.Restarts, p)
+			return false, r.createStagePod(ctx, sk, w, name, step, entry.Restarts, p)
 		}
 		outcome := stagepod.Read(pod)
 		switch outcome.Result {
@@ -445,7 +502,7 @@ func (r *SkyhookReconciler) retry(ctx context.Context, sk *skyhookv1.Skyhook, w 
 		entry.Restarts++
 	}
 	state[key] = *entry
-	return r.createStagePod(ctx, sk, w.node.Name, name, step, entry.Restarts, p)
+	return r.createStagePod(ctx, sk, w, name, step, entry.Restarts, p)
 }
 
 // stagePodFor is the newest try of the step's stage among a package's pods;
@@ -510,12 +567,16 @@ func (r *SkyhookReconciler) finishedPods(sk *skyhookv1.Skyhook, w *nodeWork) []*
 	return finishedPods
 }
 
-func (r *SkyhookReconciler) createStagePod(ctx context.Context, sk *skyhookv1.Skyhook, node, name string, step lifecycle.Step, attempt int32, p *progress) error {
+func (r *SkyhookReconciler) createStagePod(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, name string, step lifecycle.Step, attempt int32, p *progress) error {
 	def, configMap := definition(sk, name, step, p.snapshots)
-	pod := stagepod.Build(stagepod.Spec{
-		Skyhook: sk, Package: name, Definition: def, Version: step.Version, Image: step.Image, Stage: step.Stage, Node: node,
+	spec := stagepod.Spec{
+		Skyhook: sk, Package: name, Definition: def, Version: step.Version, Image: step.Image, Stage: step.Stage, Node: w.node.Name,
 		Namespace: r.Namespace, AgentImage: r.AgentImage, PauseImage: r.PauseImage, Attempt: attempt, ConfigMap: configMap,
-	})
+	}
+	if step.Stage == skyhookv1.StageInterrupt {
+		spec.Interrupt = w.interrupt
+	}
+	pod := stagepod.Build(spec)
 	if err := r.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating stage pod %s: %w", pod.Name, err)
 	}
@@ -531,6 +592,20 @@ func (r *SkyhookReconciler) deletePod(ctx context.Context, pod *corev1.Pod) erro
 	}
 	r.deleted.add(pod.UID)
 	return nil
+}
+
+// firstPerNode keeps the first entry of each node: the list is a map keyed
+// by node name, and a node with two failing packages must not appear twice.
+func firstPerNode(list []skyhookv1.NodeAttention) []skyhookv1.NodeAttention {
+	seen := map[string]bool{}
+	out := list[:0]
+	for _, a := range list {
+		if !seen[a.Name] {
+			seen[a.Name] = true
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // summarise writes the status and the Flux conditions.
@@ -553,6 +628,8 @@ func (r *SkyhookReconciler) summarise(sk *skyhookv1.Skyhook, p progress, paused 
 	} else {
 		conditions.Delete(sk, skyhookv1.NodesBlockedCondition)
 	}
+	r.reportDrains(sk, p.drainBlocked)
+	s.NodesNeedingAttention = firstPerNode(s.NodesNeedingAttention)
 	if len(s.NodesNeedingAttention) > skyhookv1.MaxAttentionNodes {
 		s.NodesNeedingAttention = s.NodesNeedingAttention[:skyhookv1.MaxAttentionNodes]
 	}

@@ -42,6 +42,12 @@ type SkyhookReconciler struct {
 	PauseImage string
 	// MaxAttempts bounds the tries of one stage; then the Skyhook is Stalled.
 	MaxAttempts int32
+	// APIReader reads what the cache does not hold: the pods on a node
+	// being drained.
+	APIReader client.Reader
+	// RebootTimeout bounds the wait for a rebooted node to come back Ready
+	// with a new boot ID (10 minutes when zero).
+	RebootTimeout time.Duration
 	// Parallelism bounds the nodes whose API requests a pass sends at once
 	// (16 when zero).
 	Parallelism int
@@ -95,13 +101,17 @@ func (r *SkyhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 }
 
 var ownedConditions = []string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition,
-	skyhookv1.NodesBlockedCondition, skyhookv1.RolloutHaltedCondition}
+	skyhookv1.NodesBlockedCondition, skyhookv1.RolloutHaltedCondition, skyhookv1.DrainBlockedCondition}
 
 const fieldOwner = "skyhook-operator"
 
 // announce emits an event when the Skyhook's summary status changes: the
 // rollout started, completed, a stage failed, it stalled.
 func (r *SkyhookReconciler) announce(before, after *skyhookv1.Skyhook) {
+	if r.Recorder != nil && conditions.IsTrue(after, skyhookv1.DrainBlockedCondition) &&
+		conditions.GetMessage(after, skyhookv1.DrainBlockedCondition) != conditions.GetMessage(before, skyhookv1.DrainBlockedCondition) {
+		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, "DrainBlocked", "Drain", "%s", conditions.GetMessage(after, skyhookv1.DrainBlockedCondition))
+	}
 	if r.Recorder == nil || before.Status.Status == after.Status.Status || after.Status.Status == "" {
 		return
 	}
@@ -130,6 +140,9 @@ func (r *SkyhookReconciler) finalize(ctx context.Context, sk *skyhookv1.Skyhook)
 		return err
 	}
 	for i := range nodes.Items {
+		if err := r.releaseCordon(ctx, sk, &nodes.Items[i]); err != nil {
+			return err
+		}
 		p, err := nodestate.Forget(&nodes.Items[i], sk.Name)
 		if err != nil || p == nil {
 			continue
@@ -154,6 +167,12 @@ func (r *SkyhookReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.Parallelism == 0 {
 		r.Parallelism = defaultParallelism
+	}
+	if r.RebootTimeout == 0 {
+		r.RebootTimeout = defaultRebootTimeout
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("skyhook").

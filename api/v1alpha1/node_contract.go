@@ -26,6 +26,11 @@ const (
 	// last started in (see CompartmentStatus.Batch).
 	BatchPrefix = MetadataPrefix + "/batch_"
 
+	// InterruptPrefix is followed by the Skyhook name to form the node
+	// annotation holding the node's interrupt in progress (phase, the boot
+	// ID before a reboot, the packages it is for).
+	InterruptPrefix = MetadataPrefix + "/interrupt_"
+
 	// IgnoreNodeLabel set to "true" excludes a node from every Skyhook; such
 	// nodes are reported as blocked.
 	IgnoreNodeLabel = MetadataPrefix + "/ignore"
@@ -63,6 +68,10 @@ func ConfigAnnotation(skyhook string) string { return ConfigPrefix + skyhook }
 // BatchAnnotation is the node annotation key holding the batch the node
 // last started in for the named Skyhook.
 func BatchAnnotation(skyhook string) string { return BatchPrefix + skyhook }
+
+// InterruptAnnotation is the node annotation key holding the named
+// Skyhook's interrupt in progress on the node.
+func InterruptAnnotation(skyhook string) string { return InterruptPrefix + skyhook }
 
 // StatusKey is the node label and annotation key holding the Status of the
 // named Skyhook on that node.

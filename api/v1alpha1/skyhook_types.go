@@ -67,11 +67,15 @@ type SkyhookSpec struct {
 	// +optional
 	AutoTaintNewNodes bool `json:"autoTaintNewNodes,omitempty"`
 
-	// PodNonInterruptLabels selects pods that must not be disturbed: while
-	// such a pod runs on a node, that node is not cordoned, drained or
-	// interrupted.
+	// PodNonInterruptLabels selects pods that must not be disturbed: a node
+	// due for an interrupt is cordoned (no new pods land) and then waits,
+	// undrained, until no such pod runs on it.
 	// +optional
 	PodNonInterruptLabels metav1.LabelSelector `json:"podNonInterruptLabels,omitempty"`
+
+	// Drain tunes how a node is drained before an interrupt.
+	// +optional
+	Drain *DrainOptions `json:"drain,omitempty"`
 
 	// Packages maps a package name to the package to install. A package name
 	// starts with a lowercase letter, ends with a lowercase letter and has at
@@ -86,6 +90,40 @@ type SkyhookSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	Priority int `json:"priority,omitempty"`
+}
+
+// DrainOnTimeout is what happens to a drain that has not finished in time.
+// +kubebuilder:validation:Enum=Wait;Delete;Skip
+type DrainOnTimeout string
+
+// The drain timeout actions.
+const (
+	// DrainWait keeps the node cordoned and keeps evicting, with the
+	// DrainBlocked condition naming what holds it.
+	DrainWait DrainOnTimeout = "Wait"
+	// DrainDelete deletes the pods that eviction cannot move (disruption
+	// budgets and pods without a controller no longer hold the node).
+	DrainDelete DrainOnTimeout = "Delete"
+	// DrainSkip gives the node up for this generation of the Skyhook: it is
+	// uncordoned, its interrupt is not run, it is reported blocked and its
+	// budget slot goes to the next node.
+	DrainSkip DrainOnTimeout = "Skip"
+)
+
+// DrainOptions tune the drain before an interrupt. Pods matching
+// podNonInterruptLabels are never deleted; the node waits for them.
+type DrainOptions struct {
+	// Timeout after which OnTimeout applies, counted from the start of the
+	// evictions.
+	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="timeout must be positive"
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// OnTimeout is Wait (the default), Delete or Skip.
+	// +kubebuilder:default=Wait
+	// +optional
+	OnTimeout DrainOnTimeout `json:"onTimeout,omitempty"`
 }
 
 // InterruptionBudget caps the nodes worked on at once, either as a percentage

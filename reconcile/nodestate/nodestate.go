@@ -64,6 +64,9 @@ type Record struct {
 	// Batch is the DeploymentPolicy batch the node last started in; 0 for
 	// none.
 	Batch int32
+	// Interrupt is the node's interrupt in progress (the encoded
+	// interrupt.Record), empty for none.
+	Interrupt string
 }
 
 // Patch is the merge patch that writes rec for skyhook on a node, or nil
@@ -72,7 +75,8 @@ func Patch(node *corev1.Node, skyhook string, rec Record) ([]byte, error) {
 	current, err := Read(node, skyhook)
 	key := skyhookv1.StatusKey(skyhook)
 	if err == nil && maps.Equal(current, rec.State) && maps.Equal(ReadConfig(node, skyhook), rec.Config) &&
-		node.Labels[key] == string(rec.Status) && node.Annotations[key] == string(rec.Status) && ReadBatch(node, skyhook) == rec.Batch {
+		node.Labels[key] == string(rec.Status) && node.Annotations[key] == string(rec.Status) && ReadBatch(node, skyhook) == rec.Batch &&
+		node.Annotations[skyhookv1.InterruptAnnotation(skyhook)] == rec.Interrupt {
 		return nil, nil
 	}
 	encoded, err := json.Marshal(rec.State)
@@ -80,7 +84,7 @@ func Patch(node *corev1.Node, skyhook string, rec Record) ([]byte, error) {
 		return nil, err
 	}
 	annotations := map[string]any{key: string(rec.Status), skyhookv1.NodeStateAnnotation(skyhook): string(encoded),
-		skyhookv1.ConfigAnnotation(skyhook): nil, skyhookv1.BatchAnnotation(skyhook): nil}
+		skyhookv1.ConfigAnnotation(skyhook): nil, skyhookv1.BatchAnnotation(skyhook): nil, skyhookv1.InterruptAnnotation(skyhook): nil}
 	if len(rec.Config) > 0 {
 		hashes, err := json.Marshal(rec.Config)
 		if err != nil {
@@ -90,6 +94,9 @@ func Patch(node *corev1.Node, skyhook string, rec Record) ([]byte, error) {
 	}
 	if rec.Batch > 0 {
 		annotations[skyhookv1.BatchAnnotation(skyhook)] = strconv.Itoa(int(rec.Batch))
+	}
+	if rec.Interrupt != "" {
+		annotations[skyhookv1.InterruptAnnotation(skyhook)] = rec.Interrupt
 	}
 	return json.Marshal(map[string]any{"metadata": map[string]any{
 		"labels":      map[string]any{key: string(rec.Status)},
@@ -105,12 +112,13 @@ func Forget(node *corev1.Node, skyhook string) ([]byte, error) {
 	_, hasLabel := node.Labels[key]
 	_, hasStatus := node.Annotations[key]
 	_, hasBatch := node.Annotations[skyhookv1.BatchAnnotation(skyhook)]
-	if !hasState && !hasLabel && !hasStatus && !hasBatch {
+	_, hasInterrupt := node.Annotations[skyhookv1.InterruptAnnotation(skyhook)]
+	if !hasState && !hasLabel && !hasStatus && !hasBatch && !hasInterrupt {
 		return nil, nil
 	}
 	return json.Marshal(map[string]any{"metadata": map[string]any{
 		"labels": map[string]any{key: nil},
 		"annotations": map[string]any{key: nil, skyhookv1.NodeStateAnnotation(skyhook): nil,
-			skyhookv1.ConfigAnnotation(skyhook): nil, skyhookv1.BatchAnnotation(skyhook): nil},
+			skyhookv1.ConfigAnnotation(skyhook): nil, skyhookv1.BatchAnnotation(skyhook): nil, skyhookv1.InterruptAnnotation(skyhook): nil},
 	}})
 }

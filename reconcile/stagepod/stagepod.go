@@ -13,6 +13,7 @@ package stagepod
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"path"
 	"sort"
@@ -78,6 +79,9 @@ type Spec struct {
 	PauseImage string
 	// Attempt numbers the tries of this stage, so a retry is a new pod.
 	Attempt int32
+	// Interrupt is the node's merged interrupt, for the interrupt stage: the
+	// agent gets it as JSON after the copy directory.
+	Interrupt *skyhookv1.Interrupt
 	// ConfigMap is the name of the ConfigMap holding the Definition's
 	// configMap, empty when it has none.
 	ConfigMap string
@@ -109,10 +113,15 @@ func Build(s Spec) *corev1.Pod {
 	privileged := true
 	copyDir := path.Join(HostRoot, s.CopyDir())
 	agentContainer := func(name, mode string) corev1.Container {
+		args := []string{mode, HostRoot, copyDir}
+		if s.Interrupt != nil && mode == string(skyhookv1.StageInterrupt) {
+			spec, _ := json.Marshal(s.Interrupt) // a struct of strings always encodes
+			args = append(args, string(spec))
+		}
 		return corev1.Container{
 			Name:            name,
 			Image:           agent,
-			Args:            []string{mode, HostRoot, copyDir},
+			Args:            args,
 			Env:             append(stageEnv(s), pkg.Env...),
 			Resources:       resources(pkg.Resources),
 			SecurityContext: &corev1.SecurityContext{Privileged: &privileged},

@@ -61,8 +61,13 @@ func TestBuild(t *testing.T) {
 		t.Error("a retry has the same pod name")
 	}
 	s.Stage = skyhookv1.StageInterrupt
-	if n := len(Build(s).Spec.InitContainers); n != 2 {
+	s.Interrupt = &skyhookv1.Interrupt{Type: skyhookv1.InterruptService, Services: []string{"containerd", "kubelet"}}
+	interrupt := Build(s)
+	if n := len(interrupt.Spec.InitContainers); n != 2 {
 		t.Errorf("interrupt stage has %d init containers, want copy and interrupt (no check mode)", n)
+	}
+	if args := interrupt.Spec.InitContainers[1].Args; len(args) != 4 || args[3] != `{"type":"service","services":["containerd","kubelet"]}` {
+		t.Errorf("interrupt args %q, want the mode, host root, copy dir and the merged interrupt as JSON", args)
 	}
 }
 

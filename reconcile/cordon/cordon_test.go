@@ -1,0 +1,70 @@
+package cordon
+
+import (
+	"encoding/json"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+)
+
+func apply(t *testing.T, node *corev1.Node, patch []byte) {
+	t.Helper()
+	var p struct {
+		Metadata struct{ Annotations map[string]*string }
+		Spec     struct{ Unschedulable *bool }
+	}
+	if err := json.Unmarshal(patch, &p); err != nil {
+		t.Fatal(err)
+	}
+	if node.Annotations == nil {
+		node.Annotations = map[string]string{}
+	}
+	for k, v := range p.Metadata.Annotations {
+		if v == nil {
+			delete(node.Annotations, k)
+		} else {
+			node.Annotations[k] = *v
+		}
+	}
+	node.Spec.Unschedulable = p.Spec.Unschedulable != nil && *p.Spec.Unschedulable
+}
+
+func TestOnlyTheOwnCordonIsLifted(t *testing.T) {
+	sk := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "demo", UID: "u1"}}
+	other := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "other", UID: "u2"}}
+	node := &corev1.Node{}
+	patch, err := Patch(node, sk)
+	if err != nil || patch == nil {
+		t.Fatalf("no cordon patch: %v", err)
+	}
+	apply(t, node, patch)
+	if !node.Spec.Unschedulable || !OwnedBy(node, sk) {
+		t.Fatalf("after the cordon: %+v", node)
+	}
+	if again, _ := Patch(node, other); again != nil {
+		t.Errorf("another Skyhook re-signed a cordon it did not place: %s", again)
+	}
+	if r, _ := Release(node, other); r != nil {
+		t.Errorf("another Skyhook lifted the cordon: %s", r)
+	}
+	recreated := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "demo", UID: "u3"}}
+	if r, _ := Release(node, recreated); r != nil {
+		t.Errorf("a Skyhook recreated under the same name lifted the old one's cordon: %s", r)
+	}
+	release, _ := Release(node, sk)
+	apply(t, node, release)
+	if node.Spec.Unschedulable || node.Annotations[Annotation] != "" {
+		t.Errorf("after the release: %+v", node)
+	}
+
+	admins := &corev1.Node{Spec: corev1.NodeSpec{Unschedulable: true}}
+	if p, _ := Patch(admins, sk); p != nil {
+		t.Errorf("signed an admin's cordon: %s", p)
+	}
+	if r, _ := Release(admins, sk); r != nil {
+		t.Errorf("lifted an admin's cordon: %s", r)
+	}
+}

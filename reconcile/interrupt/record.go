@@ -1,0 +1,73 @@
+package interrupt
+
+import (
+	"encoding/json"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+)
+
+// Phase is where a node's interrupt stands.
+type Phase string
+
+// The phases of the interrupt path, in order.
+const (
+	// PhaseDrain: cordoned; waiting for pods matching podNonInterruptLabels,
+	// then evicting.
+	PhaseDrain Phase = "drain"
+	// PhaseInterrupt: drained; the interrupt pod runs.
+	PhaseInterrupt Phase = "interrupt"
+	// PhaseVerify: the reboot was issued; waiting for the node to come back
+	// Ready with a new bootID.
+	PhaseVerify Phase = "verify"
+	// PhaseSkipped: the drain timed out and the Skyhook's drain options say
+	// to give the node up for this generation.
+	PhaseSkipped Phase = "skipped"
+)
+
+// Record is a node's interrupt in progress for one Skyhook, kept on the
+// node (skyhookv1.InterruptAnnotation) so an operator restarted mid-way
+// picks it up where it was and never repeats a reboot.
+type Record struct {
+	Generation int64     `json:"generation"`
+	Phase      Phase     `json:"phase"`
+	Since      time.Time `json:"since"`
+	// Packages are the NodeStateKeys the merged interrupt is for.
+	Packages  []string            `json:"packages"`
+	Interrupt skyhookv1.Interrupt `json:"interrupt"`
+	// BootID is the node's boot ID before the interrupt ran.
+	BootID string `json:"bootID,omitempty"`
+}
+
+// For reports whether the record is the interrupt of these packages in
+// this generation.
+func (r *Record) For(generation int64, packages []string) bool {
+	return r != nil && r.Generation == generation && slices.Equal(r.Packages, packages)
+}
+
+// Read returns the node's interrupt record for the Skyhook, nil when there
+// is none (or it cannot be read: the interrupt path then starts over, which
+// the agent's run-once record keeps from repeating an interrupt).
+func Read(node *corev1.Node, skyhook string) *Record {
+	raw, ok := node.Annotations[skyhookv1.InterruptAnnotation(skyhook)]
+	if !ok {
+		return nil
+	}
+	var r Record
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		return nil
+	}
+	return &r
+}
+
+// Encode is the annotation value of a record; empty for nil.
+func Encode(r *Record) (string, error) {
+	if r == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(r)
+	return string(b), err
+}

@@ -1,0 +1,342 @@
+package reconcile_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/cordon"
+)
+
+func withInterrupt(p skyhookv1.Package, in skyhookv1.Interrupt) skyhookv1.Package {
+	p.Interrupt = &in
+	return p
+}
+
+// nodeEvents follows the nodes of a pool: when each first showed a status
+// for the Skyhook, when it came back Ready with a new boot ID, and whether
+// it was ever seen complete while still cordoned by the Skyhook.
+type nodeEvents struct {
+	mu                 sync.Mutex
+	firstInProgress    map[string]time.Time
+	rebootedAt         map[string]time.Time
+	bootIDs            map[string]string
+	cordonedOnComplete []string
+}
+
+func watchNodes(t *testing.T, pool, skyhook string) *nodeEvents {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := env.Clientset.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: "pool=" + pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &nodeEvents{firstInProgress: map[string]time.Time{}, rebootedAt: map[string]time.Time{}, bootIDs: map[string]string{}}
+	go func() {
+		for ev := range w.ResultChan() {
+			n, ok := ev.Object.(*corev1.Node)
+			if !ok {
+				continue
+			}
+			e.mu.Lock()
+			now := time.Now()
+			status := n.Labels[skyhookv1.StatusKey(skyhook)]
+			if _, seen := e.firstInProgress[n.Name]; !seen && status == string(skyhookv1.StatusInProgress) {
+				e.firstInProgress[n.Name] = now
+			}
+			boot := n.Status.NodeInfo.BootID
+			if first, ok := e.bootIDs[n.Name]; !ok {
+				e.bootIDs[n.Name] = boot
+			} else if boot != first && isNodeReady(n) {
+				if _, done := e.rebootedAt[n.Name]; !done {
+					e.rebootedAt[n.Name] = now
+				}
+			}
+			if status == string(skyhookv1.StatusComplete) && n.Spec.Unschedulable && strings.HasPrefix(n.Annotations[cordon.Annotation], skyhook+"/") {
+				e.cordonedOnComplete = append(e.cordonedOnComplete, n.Name)
+			}
+			e.mu.Unlock()
+		}
+	}()
+	return e
+}
+
+func isNodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func getNode(t *testing.T, name string) *corev1.Node {
+	t.Helper()
+	n, err := env.Clientset.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Three packages that each ask for an interrupt get one merged reboot per
+// node; the reboot counts only once the node is back Ready with a new boot
+// ID, and with a budget of one the second node starts only after that; the
+// post-interrupt stages follow and the cordon goes.
+func TestMergedRebootIsVerifiedBeforeTheNextWave(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	events := watchNodes(t, "reboot", "reboot")
+	created := countStagePods(t, "reboot")
+	one := 1
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "reboot"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector:       metav1.LabelSelector{MatchLabels: map[string]string{"pool": "reboot"}},
+			InterruptionBudget: skyhookv1.InterruptionBudget{Count: &one},
+			Packages: skyhookv1.Packages{
+				"driver":  withInterrupt(pkg("1.0.0", "ghcr.io/x/driver", nil), skyhookv1.Interrupt{Type: skyhookv1.InterruptReboot}),
+				"runtime": withInterrupt(pkg("1.0.0", "ghcr.io/x/runtime", nil), skyhookv1.Interrupt{Type: skyhookv1.InterruptService, Services: []string{"containerd"}}),
+				"monitor": withInterrupt(pkg("1.0.0", "ghcr.io/x/monitor", nil), skyhookv1.Interrupt{Type: skyhookv1.InterruptService, Services: []string{"dcgm"}}),
+			},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+	waitSkyhook(t, "reboot", 2*time.Minute, isReady)
+
+	runs := created()
+	reboots := hosts.Reboots()
+	for _, node := range []string{"reboot-0", "reboot-1"} {
+		if runs[node+"/interrupt"] != 1 || reboots[node] != 1 {
+			t.Errorf("%s: %d interrupt pods and %d reboots, want one merged interrupt and one reboot (pods %v)", node, runs[node+"/interrupt"], reboots[node], runs)
+		}
+		if runs[node+"/post-interrupt"] != 3 {
+			t.Errorf("%s: %d post-interrupt pods, want one per package", node, runs[node+"/post-interrupt"])
+		}
+		n := getNode(t, node)
+		if n.Spec.Unschedulable || n.Annotations[cordon.Annotation] != "" {
+			t.Errorf("%s left cordoned (%q)", node, n.Annotations[cordon.Annotation])
+		}
+		if !strings.Contains(n.Annotations[skyhookv1.NodeStateAnnotation("reboot")], `"name":"driver","version":"1.0.0","image":"ghcr.io/x/driver","stage":"post-interrupt","state":"complete"`) {
+			t.Errorf("%s record %s", node, n.Annotations[skyhookv1.NodeStateAnnotation("reboot")])
+		}
+	}
+	events.mu.Lock()
+	defer events.mu.Unlock()
+	first, second := events.rebootedAt["reboot-0"], events.firstInProgress["reboot-1"]
+	if first.IsZero() || second.IsZero() || second.Before(first) {
+		t.Errorf("reboot-0 back with a new boot ID at %v, reboot-1 started at %v: the second wave did not wait for the reboot", first, second)
+	}
+	if len(events.cordonedOnComplete) > 0 {
+		t.Errorf("nodes seen complete while still cordoned: %v", events.cordonedOnComplete)
+	}
+}
+
+// A pod matching podNonInterruptLabels holds the interrupt, with the node
+// cordoned and the DrainBlocked condition naming the pod, until it ends.
+func TestNonInterruptPodHoldsTheInterrupt(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	training := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "training", Namespace: "default", Labels: map[string]string{"app": "training"}},
+		Spec:       corev1.PodSpec{NodeName: "hold-0", Containers: []corev1.Container{{Name: "main", Image: "ghcr.io/x/train:1"}}},
+	}
+	if err := c.Create(ctx, training); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), training) })
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "hold"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector:          metav1.LabelSelector{MatchLabels: map[string]string{"pool": "hold"}},
+			PodNonInterruptLabels: metav1.LabelSelector{MatchLabels: map[string]string{"app": "training"}},
+			Packages: skyhookv1.Packages{"tuning": withInterrupt(pkg("1.0.0", "ghcr.io/x/tuning", nil),
+				skyhookv1.Interrupt{Type: skyhookv1.InterruptService, Services: []string{"kubelet"}})},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+	got := waitSkyhook(t, "hold", time.Minute, func(s *skyhookv1.Skyhook) bool {
+		return conditions.IsTrue(s, skyhookv1.DrainBlockedCondition)
+	})
+	if msg := conditions.GetMessage(got, skyhookv1.DrainBlockedCondition); !strings.Contains(msg, "default/training") || !strings.Contains(msg, "podNonInterruptLabels") {
+		t.Errorf("DrainBlocked says %q; want the pod and why", msg)
+	}
+	if n := getNode(t, "hold-0"); !n.Spec.Unschedulable {
+		t.Error("the node waits for the pod without being cordoned")
+	}
+	time.Sleep(3 * time.Second) // the interrupt must still be held
+	if err := c.Get(ctx, client.ObjectKeyFromObject(training), training); err != nil {
+		t.Fatalf("the non-interrupt pod was touched: %v", err)
+	}
+	if isReady(waitSkyhook(t, "hold", time.Second, func(*skyhookv1.Skyhook) bool { return true })) {
+		t.Fatal("Ready while the interrupt is held")
+	}
+
+	if err := c.Delete(ctx, training); err != nil {
+		t.Fatal(err)
+	}
+	got = waitSkyhook(t, "hold", time.Minute, isReady)
+	if conditions.Has(got, skyhookv1.DrainBlockedCondition) {
+		t.Errorf("DrainBlocked stayed: %+v", got.Status.Conditions)
+	}
+	if n := getNode(t, "hold-0"); n.Spec.Unschedulable {
+		t.Error("the node stayed cordoned")
+	}
+}
+
+// A pod covered by a PodDisruptionBudget that allows no disruption blocks
+// the drain; DrainBlocked names it and the budget; once the budget goes the
+// pod is evicted and the interrupt runs.
+func TestPodDisruptionBudgetBlocksTheDrain(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	// An owner that exists, so the pod counts as managed (eviction, not
+	// --force) and the garbage collector leaves it alone.
+	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web-owner", Namespace: "default"}}
+	if err := c.Create(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), owner) })
+	yes := true
+	web := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", Labels: map[string]string{"app": "web"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID, Controller: &yes}}},
+		Spec: corev1.PodSpec{NodeName: "pdb-0", Containers: []corev1.Container{{Name: "main", Image: "ghcr.io/x/web:1"}}},
+	}
+	if err := c.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), web) })
+	minOne := intstr.FromInt32(1)
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: &minOne, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+	}
+	if err := c.Create(ctx, pdb); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), pdb) })
+	eventually(t, "the controller-manager to compute the budget", func() bool {
+		return c.Get(ctx, client.ObjectKeyFromObject(pdb), pdb) == nil && pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.CurrentHealthy == 1
+	})
+
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "pdb"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "pdb"}},
+			Packages:     skyhookv1.Packages{"tuning": withInterrupt(pkg("1.0.0", "ghcr.io/x/tuning", nil), skyhookv1.Interrupt{Type: skyhookv1.InterruptNoop})},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+	got := waitSkyhook(t, "pdb", time.Minute, func(s *skyhookv1.Skyhook) bool {
+		return strings.Contains(conditions.GetMessage(s, skyhookv1.DrainBlockedCondition), "default/web")
+	})
+	if msg := conditions.GetMessage(got, skyhookv1.DrainBlockedCondition); !strings.Contains(msg, "PodDisruptionBudget") {
+		t.Errorf("DrainBlocked says %q; want the disruption budget named as the reason", msg)
+	}
+	eventually(t, "a DrainBlocked event", func() bool {
+		events, err := env.Clientset.EventsV1().Events("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, e := range events.Items {
+			if e.Regarding.Name == "pdb" && e.Reason == "DrainBlocked" && strings.Contains(e.Note, "default/web") {
+				return true
+			}
+		}
+		return false
+	})
+
+	if err := c.Delete(ctx, pdb); err != nil {
+		t.Fatal(err)
+	}
+	waitSkyhook(t, "pdb", time.Minute, isReady)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err == nil && web.DeletionTimestamp.IsZero() {
+		t.Error("the drained pod is still on the node")
+	}
+}
+
+// A node an admin cordoned stays cordoned after the Skyhook's interrupt.
+func TestAdminCordonSurvivesTheInterrupt(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	if err := c.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "admin-0"}},
+		client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"unschedulable":true}}`))); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Patch(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "admin-0"}},
+			client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"unschedulable":null}}`)))
+	})
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "admin"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "admin"}},
+			Packages:     skyhookv1.Packages{"tuning": withInterrupt(pkg("1.0.0", "ghcr.io/x/tuning", nil), skyhookv1.Interrupt{Type: skyhookv1.InterruptReboot})},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+	waitSkyhook(t, "admin", time.Minute, isReady)
+	if hosts.Reboots()["admin-0"] != 1 {
+		t.Errorf("reboots %v, want admin-0 rebooted once", hosts.Reboots())
+	}
+	n := getNode(t, "admin-0")
+	if !n.Spec.Unschedulable || n.Annotations[cordon.Annotation] != "" {
+		t.Errorf("the admin's cordon: unschedulable %v, signed %q; want it kept and unsigned", n.Spec.Unschedulable, n.Annotations[cordon.Annotation])
+	}
+}
+
+// The operator stopped while a node reboots picks the reboot up when it
+// starts again: the node is not rebooted twice and the rollout completes.
+func TestOperatorRestartDuringARebootDoesNotRebootAgain(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	created := countStagePods(t, "rebootrestart")
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "rebootrestart"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "rebootrestart"}},
+			Packages:     skyhookv1.Packages{"driver": withInterrupt(pkg("1.0.0", "ghcr.io/x/driver", nil), skyhookv1.Interrupt{Type: skyhookv1.InterruptReboot})},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+	eventually(t, "the node to reboot", func() bool { return hosts.Reboots()["rebootrestart-0"] == 1 })
+	stopOperator()
+	<-operatorDone
+	if isReady(waitSkyhook(t, "rebootrestart", time.Second, func(*skyhookv1.Skyhook) bool { return true })) {
+		t.Fatal("Ready before the operator was stopped; the test proves nothing")
+	}
+	if err := startOperator(); err != nil {
+		t.Fatal(err)
+	}
+	waitSkyhook(t, "rebootrestart", time.Minute, isReady)
+	if r := hosts.Reboots()["rebootrestart-0"]; r != 1 || created()["rebootrestart-0/interrupt"] != 1 {
+		t.Errorf("%d reboots and %d interrupt pods, want one of each", r, created()["rebootrestart-0/interrupt"])
+	}
+}

@@ -1,0 +1,99 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// InterruptPodSelector selects the stage pods that run an interrupt (the
+// operator's stage label; see reconcile/stagepod).
+const InterruptPodSelector = "skyhook.nvidia.com/stage=interrupt"
+
+// HostSimulator plays the part of the hosts where KWOK's kubelet cannot: a
+// stage pod's init container named "interrupt", run as
+// `interrupt <host-root> <copy-dir> <spec>`, that exits 0 with a spec of
+// type reboot reboots its node (Reboot, with a new boot ID derived from the
+// pod). A real agent reboots while it runs; rebooting once it has exited
+// is the simulator's approximation, and each pod reboots its node once.
+type HostSimulator struct {
+	mu sync.Mutex
+	// Reboots counts the reboots per node.
+	reboots map[string]int
+	handled map[types.UID]bool
+}
+
+// SimulateHosts starts a HostSimulator that looks at the interrupt pods
+// every 100ms until ctx ends; downtime is how long a reboot keeps the node
+// NotReady.
+func (c *Cluster) SimulateHosts(ctx context.Context, downtime time.Duration) *HostSimulator {
+	h := &HostSimulator{reboots: map[string]int{}, handled: map[types.UID]bool{}}
+	go wait.UntilWithContext(ctx, func(ctx context.Context) {
+		pods, err := c.Clientset.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: InterruptPodSelector})
+		if err != nil {
+			return
+		}
+		for i := range pods.Items {
+			pod := &pods.Items[i]
+			if h.seen(pod.UID) || !rebootDone(pod) {
+				continue
+			}
+			if err := c.Reboot(ctx, pod.Spec.NodeName, "boot-"+string(pod.UID)[:8], downtime); err == nil {
+				h.rebooted(pod.UID, pod.Spec.NodeName)
+			}
+		}
+	}, 100*time.Millisecond)
+	return h
+}
+
+// Reboots returns how often each node was rebooted by an interrupt pod.
+func (h *HostSimulator) Reboots() map[string]int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make(map[string]int, len(h.reboots))
+	for k, v := range h.reboots {
+		out[k] = v
+	}
+	return out
+}
+
+func (h *HostSimulator) seen(uid types.UID) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.handled[uid]
+}
+
+func (h *HostSimulator) rebooted(uid types.UID, node string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.handled[uid] = true
+	h.reboots[node]++
+}
+
+// rebootDone reports whether the pod's interrupt container asked for a
+// reboot and exited 0.
+func rebootDone(pod *corev1.Pod) bool {
+	var asked bool
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name != "interrupt" || len(c.Args) < 4 || c.Args[0] != "interrupt" {
+			continue
+		}
+		var spec struct{ Type string }
+		asked = json.Unmarshal([]byte(c.Args[3]), &spec) == nil && spec.Type == "reboot"
+	}
+	if !asked {
+		return false
+	}
+	for _, s := range pod.Status.InitContainerStatuses {
+		if s.Name == "interrupt" && s.State.Terminated != nil && s.State.Terminated.ExitCode == 0 {
+			return true
+		}
+	}
+	return false
+}
