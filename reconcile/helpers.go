@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"encoding/json"
 	"sort"
 	"strings"
 	"sync"
@@ -103,11 +104,46 @@ func configChanged(sk *skyhookv1.Skyhook, name string, config map[string]string)
 	return declared && recorded && last != stagepod.ConfigHash(pkg.ConfigMap)
 }
 
+// rerunKey is the entry of a node's config map (next to the package's
+// configMap hash) that marks a config stage rerun for a changed configMap:
+// its value is the interrupt the changed keys ask for through the package's
+// configInterrupts, as JSON, or empty for none. It stays until the package
+// is done. Package names cannot hold '/', so it never names a package.
+func rerunKey(name string) string { return name + "/rerun" }
+
+// nextStep is lifecycle.Next for a package on a node, with whether its
+// interrupt stages are due in this run: after an install or upgrade, the
+// package's own interrupt; after a configMap rerun, the configInterrupts of
+// the keys that changed.
+func nextStep(sk *skyhookv1.Skyhook, name string, state skyhookv1.NodeState, config map[string]string) lifecycle.Step {
+	d := declared(sk, name)
+	interrupt := d != nil && d.Interrupt != nil
+	if marker, rerun := config[rerunKey(name)]; rerun {
+		interrupt = marker != ""
+	}
+	return lifecycle.Next(d, recorded(state, name), configChanged(sk, name, config), interrupt)
+}
+
+// interruptOf is the interrupt a package due for one asks for: the one its
+// changed configMap keys asked for, or its own.
+func interruptOf(sk *skyhookv1.Skyhook, name string, config map[string]string) *skyhookv1.Interrupt {
+	if marker := config[rerunKey(name)]; marker != "" {
+		var in skyhookv1.Interrupt
+		if json.Unmarshal([]byte(marker), &in) == nil {
+			return &in
+		}
+	}
+	if d := declared(sk, name); d != nil {
+		return d.Interrupt
+	}
+	return nil
+}
+
 // nodeStatus summarises the node's record for the status label.
 func nodeStatus(sk *skyhookv1.Skyhook, state skyhookv1.NodeState, config map[string]string) skyhookv1.Status {
 	complete := true
 	for _, name := range packageNames(sk, state) {
-		if lifecycle.Next(declared(sk, name), recorded(state, name), configChanged(sk, name, config)).Action != lifecycle.Done {
+		if nextStep(sk, name, state, config).Action != lifecycle.Done {
 			complete = false
 		}
 	}

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -38,7 +39,7 @@ type drainReport struct {
 
 // interruptDue reports whether the package's next stage is the interrupt.
 func interruptDue(sk *skyhookv1.Skyhook, state skyhookv1.NodeState, config map[string]string, name string) bool {
-	step := lifecycle.Next(declared(sk, name), recorded(state, name), configChanged(sk, name, config))
+	step := nextStep(sk, name, state, config)
 	return step.Action == lifecycle.Run && step.Stage == skyhookv1.StageInterrupt
 }
 
@@ -70,15 +71,15 @@ func contains(list []string, s string) bool {
 // matching podNonInterruptLabels, drain, run the merged interrupt, verify a
 // reboot. It returns true once the interrupt is done, with the record to
 // keep on the node (nil when done).
-func (r *SkyhookReconciler) interruptNode(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, state skyhookv1.NodeState, due []string, rec *interrupt.Record, p *progress) (bool, *interrupt.Record, error) {
+func (r *SkyhookReconciler) interruptNode(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, state skyhookv1.NodeState, config map[string]string, due []string, rec *interrupt.Record, p *progress) (bool, *interrupt.Record, error) {
 	sort.Strings(due)
 	keys := make([]string, len(due))
 	var asked []skyhookv1.Interrupt
 	for i, name := range due {
 		d := declared(sk, name)
 		keys[i] = skyhookv1.NodeStateKey(name, d.Version)
-		if d.Interrupt != nil {
-			asked = append(asked, *d.Interrupt)
+		if in := interruptOf(sk, name, config); in != nil {
+			asked = append(asked, *in)
 		}
 		entry := state[keys[i]]
 		entry.Stage = skyhookv1.StageInterrupt
@@ -285,4 +286,23 @@ func (r *SkyhookReconciler) reportDrains(sk *skyhookv1.Skyhook, reports []drainR
 		more = fmt.Sprintf(" and %d more nodes", len(reports)-10)
 	}
 	conditions.MarkTrue(sk, skyhookv1.DrainBlockedCondition, "DrainBlocked", "%d nodes wait to be drained: %s%s", len(reports), strings.Join(parts, "; "), more)
+}
+
+// configInterruptMarker is the rerun marker for a config stage that ran
+// with configMap hash ran after last: the merged interrupt the changed
+// keys ask for, as JSON, or empty.
+func configInterruptMarker(sk *skyhookv1.Skyhook, name, last, ran string) string {
+	d := declared(sk, name)
+	if d == nil {
+		return ""
+	}
+	merged := interrupt.Merge(interrupt.ForConfigChange(*d, stagepod.ChangedKeys(last, ran)))
+	if merged == nil {
+		return ""
+	}
+	encoded, err := json.Marshal(merged)
+	if err != nil {
+		return ""
+	}
+	return string(encoded)
 }

@@ -279,7 +279,7 @@ func markWaiting(sk *skyhookv1.Skyhook, waiting []*nodeWork, pool *nodePool) {
 // nodeComplete reports whether every package is done on the node.
 func nodeComplete(sk *skyhookv1.Skyhook, w *nodeWork) bool {
 	for _, name := range packageNames(sk, w.state) {
-		if step := lifecycle.Next(declared(sk, name), recorded(w.state, name), configChanged(sk, name, w.config)); step.Action != lifecycle.Done {
+		if step := nextStep(sk, name, w.state, w.config); step.Action != lifecycle.Done {
 			return false
 		}
 	}
@@ -324,7 +324,7 @@ func (r *SkyhookReconciler) advance(ctx context.Context, sk *skyhookv1.Skyhook, 
 		// The interrupt waits for the node's other stages (one interrupt
 		// for all), and a paused Skyhook starts none.
 	default:
-		done, next, err := r.interruptNode(ctx, sk, w, state, due, rec, p)
+		done, next, err := r.interruptNode(ctx, sk, w, state, config, due, rec, p)
 		if err != nil {
 			return err
 		}
@@ -405,10 +405,11 @@ func (r *SkyhookReconciler) writeRecord(ctx context.Context, sk *skyhookv1.Skyho
 // the package is done.
 func (r *SkyhookReconciler) advancePackage(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, state skyhookv1.NodeState, config map[string]string, name string, start bool, p *progress) (bool, error) {
 	for range 8 { // a package has at most 5 stages; each turn settles one
-		step := lifecycle.Next(declared(sk, name), recorded(state, name), configChanged(sk, name, config))
+		step := nextStep(sk, name, state, config)
 		key := skyhookv1.NodeStateKey(name, step.Version)
 		switch step.Action {
 		case lifecycle.Done:
+			delete(config, rerunKey(name)) // the rerun, and its interrupt, are over
 			return true, nil
 		case lifecycle.Forget:
 			delete(state, key)
@@ -422,7 +423,16 @@ func (r *SkyhookReconciler) advancePackage(ctx context.Context, sk *skyhookv1.Sk
 		}
 		pod := stagePodFor(sk, name, w.pods[name], step)
 		entry := state[key]
+		if rerun := step.Stage == skyhookv1.StageConfig && entry.State == skyhookv1.StateComplete &&
+			lifecycle.Order(entry.Stage) >= lifecycle.Order(skyhookv1.StageConfig); rerun && pod == nil && start {
+			// A rerun for a changed configMap: its interrupt is what the
+			// changed keys ask for, decided now while the last hash is known.
+			config[rerunKey(name)] = configInterruptMarker(sk, name, config[name], stagepod.ConfigHash(sk.Spec.Packages[name].ConfigMap))
+		}
 		entry.Name, entry.Version, entry.Image, entry.Stage = name, step.Version, step.Image, step.Stage
+		if step.Stage == skyhookv1.StageUpgrade || step.Stage == skyhookv1.StageApply {
+			delete(config, rerunKey(name)) // a new install runs the package's own interrupt
+		}
 		if step.Stage == skyhookv1.StageUpgrade {
 			for k, e := range state {
 				if e.Name == name && k != key {

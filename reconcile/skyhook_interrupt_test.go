@@ -340,3 +340,53 @@ func TestOperatorRestartDuringARebootDoesNotRebootAgain(t *testing.T) {
 		t.Errorf("%d reboots and %d interrupt pods, want one of each", r, created()["rebootrestart-0/interrupt"])
 	}
 }
+
+// A configMap change reruns config; a changed key with a reboot
+// configInterrupt reboots the node, a key without one does not.
+func TestConfigInterruptsFollowTheChangedKeys(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	created := countStagePods(t, "cfgint")
+	p := pkg("1.0.0", "ghcr.io/x/kernel", nil)
+	p.ConfigMap = map[string]string{"kernel.conf": "a", "notes.txt": "x"}
+	p.ConfigInterrupts = map[string]skyhookv1.Interrupt{"*.conf": {Type: skyhookv1.InterruptReboot}}
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "cfgint"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "cfgint"}},
+			Packages:     skyhookv1.Packages{"kernel": p},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+	waitSkyhook(t, "cfgint", time.Minute, isReady)
+
+	change := func(key, value string) {
+		t.Helper()
+		eventually(t, "the configMap change to apply", func() bool {
+			var cur skyhookv1.Skyhook
+			if err := c.Get(ctx, client.ObjectKey{Name: "cfgint"}, &cur); err != nil {
+				return false
+			}
+			k := cur.Spec.Packages["kernel"]
+			k.ConfigMap[key] = value
+			cur.Spec.Packages["kernel"] = k
+			return c.Update(ctx, &cur) == nil
+		})
+		waitSkyhook(t, "cfgint", time.Minute, isReady)
+	}
+	change("notes.txt", "y")
+	if r := hosts.Reboots()["cfgint-0"]; r != 0 || created()["cfgint-0/config"] != 2 {
+		t.Errorf("after a change of notes.txt: %d reboots, %d config runs; want none and a second config run", r, created()["cfgint-0/config"])
+	}
+	change("kernel.conf", "b")
+	runs := created()
+	if r := hosts.Reboots()["cfgint-0"]; r != 1 || runs["cfgint-0/config"] != 3 || runs["cfgint-0/interrupt"] != 1 || runs["cfgint-0/post-interrupt"] != 1 {
+		t.Errorf("after a change of kernel.conf: %d reboots and pods %v; want one reboot after a third config run, then post-interrupt", r, runs)
+	}
+	if n := getNode(t, "cfgint-0"); n.Spec.Unschedulable {
+		t.Error("left cordoned")
+	}
+}

@@ -48,8 +48,11 @@ type Step struct {
 // Next decides the step for package name on a node. declared is the package
 // in the Skyhook, nil when it was removed; recorded are the node's entries
 // for this package name (any versions); configChanged says the package's
-// configMap differs from the one its config stage last ran with.
-func Next(declared *skyhookv1.Package, recorded []skyhookv1.PackageStatus, configChanged bool) Step {
+// configMap differs from the one its config stage last ran with; interrupt
+// says the interrupt stages follow the config stage in this run (the
+// package's interrupt after an install or upgrade; after a rerun for a
+// changed configMap, only what its configInterrupts ask for).
+func Next(declared *skyhookv1.Package, recorded []skyhookv1.PackageStatus, configChanged, interrupt bool) Step {
 	sort.Slice(recorded, func(i, j int) bool { return recorded[i].Version < recorded[j].Version })
 	var current *skyhookv1.PackageStatus
 	var others []skyhookv1.PackageStatus
@@ -84,7 +87,7 @@ func Next(declared *skyhookv1.Package, recorded []skyhookv1.PackageStatus, confi
 	if current.State != skyhookv1.StateComplete && current.State != skyhookv1.StateSkipped {
 		return run(current.Stage)
 	}
-	if next, ok := after(current.Stage, declared.Interrupt != nil); ok {
+	if next, ok := after(current.Stage, interrupt); ok {
 		return run(next)
 	}
 	if configChanged {

@@ -56,16 +56,21 @@ func TestNext(t *testing.T) {
 		{"but does not jump the lifecycle", []skyhookv1.PackageStatus{entry("1.0.0", apply, complete)}, Step{Run, config, "1.0.0", "img"}},
 		{"nor a running stage", []skyhookv1.PackageStatus{entry("1.0.0", apply, running)}, Step{Run, apply, "1.0.0", "img"}},
 	}
+	// A configMap rerun whose changed keys ask for no interrupt ends after
+	// config, even for a package with an interrupt of its own.
+	if got := Next(pkg("1.0.0", true), []skyhookv1.PackageStatus{entry("1.0.0", config, complete)}, false, false); got.Action != Done {
+		t.Errorf("a config rerun without a configInterrupt: %+v, want done", got)
+	}
 	for _, tc := range changed {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Next(pkg("1.0.0", false), tc.recorded, true); got != tc.want {
+			if got := Next(pkg("1.0.0", false), tc.recorded, true, false); got != tc.want {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
 			}
 		})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Next(tc.declared, tc.recorded, false); got != tc.want {
+			if got := Next(tc.declared, tc.recorded, false, tc.declared != nil && tc.declared.Interrupt != nil); got != tc.want {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
 			}
 		})

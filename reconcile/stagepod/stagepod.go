@@ -40,22 +40,52 @@ const (
 	ConfigHashAnnotation = skyhookv1.MetadataPrefix + "/config-hash"
 )
 
-// ConfigHash identifies a package's configMap content: equal maps, equal
-// hashes; the empty map hashes to "".
+// ConfigHash identifies a package's configMap content key by key: "key=h"
+// for each key in order, comma separated, h a short hash of the key's
+// content (ConfigMap keys cannot hold '=' or ','). Equal maps, equal
+// strings; the empty map gives "". ChangedKeys tells which keys differ
+// between two of them, for configInterrupts.
 func ConfigHash(configMap map[string]string) string {
-	if len(configMap) == 0 {
-		return ""
-	}
 	keys := make([]string, 0, len(configMap))
 	for k := range configMap {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	h := sha256.New()
-	for _, k := range keys {
-		fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(configMap[k]), configMap[k])
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		sum := sha256.Sum256([]byte(configMap[k]))
+		parts[i] = k + "=" + hex.EncodeToString(sum[:6])
 	}
-	return hex.EncodeToString(h.Sum(nil)[:8])
+	return strings.Join(parts, ",")
+}
+
+// ChangedKeys are the keys added, removed or changed from one ConfigHash
+// to another, sorted. A hash it cannot read (an older format) counts every
+// key of the other as changed.
+func ChangedKeys(from, to string) []string {
+	parse := func(h string) map[string]string {
+		out := map[string]string{}
+		for _, part := range strings.Split(h, ",") {
+			if k, v, ok := strings.Cut(part, "="); ok {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	a, b := parse(from), parse(to)
+	var changed []string
+	for k, v := range b {
+		if a[k] != v {
+			changed = append(changed, k)
+		}
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			changed = append(changed, k)
+		}
+	}
+	sort.Strings(changed)
+	return changed
 }
 
 // HostRoot is where the host's root is mounted in the stage containers.

@@ -1,6 +1,7 @@
 package stagepod
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,5 +91,22 @@ func TestRead(t *testing.T) {
 	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "copy", Image: "x.invalid/p", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "no such host"}}}}
 	if got := Read(pod); got.Result != ImagePullFailed || !strings.Contains(got.Message, "no such host") {
 		t.Fatalf("image pull: %+v", got)
+	}
+}
+
+func TestConfigHashTellsChangedKeys(t *testing.T) {
+	before := ConfigHash(map[string]string{"kernel.conf": "a", "notes.txt": "x", "gone.conf": "1"})
+	after := ConfigHash(map[string]string{"kernel.conf": "b", "notes.txt": "x", "new.conf": "2"})
+	if before == after || ConfigHash(map[string]string{"notes.txt": "x", "kernel.conf": "a", "gone.conf": "1"}) != before {
+		t.Fatalf("hashes: %q, %q", before, after)
+	}
+	if got := ChangedKeys(before, after); !slices.Equal(got, []string{"gone.conf", "kernel.conf", "new.conf"}) {
+		t.Errorf("changed %v, want gone.conf, kernel.conf and new.conf", got)
+	}
+	if got := ChangedKeys("0123456789abcdef", after); !slices.Equal(got, []string{"kernel.conf", "new.conf", "notes.txt"}) {
+		t.Errorf("from an unreadable hash: %v, want every key", got)
+	}
+	if ConfigHash(nil) != "" {
+		t.Error("the empty configMap has a hash")
 	}
 }

@@ -189,6 +189,9 @@ func Serve(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer c.Stop()
+	// Simulated hosts reboot for interrupt pods that ask for it, so a
+	// Skyhook with reboot interrupts completes in the sandbox too.
+	c.SimulateHosts(ctx, 2*time.Second)
 	fmt.Fprintln(opts.Out, "starting the operator (admission webhooks)")
 	operatorDone, err := operator.StartLocal(ctx, c.Config, operator.Options{Namespace: OperatorNamespace, CertDir: opts.path("webhook-certs")})
 	if err != nil {
