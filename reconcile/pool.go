@@ -64,6 +64,11 @@ func (n *nodePool) releaseCordon(node *corev1.Node) {
 	n.group.Go(func() error { return n.r.releaseCordon(n.ctx, n.sk, node) })
 }
 
+// changeTaints adds or removes the runtime-required taint in the pool.
+func (n *nodePool) changeTaints(node *corev1.Node, change func(*corev1.Node, corev1.Taint) ([]byte, error)) {
+	n.group.Go(func() error { return n.r.changeTaint(n.ctx, node, change) })
+}
+
 // writeRecord writes a node record in the pool.
 func (n *nodePool) writeRecord(w *nodeWork, rec nodestate.Record) {
 	n.group.Go(func() error { return n.r.writeRecord(n.ctx, n.sk, w, rec) })

@@ -130,6 +130,9 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		starting = append(starting, w)
 	}
 	markWaiting(sk, waiting, pool)
+	if err := r.runtimeTaints(ctx, sk, work, pool); err != nil {
+		return ctrl.Result{}, err
+	}
 	for _, w := range starting {
 		pool.advance(w, true)
 	}

@@ -23,6 +23,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/nodestate"
+	"github.com/skyhook-go/skyhook/reconcile/taints"
 )
 
 // Finalizer lets the operator clean a deleted Skyhook's records off the nodes.
@@ -139,9 +140,23 @@ func (r *SkyhookReconciler) finalize(ctx context.Context, sk *skyhookv1.Skyhook)
 	if err := r.Client.List(ctx, &nodes); err != nil {
 		return err
 	}
+	var required []skyhookAhead
+	if sk.Spec.RuntimeRequired {
+		var err error
+		if required, err = r.runtimeRequired(ctx); err != nil {
+			return err
+		}
+	}
 	for i := range nodes.Items {
 		if err := r.releaseCordon(ctx, sk, &nodes.Items[i]); err != nil {
 			return err
+		}
+		// The taint this Skyhook held goes when no other runtimeRequired
+		// Skyhook still holds it.
+		if sk.Spec.RuntimeRequired && selects(sk, &nodes.Items[i]) && runtimeTaintDone(required, &nodes.Items[i], sk.Name) {
+			if err := r.changeTaint(ctx, &nodes.Items[i], taints.Remove); err != nil {
+				return err
+			}
 		}
 		p, err := nodestate.Forget(&nodes.Items[i], sk.Name)
 		if err != nil || p == nil {

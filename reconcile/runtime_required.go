@@ -1,0 +1,113 @@
+package reconcile
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/taints"
+)
+
+// RuntimeRequiredTaint keeps workloads off a node until every
+// runtimeRequired Skyhook that selects it is complete there. Stage pods of
+// every Skyhook tolerate it (stagepod.Tolerations), so a Skyhook of a lower
+// priority number that is not runtimeRequired still runs first on the node
+// and cannot deadlock the runtimeRequired ones.
+var RuntimeRequiredTaint = corev1.Taint{Key: skyhookv1.RuntimeRequiredTaintKey, Value: skyhookv1.RuntimeRequiredTaintValue, Effect: corev1.TaintEffectNoSchedule}
+
+// runtimeRequired lists the Skyhooks that are runtimeRequired and still
+// count (not disabled, not being deleted), with their selectors parsed.
+func (r *SkyhookReconciler) runtimeRequired(ctx context.Context) ([]skyhookAhead, error) {
+	var list skyhookv1.SkyhookList // read only: no copy of every Skyhook per pass
+	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	var out []skyhookAhead
+	for i := range list.Items {
+		sk := &list.Items[i]
+		if !sk.Spec.RuntimeRequired || !sk.DeletionTimestamp.IsZero() || sk.Annotations[skyhookv1.DisableAnnotation] == "true" {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
+		if err != nil {
+			continue
+		}
+		out = append(out, skyhookAhead{name: sk.Name, selector: sel})
+	}
+	return out, nil
+}
+
+// runtimeTaintDone reports whether every runtimeRequired Skyhook that
+// selects the node is complete on it (except one being deleted, named
+// leaving).
+func runtimeTaintDone(required []skyhookAhead, node *corev1.Node, leaving string) bool {
+	for _, rr := range required {
+		if rr.name == leaving || !rr.selector.Matches(labels.Set(node.Labels)) {
+			continue
+		}
+		if node.Labels[skyhookv1.StatusKey(rr.name)] != string(skyhookv1.StatusComplete) {
+			return false
+		}
+	}
+	return true
+}
+
+// runtimeTaints takes the runtime-required taint off the Skyhook's complete
+// nodes where every runtimeRequired Skyhook is complete, and with
+// autoTaintNewNodes puts it on nodes that joined after the Skyhook and have
+// not started it.
+func (r *SkyhookReconciler) runtimeTaints(ctx context.Context, sk *skyhookv1.Skyhook, work []*nodeWork, pool *nodePool) error {
+	if !sk.Spec.RuntimeRequired {
+		return nil
+	}
+	var required []skyhookAhead
+	for _, w := range work {
+		switch {
+		case w.now == skyhookv1.StatusComplete && taints.Has(w.node, RuntimeRequiredTaint):
+			if required == nil {
+				var err error
+				if required, err = r.runtimeRequired(ctx); err != nil {
+					return err
+				}
+			}
+			// This Skyhook's own label may lag its completion in this pass.
+			if runtimeTaintDone(required, nodeWithStatus(w.node, sk.Name, skyhookv1.StatusComplete), "") {
+				pool.changeTaints(w.node, taints.Remove)
+			}
+		case sk.Spec.AutoTaintNewNodes && w.now == skyhookv1.StatusWaiting && len(w.state) == 0 &&
+			w.node.CreationTimestamp.After(sk.CreationTimestamp.Time) && !taints.Has(w.node, RuntimeRequiredTaint):
+			pool.changeTaints(w.node, taints.Add)
+		}
+	}
+	return nil
+}
+
+// nodeWithStatus is the node as it reads once its status label for the
+// Skyhook says status (a shallow copy; the cached node is not changed).
+func nodeWithStatus(node *corev1.Node, skyhook string, status skyhookv1.Status) *corev1.Node {
+	copied := *node
+	copied.Labels = make(map[string]string, len(node.Labels)+1)
+	for k, v := range node.Labels {
+		copied.Labels[k] = v
+	}
+	copied.Labels[skyhookv1.StatusKey(skyhook)] = string(status)
+	return &copied
+}
+
+// changeTaint sends a taint patch; a conflict (the node changed since the
+// cache saw it) waits for the node event and the next pass.
+func (r *SkyhookReconciler) changeTaint(ctx context.Context, node *corev1.Node, change func(*corev1.Node, corev1.Taint) ([]byte, error)) error {
+	patch, err := change(node, RuntimeRequiredTaint)
+	if err != nil || patch == nil {
+		return err
+	}
+	if err := r.patchNode(ctx, node.Name, patch); err != nil && !apierrors.IsConflict(err) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+// Package taints puts the runtime-required taint on a node and takes it
+// off. The patches carry the node's resourceVersion: spec.taints is
+// replaced as a whole by a merge patch, so a taint someone else changed
+// meanwhile makes the patch fail (and the next pass try again) instead of
+// being lost.
+package taints
+
+import (
+	"encoding/json"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Has reports whether the node carries the taint (key, value and effect).
+func Has(node *corev1.Node, taint corev1.Taint) bool {
+	for _, t := range node.Spec.Taints {
+		if t.MatchTaint(&taint) && t.Value == taint.Value {
+			return true
+		}
+	}
+	return false
+}
+
+// Add is the patch that puts the taint on the node, nil when it is there.
+func Add(node *corev1.Node, taint corev1.Taint) ([]byte, error) {
+	if Has(node, taint) {
+		return nil, nil
+	}
+	return patch(node, append(append([]corev1.Taint{}, node.Spec.Taints...), taint))
+}
+
+// Remove is the patch that takes the taint off the node, nil when it is
+// not there.
+func Remove(node *corev1.Node, taint corev1.Taint) ([]byte, error) {
+	if !Has(node, taint) {
+		return nil, nil
+	}
+	kept := []corev1.Taint{}
+	for _, t := range node.Spec.Taints {
+		if !(t.MatchTaint(&taint) && t.Value == taint.Value) {
+			kept = append(kept, t)
+		}
+	}
+	return patch(node, kept)
+}
+
+func patch(node *corev1.Node, list []corev1.Taint) ([]byte, error) {
+	return json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": node.ResourceVersion},
+		"spec":     map[string]any{"taints": list},
+	})
+}
