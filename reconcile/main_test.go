@@ -34,13 +34,17 @@ var env *cluster.Cluster
 
 const operatorNamespace = "skyhook-system"
 
+// notReadyTimeout is short so that TestNotReadyNodeIsSkippedAndResumes
+// need not wait ten minutes.
+const notReadyTimeout = 3 * time.Second
+
 func TestMain(m *testing.M) {
 	crds, err := config.CRDs()
 	if err != nil {
 		panic(err)
 	}
 	var nodes []cluster.Node
-	for pool, n := range map[string]int{"ready": 5, "failing": 2, "budget": 15, "deps": 2, "versions": 2, "join": 2, "restart": 4, "priority": 2, "config": 2, "pause": 3, "halt": 6, "reboot": 2, "hold": 1, "pdb": 1, "admin": 1, "rebootrestart": 1, "cfgint": 1} {
+	for pool, n := range map[string]int{"ready": 5, "failing": 2, "budget": 15, "deps": 2, "versions": 2, "join": 2, "restart": 4, "priority": 2, "config": 2, "pause": 3, "halt": 6, "reboot": 2, "hold": 1, "pdb": 1, "admin": 1, "rebootrestart": 1, "cfgint": 1, "notready": 3} {
 		nodes = append(nodes, cluster.NumberedNodes(pool, n, map[string]string{"pool": pool})...)
 	}
 	for i := range 10 {
@@ -78,7 +82,7 @@ var (
 // startOperator runs the operator in this process until stopOperator.
 func startOperator() error {
 	ctx, cancel := context.WithCancel(mainCtx)
-	done, err := operator.StartLocal(ctx, env.Config, operator.Options{Namespace: operatorNamespace})
+	done, err := operator.StartLocal(ctx, env.Config, operator.Options{Namespace: operatorNamespace, NotReadyTimeout: notReadyTimeout})
 	if err != nil {
 		cancel()
 		return fmt.Errorf("starting the operator: %w", err)

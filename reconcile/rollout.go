@@ -80,6 +80,9 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	pool := r.pool(ctx, sk, &p)
 	for _, w := range work {
 		pool.deletePods(r.finishedPods(sk, w))
+		if r.skipNotReady(sk, w, pool, &p) {
+			continue
+		}
 		switch {
 		case nodeComplete(sk, w):
 			p.complete++
@@ -299,6 +302,11 @@ func (r *SkyhookReconciler) nodeActive(sk *skyhookv1.Skyhook, w *nodeWork) bool 
 		if len(pods) > 0 {
 			return true
 		}
+	}
+	if w.node.Labels[skyhookv1.StatusKey(sk.Name)] == string(skyhookv1.StatusBlocked) {
+		// Skipped while NotReady (skipNotReady): back, it waits for a
+		// budget slot to resume its stage.
+		return false
 	}
 	for _, e := range w.state {
 		if e.State == skyhookv1.StateInProgress || e.State == skyhookv1.StateErroring {

@@ -49,6 +49,10 @@ type SkyhookReconciler struct {
 	// RebootTimeout bounds the wait for a rebooted node to come back Ready
 	// with a new boot ID (10 minutes when zero).
 	RebootTimeout time.Duration
+	// NotReadyTimeout is how long a node in progress that went NotReady
+	// keeps its budget slot before the rollout skips it (10 minutes when
+	// zero).
+	NotReadyTimeout time.Duration
 	// Parallelism bounds the nodes whose API requests a pass sends at once
 	// (16 when zero).
 	Parallelism int
@@ -182,6 +186,9 @@ func (r *SkyhookReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.Parallelism == 0 {
 		r.Parallelism = defaultParallelism
+	}
+	if r.NotReadyTimeout == 0 {
+		r.NotReadyTimeout = defaultNotReadyTimeout
 	}
 	if r.RebootTimeout == 0 {
 		r.RebootTimeout = defaultRebootTimeout

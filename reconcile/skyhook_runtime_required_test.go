@@ -73,7 +73,9 @@ func TestRuntimeRequiredTaintWaitsForEveryRuntimeRequiredSkyhook(t *testing.T) {
 	if err := env.CreateNodes(ctx, cluster.Node{Name: "rtreq-late", Labels: map[string]string{"pool": "rtreq"}}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Clientset.CoreV1().Nodes().Delete(context.Background(), "rtreq-late", metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = env.Clientset.CoreV1().Nodes().Delete(context.Background(), "rtreq-late", metav1.DeleteOptions{})
+	})
 	eventually(t, "the late node to be done by both", func() bool {
 		n := getNode(t, "rtreq-late")
 		return n.Labels[skyhookv1.StatusKey("rt-a")] == "complete" && n.Labels[skyhookv1.StatusKey("rt-b")] == "complete" &&

@@ -29,6 +29,8 @@ func main() {
 	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `metrics address ("0" disables)`)
 	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "health probe address")
 	flag.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect one active replica")
+	flag.DurationVar(&opts.NotReadyTimeout, "not-ready-timeout", 0, "how long a NotReady node in progress holds its budget slot before the rollout skips it (default 10m)")
+	flag.DurationVar(&opts.RebootTimeout, "reboot-timeout", 0, "how long a rebooted node may take to come back Ready with a new boot ID (default 10m)")
 	flag.StringVar(&cpuRequest, "default-cpu-request", "", "cpuRequest for packages that set no resources (all four default flags or none)")
 	flag.StringVar(&cpuLimit, "default-cpu-limit", "", "cpuLimit for packages that set no resources")
 	flag.StringVar(&memRequest, "default-memory-request", "", "memoryRequest for packages that set no resources")

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"time"
 
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	corev1 "k8s.io/api/core/v1"
@@ -77,6 +78,11 @@ type Options struct {
 	// pod until its outcome is recorded.
 	AgentImage string
 	PauseImage string
+	// NotReadyTimeout and RebootTimeout bound how long a NotReady node in
+	// progress keeps its budget slot and how long a reboot may take (the
+	// reconciler's defaults when zero).
+	NotReadyTimeout time.Duration
+	RebootTimeout   time.Duration
 
 	// inProcess allows starting the operator more than once in one process
 	// (controller names are otherwise unique per process, for metrics).
@@ -154,7 +160,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	}
 	if err := (&reconcile.SkyhookReconciler{
 		Client: mgr.GetClient(), Namespace: opts.Namespace, AgentImage: opts.AgentImage, PauseImage: opts.PauseImage,
-		Recorder: mgr.GetEventRecorder("skyhook-operator"),
+		Recorder: mgr.GetEventRecorder("skyhook-operator"), APIReader: mgr.GetAPIReader(),
+		NotReadyTimeout: opts.NotReadyTimeout, RebootTimeout: opts.RebootTimeout,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,62 @@
+package reconcile
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/interrupt"
+	"github.com/skyhook-go/skyhook/reconcile/nodestate"
+)
+
+// defaultNotReadyTimeout is how long a NotReady node keeps its budget slot.
+const defaultNotReadyTimeout = 10 * time.Minute
+
+// notReadySince reports whether the node is not Ready, and since when.
+func notReadySince(node *corev1.Node) (bool, time.Time) {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status != corev1.ConditionTrue, c.LastTransitionTime.Time
+		}
+	}
+	return true, node.CreationTimestamp.Time
+}
+
+// skipNotReady keeps a NotReady node from stalling the rollout: a node
+// that has not started is not started; one in progress keeps its budget
+// slot for NotReadyTimeout, then is skipped: its stage pods go (nothing
+// then runs there unaccounted when it returns), its status says blocked and
+// its slot goes to the next node. Back Ready, it resumes when the budget
+// lets it. A node rebooting for an interrupt is the interrupt path's. It
+// returns true when the node is skipped in this pass.
+func (r *SkyhookReconciler) skipNotReady(sk *skyhookv1.Skyhook, w *nodeWork, pool *nodePool, p *progress) bool {
+	down, since := notReadySince(w.node)
+	if !down || nodeComplete(sk, w) {
+		return false
+	}
+	if rec := interrupt.Read(w.node, sk.Name); rec != nil && rec.Phase == interrupt.PhaseVerify {
+		return false
+	}
+	active := r.nodeActive(sk, w)
+	if left := r.NotReadyTimeout - time.Since(since); active && left > 0 {
+		p.requeue = minPositive(p.requeue, left)
+		return false
+	}
+	message := fmt.Sprintf("NotReady since %s", since.UTC().Format(time.RFC3339))
+	if active {
+		message += fmt.Sprintf("; skipped after %s, resumes when it is back", r.NotReadyTimeout)
+		for _, pods := range w.pods {
+			pool.deletePods(pods)
+		}
+		r.started.remove(sk.UID, w.node.Name)
+	}
+	if w.node.Labels[skyhookv1.StatusKey(sk.Name)] == string(skyhookv1.StatusInProgress) {
+		pool.writeRecord(w, nodestate.Record{State: w.state, Config: w.config, Status: skyhookv1.StatusBlocked, Batch: w.batch,
+			Interrupt: w.node.Annotations[skyhookv1.InterruptAnnotation(sk.Name)]})
+	}
+	w.now = skyhookv1.StatusBlocked
+	p.blocked = append(p.blocked, skyhookv1.NodeAttention{Name: w.node.Name, Status: skyhookv1.StatusBlocked, Message: message})
+	return true
+}
