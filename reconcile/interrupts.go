@@ -20,6 +20,7 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile/interrupt"
 	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+	"github.com/skyhook-go/skyhook/reconcile/timewindow"
 )
 
 // Defaults of the interrupt path.
@@ -94,6 +95,16 @@ func (r *SkyhookReconciler) interruptNode(ctx context.Context, sk *skyhookv1.Sky
 	}
 	w.interrupt = merged
 	if !rec.For(sk.Generation, keys) {
+		// A new interrupt: it starts only inside the policy's window.
+		if now := time.Now(); p.window != nil && !p.window.Contains(now) {
+			next := p.window.Next(now)
+			p.windowWaits++
+			if p.nextWindow.IsZero() || next.Before(p.nextWindow) {
+				p.nextWindow = next
+			}
+			p.requeue = minPositive(p.requeue, next.Sub(now))
+			return false, nil, nil
+		}
 		rec = &interrupt.Record{Generation: sk.Generation, Phase: interrupt.PhaseDrain, Since: time.Now().UTC(), Packages: keys, Interrupt: *merged}
 	}
 	switch rec.Phase {
@@ -305,4 +316,36 @@ func configInterruptMarker(sk *skyhookv1.Skyhook, name, last, ran string) string
 		return ""
 	}
 	return string(encoded)
+}
+
+// interruptWindow is the window of the Skyhook's DeploymentPolicy, nil when
+// it has none (or no policy). Admission refuses windows that do not parse.
+func (r *SkyhookReconciler) interruptWindow(ctx context.Context, sk *skyhookv1.Skyhook) (*timewindow.Window, error) {
+	if sk.Spec.DeploymentPolicy == "" {
+		return nil, nil
+	}
+	policy := &skyhookv1.DeploymentPolicy{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: sk.Spec.DeploymentPolicy}, policy); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	w := policy.Spec.InterruptWindow
+	if w == nil {
+		return nil, nil
+	}
+	window, err := timewindow.Parse(w.Days, w.Start, w.End, w.TimeZone)
+	if err != nil {
+		return nil, nil
+	}
+	return &window, nil
+}
+
+// reportWindow sets the InterruptWindowClosed condition while nodes wait
+// for the window, saying when it opens.
+func reportWindow(sk *skyhookv1.Skyhook, waits int, next time.Time) {
+	if waits == 0 {
+		conditions.Delete(sk, skyhookv1.InterruptWindowClosedCondition)
+		return
+	}
+	conditions.MarkTrue(sk, skyhookv1.InterruptWindowClosedCondition, "OutsideInterruptWindow",
+		"%d nodes wait for the interrupt window of policy %s, which opens next at %s", waits, sk.Spec.DeploymentPolicy, next.UTC().Format(time.RFC3339))
 }

@@ -43,7 +43,7 @@ func (r *SkyhookReconciler) pool(ctx context.Context, sk *skyhookv1.Skyhook, p *
 // reading its counters meanwhile.
 func (n *nodePool) advance(w *nodeWork, start bool) {
 	n.group.Go(func() error {
-		local := progress{snapshots: n.p.snapshots}
+		local := progress{snapshots: n.p.snapshots, window: n.p.window}
 		err := n.r.advance(n.ctx, n.sk, w, start, &local)
 		n.mu.Lock()
 		defer n.mu.Unlock()
@@ -87,6 +87,10 @@ func (n *nodePool) wait() error {
 		n.p.requeue = minPositive(n.p.requeue, local.requeue)
 		n.p.blocked = append(n.p.blocked, local.blocked...)
 		n.p.drainBlocked = append(n.p.drainBlocked, local.drainBlocked...)
+		n.p.windowWaits += local.windowWaits
+		if !local.nextWindow.IsZero() && (n.p.nextWindow.IsZero() || local.nextWindow.Before(n.p.nextWindow)) {
+			n.p.nextWindow = local.nextWindow
+		}
 	}
 	n.reports = nil
 	sort.SliceStable(n.p.erroring, func(i, j int) bool { return n.p.erroring[i].Name < n.p.erroring[j].Name })

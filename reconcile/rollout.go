@@ -27,6 +27,7 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
 	"github.com/skyhook-go/skyhook/reconcile/nodestate"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+	"github.com/skyhook-go/skyhook/reconcile/timewindow"
 )
 
 // nodeWork is one selected node and what this Skyhook has on it.
@@ -58,8 +59,13 @@ type progress struct {
 	snapshots map[string]*corev1.ConfigMap
 	// drainBlocked are the nodes whose interrupt waits on pods.
 	drainBlocked []drainReport
-	halted       bool // a compartment halted and nothing runs
-	requeue      time.Duration
+	// window is the policy's interrupt window (nil for none); windowWaits
+	// counts the nodes waiting for it to open at nextWindow.
+	window      *timewindow.Window
+	windowWaits int
+	nextWindow  time.Time
+	halted      bool // a compartment halted and nothing runs
+	requeue     time.Duration
 }
 
 // rollout does one pass: reads the selected nodes and the stage pods,
@@ -75,7 +81,11 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		return ctrl.Result{}, err
 	}
 	paused := sk.Annotations[skyhookv1.PauseAnnotation] == "true"
-	p := progress{selected: len(work), blocked: blocked, ignored: len(blocked), snapshots: snapshots}
+	window, err := r.interruptWindow(ctx, sk)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	p := progress{selected: len(work), blocked: blocked, ignored: len(blocked), snapshots: snapshots, window: window}
 	var waiting []*nodeWork
 	pool := r.pool(ctx, sk, &p)
 	for _, w := range work {
@@ -650,6 +660,7 @@ func (r *SkyhookReconciler) summarise(sk *skyhookv1.Skyhook, p progress, paused 
 		conditions.Delete(sk, skyhookv1.NodesBlockedCondition)
 	}
 	r.reportDrains(sk, p.drainBlocked)
+	reportWindow(sk, p.windowWaits, p.nextWindow)
 	s.NodesNeedingAttention = firstPerNode(s.NodesNeedingAttention)
 	if len(s.NodesNeedingAttention) > skyhookv1.MaxAttentionNodes {
 		s.NodesNeedingAttention = s.NodesNeedingAttention[:skyhookv1.MaxAttentionNodes]

@@ -14,4 +14,9 @@ const (
 	// RolloutHaltedCondition is True when a DeploymentPolicy's failureThreshold
 	// stopped the rollout.
 	RolloutHaltedCondition = "RolloutHalted"
+
+	// InterruptWindowClosedCondition is True while nodes wait at their
+	// interrupt for the DeploymentPolicy's interrupt window; its message
+	// says when the window opens next.
+	InterruptWindowClosedCondition = "InterruptWindowClosed"
 )

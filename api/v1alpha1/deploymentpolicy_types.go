@@ -33,6 +33,40 @@ type DeploymentPolicySpec struct {
 	// +kubebuilder:default=true
 	// +optional
 	ResetBatchStateOnCompletion *bool `json:"resetBatchStateOnCompletion,omitempty"`
+
+	// InterruptWindow, when set, is the only time a node of a Skyhook using
+	// this policy starts an interrupt (cordon, drain, reboot or restarts).
+	// Outside it, stages that disturb nothing still run and nodes wait at
+	// their interrupt; the rollout goes on when the window opens. Beyond the
+	// reference system.
+	// +optional
+	InterruptWindow *InterruptWindow `json:"interruptWindow,omitempty"`
+}
+
+// InterruptWindow is a weekly window: on the given days, from start to end
+// (a window whose end is not after its start runs over midnight), in a time
+// zone.
+type InterruptWindow struct {
+	// Days the window opens on; every day when empty.
+	// +kubebuilder:validation:MaxItems=7
+	// +kubebuilder:validation:items:Enum=Mon;Tue;Wed;Thu;Fri;Sat;Sun
+	// +optional
+	Days []string `json:"days,omitempty"`
+
+	// Start is the time of day the window opens, HH:MM.
+	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	// +required
+	Start string `json:"start"`
+
+	// End is the time of day the window closes, HH:MM.
+	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	// +required
+	End string `json:"end"`
+
+	// TimeZone is an IANA time zone such as Europe/Berlin; UTC when empty.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	TimeZone string `json:"timeZone,omitempty"`
 }
 
 // PolicyDefault is the budget and strategy for nodes outside every compartment.

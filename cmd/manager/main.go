@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	_ "time/tzdata" // interrupt windows name IANA time zones; the image may have none
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	ctrl "sigs.k8s.io/controller-runtime"

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/timewindow"
 )
 
 // DeploymentPolicy returns every problem of dp.
@@ -37,6 +38,11 @@ func DeploymentPolicy(dp *skyhookv1.DeploymentPolicy) field.ErrorList {
 		errs = append(errs, compartmentSelector(c.Selector, cp.Child("selector"), i, selectors)...)
 		errs = append(errs, deploymentBudget(c.Budget, cp.Child("budget"))...)
 		errs = append(errs, strategy(c.Strategy, cp.Child("strategy"))...)
+	}
+	if w := dp.Spec.InterruptWindow; w != nil {
+		if _, err := timewindow.Parse(w.Days, w.Start, w.End, w.TimeZone); err != nil {
+			errs = append(errs, field.Invalid(spec.Child("interruptWindow"), *w, err.Error()))
+		}
 	}
 	return errs
 }

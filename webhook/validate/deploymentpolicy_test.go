@@ -47,6 +47,12 @@ func TestDeploymentPolicyValidation(t *testing.T) {
 			"spec.compartments[1].strategy.exponential.growthFactor: must be at least 2",
 			"spec.compartments[1].strategy.exponential.safetyLimit: must be between 1 and 100",
 		}},
+		{"interrupt window", `
+  default: {budget: {count: 1}}
+  interruptWindow: {days: [Mon], start: "22:00", end: "04:00", timeZone: Mars/Olympus}
+`, []string{
+			`spec.interruptWindow: Invalid value: {"days":["Mon"],"start":"22:00","end":"04:00","timeZone":"Mars/Olympus"}: timeZone: "Mars/Olympus" is not an IANA time zone`,
+		}},
 		{"compartment names", `
   default: {budget: {count: 1}}
   compartments:
