@@ -61,14 +61,26 @@ func TestMain(m *testing.M) {
 		cluster.Node{Name: "rtreq-0", Labels: map[string]string{"pool": "rtreq"}, Taints: []corev1.Taint{reconcile.RuntimeRequiredTaint}},
 		cluster.Node{Name: "blocked-ignored", Labels: map[string]string{"pool": "blocked", skyhookv1.IgnoreNodeLabel: "true"}},
 	)
-	os.Exit(cluster.Main(m, cluster.Options{CRDs: crds, Nodes: nodes}, &env, func(ctx context.Context, c *cluster.Cluster) error {
+	var invariants *testenv.Invariants
+	code := cluster.Main(m, cluster.Options{CRDs: crds, Nodes: nodes}, &env, func(ctx context.Context, c *cluster.Cluster) error {
 		if err := testenv.OperatorLogs(c); err != nil {
+			return err
+		}
+		// Watched through every test of the package, checked at the end.
+		if invariants, err = testenv.WatchInvariants(ctx, c, operatorNamespace); err != nil {
 			return err
 		}
 		mainCtx = ctx
 		hosts = c.SimulateHosts(ctx, time.Second)
 		return startOperator()
-	}))
+	})
+	if invariants != nil {
+		for _, v := range invariants.Violations() {
+			fmt.Fprintln(os.Stderr, "invariant violated:", v)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 var (
