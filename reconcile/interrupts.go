@@ -109,9 +109,7 @@ func (r *SkyhookReconciler) interruptNode(ctx context.Context, sk *skyhookv1.Sky
 	}
 	switch rec.Phase {
 	case interrupt.PhaseSkipped:
-		p.blocked = append(p.blocked, skyhookv1.NodeAttention{Name: w.node.Name, Status: skyhookv1.StatusBlocked,
-			Message: "drain timed out; skipped for this generation (drain.onTimeout: Skip)"})
-		return false, rec, nil
+		return false, rec, nil // reported by skippedDrain once its status says blocked
 	case interrupt.PhaseDrain:
 		return r.drainNode(ctx, sk, w, rec, p)
 	case interrupt.PhaseInterrupt:
@@ -348,4 +346,20 @@ func reportWindow(sk *skyhookv1.Skyhook, waits int, next time.Time) {
 	}
 	conditions.MarkTrue(sk, skyhookv1.InterruptWindowClosedCondition, "OutsideInterruptWindow",
 		"%d nodes wait for the interrupt window of policy %s, which opens next at %s", waits, sk.Spec.DeploymentPolicy, next.UTC().Format(time.RFC3339))
+}
+
+// skippedDrain reports a node whose drain timed out in this generation with
+// drain.onTimeout Skip: it is blocked, holds no budget slot, and is tried
+// again with the next generation.
+func (r *SkyhookReconciler) skippedDrain(sk *skyhookv1.Skyhook, w *nodeWork, p *progress) bool {
+	rec := interrupt.Read(w.node, sk.Name)
+	if rec == nil || rec.Phase != interrupt.PhaseSkipped || rec.Generation != sk.Generation ||
+		w.node.Labels[skyhookv1.StatusKey(sk.Name)] != string(skyhookv1.StatusBlocked) {
+		return false
+	}
+	w.now = skyhookv1.StatusBlocked
+	r.started.remove(sk.UID, w.node.Name)
+	p.blocked = append(p.blocked, skyhookv1.NodeAttention{Name: w.node.Name, Status: skyhookv1.StatusBlocked,
+		Message: "drain timed out; skipped for this generation (drain.onTimeout: Skip)"})
+	return true
 }

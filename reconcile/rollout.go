@@ -90,7 +90,7 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	pool := r.pool(ctx, sk, &p)
 	for _, w := range work {
 		pool.deletePods(r.finishedPods(sk, w))
-		if r.skipNotReady(sk, w, pool, &p) {
+		if r.skipNotReady(sk, w, pool, &p) || r.skippedDrain(sk, w, &p) {
 			continue
 		}
 		switch {
@@ -357,6 +357,9 @@ func (r *SkyhookReconciler) advance(ctx context.Context, sk *skyhookv1.Skyhook, 
 		}
 	}
 	status := nodeStatus(sk, state, config)
+	if rec != nil && rec.Phase == interrupt.PhaseSkipped {
+		status = skyhookv1.StatusBlocked // given up for this generation (drain.onTimeout: Skip)
+	}
 	w.now = status
 	if status == skyhookv1.StatusComplete {
 		p.active--

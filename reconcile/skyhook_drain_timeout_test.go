@@ -1,0 +1,102 @@
+package reconcile_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+)
+
+// unmanagedPod puts a pod without a controller on the node: eviction would
+// not bring it back anywhere, so a drain reports it instead of evicting it.
+func unmanagedPod(t *testing.T, name, node string) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "main", Image: "ghcr.io/x/job:1"}}},
+	}
+	if err := k8sClient(t).Create(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8sClient(t).Delete(context.Background(), pod) })
+	return pod
+}
+
+func drainSkyhook(name string, onTimeout skyhookv1.DrainOnTimeout) *skyhookv1.Skyhook {
+	one := 1
+	return &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector:       metav1.LabelSelector{MatchLabels: map[string]string{"pool": name}},
+			InterruptionBudget: skyhookv1.InterruptionBudget{Count: &one},
+			Drain:              &skyhookv1.DrainOptions{Timeout: &metav1.Duration{Duration: 2 * time.Second}, OnTimeout: onTimeout},
+			Packages:           skyhookv1.Packages{"tuning": withInterrupt(pkg("1.0.0", "ghcr.io/x/tuning", nil), skyhookv1.Interrupt{Type: skyhookv1.InterruptReboot})},
+		},
+	}
+}
+
+// drain.onTimeout Delete: a pod the drain cannot evict is deleted once the
+// timeout has passed, and the interrupt runs.
+func TestDrainTimeoutDeletesWhatEvictionCannotMove(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	stuck := unmanagedPod(t, "stuck", "drainto-0")
+	sk := drainSkyhook("drainto", skyhookv1.DrainDelete)
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+	got := waitSkyhook(t, "drainto", time.Minute, func(s *skyhookv1.Skyhook) bool {
+		return strings.Contains(conditions.GetMessage(s, skyhookv1.DrainBlockedCondition), "default/stuck (no controller")
+	})
+	if isReady(got) {
+		t.Fatal("Ready while the drain is blocked")
+	}
+	waitSkyhook(t, "drainto", time.Minute, isReady)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(stuck), stuck); !apierrors.IsNotFound(err) && stuck.DeletionTimestamp.IsZero() {
+		t.Errorf("the pod eviction could not move is still there: %v", err)
+	}
+	if hosts.Reboots()["drainto-0"] != 1 {
+		t.Errorf("reboots %v, want drainto-0 once", hosts.Reboots())
+	}
+}
+
+// drain.onTimeout Skip: the node whose drain times out is given up for
+// this generation: uncordoned, not interrupted, reported blocked, its budget
+// slot going to the next node; the pod stays.
+func TestDrainTimeoutSkipsTheNode(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	stuck := unmanagedPod(t, "stuck-skip", "drainskip-0")
+	sk := drainSkyhook("drainskip", skyhookv1.DrainSkip)
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+	eventually(t, "drainskip-1 to complete in the slot drainskip-0 gave up", func() bool {
+		return getNode(t, "drainskip-1").Labels[skyhookv1.StatusKey("drainskip")] == "complete"
+	})
+	got := waitSkyhook(t, "drainskip", time.Minute, func(s *skyhookv1.Skyhook) bool {
+		return strings.Contains(conditions.GetMessage(s, skyhookv1.NodesBlockedCondition), "drainskip-0 (drain timed out; skipped") &&
+			s.Status.CompleteNodes == "1/2"
+	})
+	if isReady(got) {
+		t.Error("Ready with a node skipped")
+	}
+	n := getNode(t, "drainskip-0")
+	if n.Spec.Unschedulable || n.Labels[skyhookv1.StatusKey("drainskip")] != "blocked" || hosts.Reboots()["drainskip-0"] != 0 {
+		t.Errorf("the skipped node: cordoned %v, status %q, reboots %d; want uncordoned, blocked, not rebooted",
+			n.Spec.Unschedulable, n.Labels[skyhookv1.StatusKey("drainskip")], hosts.Reboots()["drainskip-0"])
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(stuck), stuck); err != nil || !stuck.DeletionTimestamp.IsZero() {
+		t.Errorf("the pod was removed although the node was skipped: %v", err)
+	}
+}
