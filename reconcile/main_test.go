@@ -20,7 +20,6 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/config"
-	"github.com/skyhook-go/skyhook/reconcile"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/cluster"
 	"github.com/skyhook-go/skyhook/test/testenv"
@@ -58,7 +57,7 @@ func TestMain(m *testing.M) {
 		cluster.Node{Name: "blocked-free", Labels: map[string]string{"pool": "blocked"}},
 		cluster.Node{Name: "blocked-tainted", Labels: map[string]string{"pool": "blocked"},
 			Taints: []corev1.Taint{{Key: "dedicated", Value: "inference", Effect: corev1.TaintEffectNoSchedule}}},
-		cluster.Node{Name: "rtreq-0", Labels: map[string]string{"pool": "rtreq"}, Taints: []corev1.Taint{reconcile.RuntimeRequiredTaint}},
+		cluster.Node{Name: "rtreq-0", Labels: map[string]string{"pool": "rtreq"}, Taints: []corev1.Taint{stagepod.DefaultRuntimeRequiredTaint}},
 		cluster.Node{Name: "blocked-ignored", Labels: map[string]string{"pool": "blocked", skyhookv1.IgnoreNodeLabel: "true"}},
 	)
 	var invariants *testenv.Invariants

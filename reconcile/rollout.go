@@ -123,7 +123,7 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	pool = r.pool(ctx, sk, &p)
 	var starting []*nodeWork
 	for _, w := range waiting {
-		if taints := stagepod.Untolerated(sk, w.node); len(taints) > 0 {
+		if taints := stagepod.Untolerated(sk, w.node, r.RuntimeRequiredTaint); len(taints) > 0 {
 			p.blocked = append(p.blocked, skyhookv1.NodeAttention{Name: w.node.Name, Status: skyhookv1.StatusBlocked,
 				Message: fmt.Sprintf("taints not tolerated: %s (add them to additionalTolerations to run here)", taintList(taints))})
 			continue
@@ -606,6 +606,7 @@ func (r *SkyhookReconciler) createStagePod(ctx context.Context, sk *skyhookv1.Sk
 	spec := stagepod.Spec{
 		Skyhook: sk, Package: name, Definition: def, Version: step.Version, Image: step.Image, Stage: step.Stage, Node: w.node.Name,
 		Namespace: r.Namespace, AgentImage: r.AgentImage, PauseImage: r.PauseImage, Attempt: attempt, ConfigMap: configMap,
+		RuntimeRequiredTaint: r.RuntimeRequiredTaint,
 	}
 	if step.Stage == skyhookv1.StageInterrupt {
 		spec.Interrupt = w.interrupt

@@ -13,12 +13,12 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile/taints"
 )
 
-// RuntimeRequiredTaint keeps workloads off a node until every
-// runtimeRequired Skyhook that selects it is complete there. Stage pods of
-// every Skyhook tolerate it (stagepod.Tolerations), so a Skyhook of a lower
-// priority number that is not runtimeRequired still runs first on the node
-// and cannot deadlock the runtimeRequired ones.
-var RuntimeRequiredTaint = corev1.Taint{Key: skyhookv1.RuntimeRequiredTaintKey, Value: skyhookv1.RuntimeRequiredTaintValue, Effect: corev1.TaintEffectNoSchedule}
+// The runtime-required taint (SkyhookReconciler.RuntimeRequiredTaint) keeps
+// workloads off a node until every runtimeRequired Skyhook that selects it
+// is complete there. Stage pods of every Skyhook tolerate it
+// (stagepod.Tolerations), so a Skyhook of a lower priority number that is
+// not runtimeRequired still runs first on the node and cannot deadlock the
+// runtimeRequired ones.
 
 // runtimeRequired lists the Skyhooks that are runtimeRequired and still
 // count (not disabled, not being deleted), with their selectors parsed.
@@ -68,7 +68,7 @@ func (r *SkyhookReconciler) runtimeTaints(ctx context.Context, sk *skyhookv1.Sky
 	var required []skyhookAhead
 	for _, w := range work {
 		switch {
-		case w.now == skyhookv1.StatusComplete && taints.Has(w.node, RuntimeRequiredTaint):
+		case w.now == skyhookv1.StatusComplete && taints.Has(w.node, r.RuntimeRequiredTaint):
 			if required == nil {
 				var err error
 				if required, err = r.runtimeRequired(ctx); err != nil {
@@ -80,7 +80,7 @@ func (r *SkyhookReconciler) runtimeTaints(ctx context.Context, sk *skyhookv1.Sky
 				pool.changeTaints(w.node, taints.Remove)
 			}
 		case sk.Spec.AutoTaintNewNodes && w.now == skyhookv1.StatusWaiting && len(w.state) == 0 &&
-			w.node.CreationTimestamp.After(sk.CreationTimestamp.Time) && !taints.Has(w.node, RuntimeRequiredTaint):
+			w.node.CreationTimestamp.After(sk.CreationTimestamp.Time) && !taints.Has(w.node, r.RuntimeRequiredTaint):
 			pool.changeTaints(w.node, taints.Add)
 		}
 	}
@@ -102,7 +102,7 @@ func nodeWithStatus(node *corev1.Node, skyhook string, status skyhookv1.Status) 
 // changeTaint sends a taint patch; a conflict (the node changed since the
 // cache saw it) waits for the node event and the next pass.
 func (r *SkyhookReconciler) changeTaint(ctx context.Context, node *corev1.Node, change func(*corev1.Node, corev1.Taint) ([]byte, error)) error {
-	patch, err := change(node, RuntimeRequiredTaint)
+	patch, err := change(node, r.RuntimeRequiredTaint)
 	if err != nil || patch == nil {
 		return err
 	}

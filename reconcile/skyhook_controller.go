@@ -23,6 +23,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/nodestate"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/reconcile/taints"
 )
 
@@ -53,6 +54,10 @@ type SkyhookReconciler struct {
 	// keeps its budget slot before the rollout skips it (10 minutes when
 	// zero).
 	NotReadyTimeout time.Duration
+	// RuntimeRequiredTaint is the taint runtimeRequired Skyhooks hold on
+	// their nodes (stagepod.DefaultRuntimeRequiredTaint when its key is
+	// empty).
+	RuntimeRequiredTaint corev1.Taint
 	// Parallelism bounds the nodes whose API requests a pass sends at once
 	// (16 when zero).
 	Parallelism int
@@ -187,6 +192,9 @@ func (r *SkyhookReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.Parallelism == 0 {
 		r.Parallelism = defaultParallelism
+	}
+	if r.RuntimeRequiredTaint.Key == "" {
+		r.RuntimeRequiredTaint = stagepod.DefaultRuntimeRequiredTaint
 	}
 	if r.NotReadyTimeout == 0 {
 		r.NotReadyTimeout = defaultNotReadyTimeout

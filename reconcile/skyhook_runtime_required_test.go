@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/reconcile"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/reconcile/taints"
 	"github.com/skyhook-go/skyhook/test/cluster"
 )
@@ -37,7 +37,7 @@ func TestRuntimeRequiredTaintWaitsForEveryRuntimeRequiredSkyhook(t *testing.T) {
 			if !ok {
 				continue
 			}
-			has := taints.Has(n, reconcile.RuntimeRequiredTaint)
+			has := taints.Has(n, stagepod.DefaultRuntimeRequiredTaint)
 			mu.Lock()
 			if has {
 				tainted[n.Name] = true
@@ -68,7 +68,7 @@ func TestRuntimeRequiredTaintWaitsForEveryRuntimeRequiredSkyhook(t *testing.T) {
 		t.Cleanup(func() { _ = c.Delete(context.Background(), sk) })
 	}
 	waitSkyhook(t, "rt-b", time.Minute, isReady)
-	eventually(t, "the taint to leave rtreq-0", func() bool { return !taints.Has(getNode(t, "rtreq-0"), reconcile.RuntimeRequiredTaint) })
+	eventually(t, "the taint to leave rtreq-0", func() bool { return !taints.Has(getNode(t, "rtreq-0"), stagepod.DefaultRuntimeRequiredTaint) })
 
 	if err := env.CreateNodes(ctx, cluster.Node{Name: "rtreq-late", Labels: map[string]string{"pool": "rtreq"}}); err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func TestRuntimeRequiredTaintWaitsForEveryRuntimeRequiredSkyhook(t *testing.T) {
 	eventually(t, "the late node to be done by both", func() bool {
 		n := getNode(t, "rtreq-late")
 		return n.Labels[skyhookv1.StatusKey("rt-a")] == "complete" && n.Labels[skyhookv1.StatusKey("rt-b")] == "complete" &&
-			!taints.Has(n, reconcile.RuntimeRequiredTaint)
+			!taints.Has(n, stagepod.DefaultRuntimeRequiredTaint)
 	})
 	mu.Lock()
 	defer mu.Unlock()

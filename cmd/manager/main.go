@@ -7,9 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	_ "time/tzdata" // interrupt windows name IANA time zones; the image may have none
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -36,6 +39,7 @@ func main() {
 	flag.StringVar(&cpuLimit, "default-cpu-limit", "", "cpuLimit for packages that set no resources")
 	flag.StringVar(&memRequest, "default-memory-request", "", "memoryRequest for packages that set no resources")
 	flag.StringVar(&memLimit, "default-memory-limit", "", "memoryLimit for packages that set no resources")
+	taint := flag.String("runtime-required-taint", "skyhook.nvidia.com=runtime-required:NoSchedule", "the taint runtimeRequired Skyhooks hold on their nodes, key[=value]:Effect")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -47,6 +51,10 @@ func main() {
 		os.Exit(2)
 	}
 	opts.Defaults.Resources = resources
+	if opts.RuntimeRequiredTaint, err = parseTaint(*taint); err != nil {
+		fmt.Fprintln(os.Stderr, "--runtime-required-taint:", err)
+		os.Exit(2)
+	}
 	if err := operator.Run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), opts); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -83,4 +91,30 @@ func envOr(name, fallback string) string {
 		return v
 	}
 	return fallback
+}
+
+// parseTaint reads key[=value]:Effect, the form kubectl taint uses. It is
+// written here because the parser kubectl uses lives in k8s.io/kubernetes,
+// which is not meant to be imported.
+func parseTaint(s string) (corev1.Taint, error) {
+	rest, effect, ok := strings.Cut(s, ":")
+	if !ok {
+		return corev1.Taint{}, fmt.Errorf("%q: want key[=value]:Effect", s)
+	}
+	key, value, _ := strings.Cut(rest, "=")
+	t := corev1.Taint{Key: key, Value: value, Effect: corev1.TaintEffect(effect)}
+	switch t.Effect {
+	case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+	default:
+		return t, fmt.Errorf("%q: the effect must be NoSchedule, PreferNoSchedule or NoExecute", s)
+	}
+	if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+		return t, fmt.Errorf("%q: key: %s", s, strings.Join(errs, "; "))
+	}
+	if value != "" {
+		if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
+			return t, fmt.Errorf("%q: value: %s", s, strings.Join(errs, "; "))
+		}
+	}
+	return t, nil
 }

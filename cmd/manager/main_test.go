@@ -20,3 +20,18 @@ func TestDefaultResourcesAllOrNone(t *testing.T) {
 		t.Fatalf("bad quantity: %v; want the flag named", err)
 	}
 }
+
+func TestParseTaint(t *testing.T) {
+	got, err := parseTaint("example.com/runtime=pending:NoExecute")
+	if err != nil || got.Key != "example.com/runtime" || got.Value != "pending" || got.Effect != "NoExecute" {
+		t.Fatalf("%+v, %v", got, err)
+	}
+	if got, err := parseTaint("gpu-setup:NoSchedule"); err != nil || got.Value != "" {
+		t.Fatalf("no value: %+v, %v", got, err)
+	}
+	for _, bad := range []string{"no-effect", "k=v:Sometimes", "bad key=v:NoSchedule", "k=bad value:NoSchedule"} {
+		if _, err := parseTaint(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -109,6 +109,9 @@ type Spec struct {
 	PauseImage string
 	// Attempt numbers the tries of this stage, so a retry is a new pod.
 	Attempt int32
+	// RuntimeRequiredTaint is the operator's runtime-required taint, which
+	// stage pods tolerate.
+	RuntimeRequiredTaint corev1.Taint
 	// Interrupt is the node's merged interrupt, for the interrupt stage: the
 	// agent gets it as JSON after the copy directory.
 	Interrupt *skyhookv1.Interrupt
@@ -189,7 +192,7 @@ func Build(s Spec) *corev1.Pod {
 			NodeName:                      s.Node,
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			HostPID:                       true,
-			Tolerations:                   Tolerations(s.Skyhook),
+			Tolerations:                   Tolerations(s.Skyhook, s.RuntimeRequiredTaint),
 			InitContainers:                init,
 			Containers:                    []corev1.Container{{Name: "pause", Image: s.PauseImage}},
 			Volumes:                       volumes(s),
@@ -235,13 +238,21 @@ func volumes(s Spec) []corev1.Volume {
 	return v
 }
 
+// DefaultRuntimeRequiredTaint is the runtime-required taint unless the
+// operator is told another: skyhook.nvidia.com=runtime-required:NoSchedule.
+var DefaultRuntimeRequiredTaint = corev1.Taint{Key: skyhookv1.RuntimeRequiredTaintKey, Value: skyhookv1.RuntimeRequiredTaintValue, Effect: corev1.TaintEffectNoSchedule}
+
 // Tolerations let the stage pod onto the nodes the Skyhook works on: its
-// own additional tolerations, the runtime-required taint it may be there to
-// lift, and a cordon (interrupts run on cordoned nodes).
-func Tolerations(sk *skyhookv1.Skyhook) []corev1.Toleration {
+// own additional tolerations, the runtime-required taint (every Skyhook's
+// pods tolerate it, see reconcile.RuntimeRequired), and a cordon
+// (interrupts run on cordoned nodes).
+func Tolerations(sk *skyhookv1.Skyhook, runtimeRequired corev1.Taint) []corev1.Toleration {
 	t := []corev1.Toleration{
-		{Key: skyhookv1.RuntimeRequiredTaintKey, Value: skyhookv1.RuntimeRequiredTaintValue, Effect: corev1.TaintEffectNoSchedule},
+		{Key: runtimeRequired.Key, Value: runtimeRequired.Value, Effect: runtimeRequired.Effect},
 		{Key: corev1.TaintNodeUnschedulable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	}
+	if runtimeRequired.Value == "" {
+		t[0].Operator = corev1.TolerationOpExists
 	}
 	return append(t, sk.Spec.AdditionalTolerations...)
 }
@@ -267,8 +278,8 @@ func gracePeriod(pkg skyhookv1.Package) *int64 {
 // Untolerated returns the node's NoSchedule and NoExecute taints that the
 // Skyhook's stage pods do not tolerate. With spec.nodeName set no scheduler
 // would stop the pod, so the operator must not place it there.
-func Untolerated(sk *skyhookv1.Skyhook, node *corev1.Node) []corev1.Taint {
-	tolerations := Tolerations(sk)
+func Untolerated(sk *skyhookv1.Skyhook, node *corev1.Node, runtimeRequired corev1.Taint) []corev1.Taint {
+	tolerations := Tolerations(sk, runtimeRequired)
 	var out []corev1.Taint
 	for i := range node.Spec.Taints {
 		taint := &node.Spec.Taints[i]

@@ -110,3 +110,19 @@ func TestConfigHashTellsChangedKeys(t *testing.T) {
 		t.Error("the empty configMap has a hash")
 	}
 }
+
+func TestStagePodsTolerateTheConfiguredRuntimeTaint(t *testing.T) {
+	custom := corev1.Taint{Key: "example.com/runtime", Value: "pending", Effect: corev1.TaintEffectNoExecute}
+	node := &corev1.Node{Spec: corev1.NodeSpec{Taints: []corev1.Taint{custom, DefaultRuntimeRequiredTaint}}}
+	sk := spec().Skyhook
+	got := Untolerated(sk, node, custom)
+	if len(got) != 1 || got[0].Key != DefaultRuntimeRequiredTaint.Key {
+		t.Errorf("untolerated %v, want only the default taint once another is configured", got)
+	}
+	s := spec()
+	s.RuntimeRequiredTaint = custom
+	tol := Build(s).Spec.Tolerations[0]
+	if tol.Key != custom.Key || tol.Value != custom.Value || tol.Effect != custom.Effect {
+		t.Errorf("first toleration %+v, want the configured taint", tol)
+	}
+}

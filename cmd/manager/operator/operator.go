@@ -83,6 +83,9 @@ type Options struct {
 	// reconciler's defaults when zero).
 	NotReadyTimeout time.Duration
 	RebootTimeout   time.Duration
+	// RuntimeRequiredTaint is the taint runtimeRequired Skyhooks hold (the
+	// reconciler's default when its key is empty).
+	RuntimeRequiredTaint corev1.Taint
 
 	// inProcess allows starting the operator more than once in one process
 	// (controller names are otherwise unique per process, for metrics).
@@ -161,7 +164,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	if err := (&reconcile.SkyhookReconciler{
 		Client: mgr.GetClient(), Namespace: opts.Namespace, AgentImage: opts.AgentImage, PauseImage: opts.PauseImage,
 		Recorder: mgr.GetEventRecorder("skyhook-operator"), APIReader: mgr.GetAPIReader(),
-		NotReadyTimeout: opts.NotReadyTimeout, RebootTimeout: opts.RebootTimeout,
+		NotReadyTimeout: opts.NotReadyTimeout, RebootTimeout: opts.RebootTimeout, RuntimeRequiredTaint: opts.RuntimeRequiredTaint,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
