@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -161,4 +162,36 @@ func countStagePods(t *testing.T, skyhook string) func() map[string]int {
 		defer mu.Unlock()
 		return maps.Clone(created)
 	}
+}
+
+// waitEvent waits for an event about the named object with the reason and
+// a note containing note.
+func waitWarning(t *testing.T, regarding, reason, note string) {
+	t.Helper()
+	eventually(t, "a "+reason+" event about "+regarding, func() bool {
+		events, err := env.Clientset.EventsV1().Events("").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, e := range events.Items {
+			if e.Regarding.Name == regarding && e.Reason == reason && e.Type == corev1.EventTypeWarning && strings.Contains(e.Note, note) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// createPolicy creates a DeploymentPolicy and deletes it when the test
+// ends, after the Skyhooks the test creates later (cleanups run last in,
+// first out, and admission refuses to delete a policy in use).
+func createPolicy(t *testing.T, policy *skyhookv1.DeploymentPolicy) {
+	t.Helper()
+	c := k8sClient(t)
+	if err := c.Create(context.Background(), policy); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		eventually(t, "the policy to be deleted", func() bool { return c.Delete(context.Background(), policy) == nil })
+	})
 }

@@ -161,36 +161,43 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	return ctrl.Result{RequeueAfter: p.requeue}, nil
 }
 
-// skyhookAhead is a Skyhook that goes before the one being rolled out, with
-// its node selector parsed once per pass rather than once per node.
+// skyhookAhead is another Skyhook that matters on the nodes it selects,
+// with its node selector parsed once per pass rather than once per node.
 type skyhookAhead struct {
 	name     string
 	selector labels.Selector
+}
+
+// otherSkyhooks lists the Skyhooks that count for keep, skipping disabled
+// and deleted ones, with their selectors parsed.
+func (r *SkyhookReconciler) otherSkyhooks(ctx context.Context, keep func(*skyhookv1.Skyhook) bool) ([]skyhookAhead, error) {
+	var list skyhookv1.SkyhookList // read only: no copy of every Skyhook per pass
+	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	var out []skyhookAhead
+	for i := range list.Items {
+		other := &list.Items[i]
+		if !other.DeletionTimestamp.IsZero() || other.Annotations[skyhookv1.DisableAnnotation] == "true" || !keep(other) {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(&other.Spec.NodeSelector)
+		if err != nil {
+			continue // admission refuses such selectors; it selects nothing
+		}
+		out = append(out, skyhookAhead{name: other.Name, selector: sel})
+	}
+	return out, nil
 }
 
 // skyhooksAhead are the Skyhooks that go before sk on a node they share:
 // lower priority number, or the same and a name before sk's. Disabled and
 // deleted ones do not hold anyone back; paused ones do.
 func (r *SkyhookReconciler) skyhooksAhead(ctx context.Context, sk *skyhookv1.Skyhook) ([]skyhookAhead, error) {
-	var list skyhookv1.SkyhookList // read only: no copy of every Skyhook per event
-	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
-	}
-	var ahead []skyhookAhead
-	for i := range list.Items {
-		other := &list.Items[i]
-		if other.Name == sk.Name || !other.DeletionTimestamp.IsZero() || other.Annotations[skyhookv1.DisableAnnotation] == "true" {
-			continue
-		}
-		if other.Spec.Priority < sk.Spec.Priority || (other.Spec.Priority == sk.Spec.Priority && other.Name < sk.Name) {
-			sel, err := metav1.LabelSelectorAsSelector(&other.Spec.NodeSelector)
-			if err != nil {
-				continue // admission refuses such selectors; it selects nothing
-			}
-			ahead = append(ahead, skyhookAhead{name: other.Name, selector: sel})
-		}
-	}
-	return ahead, nil
+	return r.otherSkyhooks(ctx, func(other *skyhookv1.Skyhook) bool {
+		return other.Name != sk.Name &&
+			(other.Spec.Priority < sk.Spec.Priority || (other.Spec.Priority == sk.Spec.Priority && other.Name < sk.Name))
+	})
 }
 
 // waitingFor names the first Skyhook ahead that selects the node and is not

@@ -5,9 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/taints"
@@ -23,23 +21,7 @@ import (
 // runtimeRequired lists the Skyhooks that are runtimeRequired and still
 // count (not disabled, not being deleted), with their selectors parsed.
 func (r *SkyhookReconciler) runtimeRequired(ctx context.Context) ([]skyhookAhead, error) {
-	var list skyhookv1.SkyhookList // read only: no copy of every Skyhook per pass
-	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
-	}
-	var out []skyhookAhead
-	for i := range list.Items {
-		sk := &list.Items[i]
-		if !sk.Spec.RuntimeRequired || !sk.DeletionTimestamp.IsZero() || sk.Annotations[skyhookv1.DisableAnnotation] == "true" {
-			continue
-		}
-		sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
-		if err != nil {
-			continue
-		}
-		out = append(out, skyhookAhead{name: sk.Name, selector: sel})
-	}
-	return out, nil
+	return r.otherSkyhooks(ctx, func(sk *skyhookv1.Skyhook) bool { return sk.Spec.RuntimeRequired })
 }
 
 // runtimeTaintDone reports whether every runtimeRequired Skyhook that

@@ -63,18 +63,7 @@ func TestFailingStepErrorsThenSpecFixRecovers(t *testing.T) {
 		t.Fatalf("the failed stage pods are gone (%v); their logs must stay reachable", err)
 	}
 
-	eventually(t, "a StageFailed warning event", func() bool {
-		events, err := env.Clientset.EventsV1().Events("").List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false
-		}
-		for _, e := range events.Items {
-			if e.Regarding.Name == "failing" && e.Reason == "StageFailed" && e.Type == corev1.EventTypeWarning && strings.Contains(e.Note, "exited with code 7") {
-				return true
-			}
-		}
-		return false
-	})
+	waitWarning(t, "failing", "StageFailed", "exited with code 7")
 
 	// Fix the spec: the next generation retries at once and completes.
 	if err := c.Get(ctx, client.ObjectKeyFromObject(sk), sk); err != nil {

@@ -254,18 +254,7 @@ func TestPodDisruptionBudgetBlocksTheDrain(t *testing.T) {
 	if msg := conditions.GetMessage(got, skyhookv1.DrainBlockedCondition); !strings.Contains(msg, "PodDisruptionBudget") {
 		t.Errorf("DrainBlocked says %q; want the disruption budget named as the reason", msg)
 	}
-	eventually(t, "a DrainBlocked event", func() bool {
-		events, err := env.Clientset.EventsV1().Events("").List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false
-		}
-		for _, e := range events.Items {
-			if e.Regarding.Name == "pdb" && e.Reason == "DrainBlocked" && strings.Contains(e.Note, "default/web") {
-				return true
-			}
-		}
-		return false
-	})
+	waitWarning(t, "pdb", "DrainBlocked", "default/web")
 
 	if err := c.Delete(ctx, pdb); err != nil {
 		t.Fatal(err)
