@@ -379,3 +379,36 @@ func TestConfigInterruptsFollowTheChangedKeys(t *testing.T) {
 		t.Error("left cordoned")
 	}
 }
+
+// A node that does not come back with a new boot ID within the reboot
+// timeout is erroring with a message; when it does come back, the interrupt
+// counts and the rollout completes.
+func TestRebootNotBackInTimeIsErroring(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	hosts.SetDowntime("slowboot-0", 3*rebootTimeout)
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "slowboot"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "slowboot"}},
+			Packages:     skyhookv1.Packages{"driver": withInterrupt(pkg("1.0.0", "ghcr.io/x/driver", nil), skyhookv1.Interrupt{Type: skyhookv1.InterruptReboot})},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+	got := waitSkyhook(t, "slowboot", time.Minute, func(s *skyhookv1.Skyhook) bool {
+		return s.Status.Status == skyhookv1.StatusErroring && len(s.Status.NodesNeedingAttention) > 0
+	})
+	if msg := got.Status.NodesNeedingAttention[0].Message; !strings.Contains(msg, "not back Ready with a new boot ID") {
+		t.Errorf("attention %q; want the reboot named", msg)
+	}
+	if isNodeReady(getNode(t, "slowboot-0")) {
+		t.Fatal("the node is already back; the test proves nothing")
+	}
+	waitSkyhook(t, "slowboot", time.Minute, isReady)
+	if r := hosts.Reboots()["slowboot-0"]; r != 1 {
+		t.Errorf("%d reboots, want one", r)
+	}
+}

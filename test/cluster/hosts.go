@@ -24,6 +24,10 @@ const InterruptPodSelector = "skyhook.nvidia.com/stage=interrupt"
 // is the simulator's approximation, and each pod reboots its node once.
 type HostSimulator struct {
 	mu sync.Mutex
+	// downtime is how long a reboot keeps a node NotReady, per node where
+	// SetDowntime said so.
+	downtime     time.Duration
+	nodeDowntime map[string]time.Duration
 	// Reboots counts the reboots per node.
 	reboots map[string]int
 	handled map[types.UID]bool
@@ -33,7 +37,7 @@ type HostSimulator struct {
 // every 100ms until ctx ends; downtime is how long a reboot keeps the node
 // NotReady.
 func (c *Cluster) SimulateHosts(ctx context.Context, downtime time.Duration) *HostSimulator {
-	h := &HostSimulator{reboots: map[string]int{}, handled: map[types.UID]bool{}}
+	h := &HostSimulator{reboots: map[string]int{}, handled: map[types.UID]bool{}, downtime: downtime, nodeDowntime: map[string]time.Duration{}}
 	go wait.UntilWithContext(ctx, func(ctx context.Context) {
 		pods, err := c.Clientset.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: InterruptPodSelector})
 		if err != nil {
@@ -44,12 +48,28 @@ func (c *Cluster) SimulateHosts(ctx context.Context, downtime time.Duration) *Ho
 			if h.seen(pod.UID) || !rebootDone(pod) {
 				continue
 			}
-			if err := c.Reboot(ctx, pod.Spec.NodeName, "boot-"+string(pod.UID)[:8], downtime); err == nil {
+			if err := c.Reboot(ctx, pod.Spec.NodeName, "boot-"+string(pod.UID)[:8], h.downtimeOf(pod.Spec.NodeName)); err == nil {
 				h.rebooted(pod.UID, pod.Spec.NodeName)
 			}
 		}
 	}, 100*time.Millisecond)
 	return h
+}
+
+// SetDowntime makes the node's reboots last d (a node slow to come back).
+func (h *HostSimulator) SetDowntime(node string, d time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.nodeDowntime[node] = d
+}
+
+func (h *HostSimulator) downtimeOf(node string) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if d, ok := h.nodeDowntime[node]; ok {
+		return d
+	}
+	return h.downtime
 }
 
 // Reboots returns how often each node was rebooted by an interrupt pod.
