@@ -28,6 +28,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newSandboxCommand(), newVersionCommand())
+	root.AddCommand(newSandboxCommand(), newVersionCommand(), newValidateCommand())
 	return root
 }

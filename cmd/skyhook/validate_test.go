@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writePackage(t *testing.T, config string, executable bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "skyhook_dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mode := os.FileMode(0o644)
+	if executable {
+		mode = 0o755
+	}
+	for _, f := range []string{"apply.sh", "check.sh"} {
+		if err := os.WriteFile(filepath.Join(dir, "skyhook_dir", f), []byte("#!/bin/sh\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const config = `{"schema_version":"v1","package_name":"demo","package_version":"1.0.0","modes":{
+  "apply":[{"name":"apply","path":"apply.sh","returncodes":[0]}],
+  "apply-check":[{"name":"check","path":"check.sh","returncodes":[0]}]}}`
+
+func TestValidateCommand(t *testing.T) {
+	run := func(args ...string) (string, error) {
+		cmd := newValidateCommand()
+		var out bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		cmd.SetArgs(args)
+		err := cmd.Execute()
+		return out.String(), err
+	}
+	good := writePackage(t, config, true)
+	if out, err := run(good); err != nil || !strings.Contains(out, "valid") {
+		t.Fatalf("a valid package: %v\n%s", err, out)
+	}
+	broken := writePackage(t, strings.Replace(config, `"apply-check"`, `"config"`, 1), false)
+	out, err := run(good, broken)
+	if err == nil {
+		t.Fatalf("a broken package passed:\n%s", out)
+	}
+	for _, want := range []string{
+		broken + ": modes.apply-check: is required: mode apply has steps",
+		broken + ": modes.config-check: is required: mode config has steps",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	notExec := writePackage(t, config, false)
+	if out, _ := run(notExec); !strings.Contains(out, `modes.apply[0].path: "apply.sh" is not executable`) {
+		t.Errorf("non-executable steps not reported:\n%s", out)
+	}
+}
