@@ -2,7 +2,9 @@ SHELL := /bin/bash
 # Skyhook. `make sandbox` and `make test` are the two entry points; both work
 # on a machine with only Go, git and make: everything else (controller-gen,
 # kube-apiserver, kube-controller-manager, kubectl, etcd, KWOK) is built from
-# the Go module proxy and cached (see test/cluster/binaries).
+# the Go module proxy and cached (see test/cluster/binaries). The agent's
+# tests chroot into a root filesystem made from Debian's busybox-static,
+# which they fetch with apt-get (they run as root, as CI does).
 
 GO ?= go
 STATE_DIR ?= .sandbox
@@ -14,12 +16,16 @@ TEST_TIMEOUT ?= 30m
 
 GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' -o -path 'config/webhook/manifests.yaml' | LC_ALL=C sort | xargs sha256sum
 
-.PHONY: all build test generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status bench bench-rollout clean
+.PHONY: all build agent test generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status bench bench-rollout bench-agent clean
 
 all: build
 
 build:
 	$(GO) build -o bin/skyhook ./cmd/skyhook
+
+## agent: the node agent, a static binary (the agent image's whole content).
+agent:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o bin/skyhook-agent ./cmd/skyhook-agent
 
 ## generate: regenerate deepcopy code, CRDs, RBAC and webhook configurations from the Go markers.
 generate:
@@ -56,6 +62,10 @@ test: verify-generated verify-fmt prepare
 bench: prepare
 	$(GO) test -run XXX -bench InProcess -benchtime 3000x -count 3 ./webhook/inprocess/
 	$(GO) test -run XXX -bench ThroughAPIServer -benchtime 1000x -count 2 ./webhook/
+
+## bench-agent: the agent's cost per step (docs/agent.md).
+bench-agent:
+	$(GO) test -run XXX -bench TwentyTrueSteps -benchtime 50x -count 3 ./agent/run/
 
 ## bench-rollout: rollout at fleet scale, a table (docs/rollout.md). BENCH_NODES=100,1000,5000 for more.
 BENCH_NODES ?= 100,1000

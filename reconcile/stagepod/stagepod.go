@@ -207,6 +207,7 @@ func stageEnv(s Spec) []corev1.EnvVar {
 		{Name: "SKYHOOK_PACKAGE", Value: s.Package},
 		{Name: "SKYHOOK_VERSION", Value: s.Version},
 		{Name: "SKYHOOK_STAGE", Value: string(s.Stage)},
+		{Name: "SKYHOOK_GENERATION", Value: strconv.FormatInt(s.Skyhook.Generation, 10)},
 		{Name: "SKYHOOK_NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
 	}
 }

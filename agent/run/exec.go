@@ -1,0 +1,78 @@
+package run
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// command is one process to run, and where its output goes.
+type command struct {
+	path string
+	args []string
+	env  []string
+	// root, when set, is chrooted into before path runs (path is then a
+	// path inside it).
+	root string
+	name string
+	out  io.Writer
+	log  io.Writer
+	now  func() time.Time
+}
+
+// execute runs the command, writing each line of its stdout and stderr,
+// with a timestamp, the step's name and the stream, to out and to log. It
+// returns the exit code, or an error when the command could not run.
+func execute(ctx context.Context, c command) (int, error) {
+	cmd := exec.CommandContext(ctx, c.path, c.args...)
+	cmd.Env = c.env
+	cmd.Dir = "/"
+	if c.root != "" {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: c.root}
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("starting %s: %w", c.path, err)
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for stream, r := range map[string]io.Reader{"stdout": stdout, "stderr": stderr} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sc := bufio.NewScanner(r)
+			sc.Buffer(make([]byte, 64*1024), 1024*1024)
+			for sc.Scan() {
+				line := fmt.Sprintf("%s [%s] %s: %s\n", c.now().UTC().Format(time.RFC3339Nano), c.name, stream, sc.Text())
+				mu.Lock()
+				_, _ = io.WriteString(c.out, line)
+				_, _ = io.WriteString(c.log, line)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait() // the pipes must be read to the end before Wait closes them
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &exit) && exit.ExitCode() >= 0:
+		return exit.ExitCode(), nil
+	default:
+		return 0, err
+	}
+}

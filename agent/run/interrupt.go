@@ -1,0 +1,130 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// interruptSpec is the interrupt the operator passes as JSON.
+type interruptSpec struct {
+	Type     string   `json:"type"`
+	Services []string `json:"services"`
+}
+
+// interruptPath is the record that the interrupt of this package and
+// generation ran: a reboot that restarts the stage pod must not reboot
+// again.
+func (h host) interruptPath(o Options) string {
+	return h.path(stateRoot, h.skyhook, "interrupts", o.Package, o.Generation)
+}
+
+// runInterrupt runs the interrupt at most once per (Skyhook, package,
+// generation). The record is written before a reboot (which does not
+// return) and after the restarts of services.
+func runInterrupt(ctx context.Context, o Options, h host) error {
+	var spec interruptSpec
+	if err := json.Unmarshal([]byte(o.Interrupt), &spec); err != nil {
+		return fmt.Errorf("the interrupt %q is not valid JSON: %w", o.Interrupt, err)
+	}
+	record := h.interruptPath(o)
+	if data, err := os.ReadFile(record); err == nil {
+		fmt.Fprintf(o.Out, "%s [interrupt] already ran for generation %s: %s", o.Now().UTC().Format(time.RFC3339Nano), o.Generation, data)
+		return nil
+	}
+	mark := func() error {
+		return writeFile(record, []byte(o.Now().UTC().Format(time.RFC3339)+" "+o.Interrupt+"\n"))
+	}
+	var commands [][]string
+	switch spec.Type {
+	case "noop":
+		return mark()
+	case "reboot":
+		if err := mark(); err != nil {
+			return err
+		}
+		commands = [][]string{{"systemctl", "reboot"}}
+	case "service":
+		if len(spec.Services) == 0 {
+			return fmt.Errorf("a service interrupt needs services")
+		}
+		commands = [][]string{{"systemctl", "daemon-reload"}}
+		for _, s := range spec.Services {
+			commands = append(commands, []string{"systemctl", "restart", s})
+		}
+	case "restartAllServices":
+		services, err := runningServices(ctx, o, h)
+		if err != nil {
+			return err
+		}
+		commands = [][]string{{"systemctl", "daemon-reload"}}
+		for _, s := range services {
+			commands = append(commands, []string{"systemctl", "restart", s})
+		}
+	default:
+		return fmt.Errorf("unknown interrupt type %q (reboot, service, restartAllServices, noop)", spec.Type)
+	}
+	for _, c := range commands {
+		if err := hostCommand(ctx, o, h, "interrupt", c, nil); err != nil {
+			return err
+		}
+	}
+	if spec.Type == "reboot" {
+		return nil
+	}
+	return mark()
+}
+
+// runningServices lists the running services on the host.
+func runningServices(ctx context.Context, o Options, h host) ([]string, error) {
+	var out bytes.Buffer
+	if err := hostCommand(ctx, o, h, "interrupt", []string{"systemctl", "list-units", "--type=service", "--state=running", "--no-legend", "--plain"}, &out); err != nil {
+		return nil, err
+	}
+	var services []string
+	for _, line := range strings.Split(out.String(), "\n") {
+		_, unit, ok := strings.Cut(line, " stdout: ") // lines come stamped (see execute)
+		if fields := strings.Fields(unit); ok && len(fields) > 0 && strings.HasSuffix(fields[0], ".service") {
+			services = append(services, fields[0])
+		}
+	}
+	return services, nil
+}
+
+// hostCommand runs a host program chrooted into the host root, found in
+// the usual directories there (the agent's own image has no PATH to search).
+// With capture set, stdout goes there instead of the log.
+func hostCommand(ctx context.Context, o Options, h host, name string, argv []string, capture *bytes.Buffer) error {
+	path := ""
+	for _, dir := range []string{"/usr/bin", "/bin", "/usr/sbin", "/sbin"} {
+		if _, err := os.Stat(h.path(dir, argv[0])); err == nil {
+			path = dir + "/" + argv[0]
+			break
+		}
+	}
+	if path == "" {
+		return fmt.Errorf("%s is not on the host", argv[0])
+	}
+	logs, err := h.openLog(o, name)
+	if err != nil {
+		return err
+	}
+	defer logs.Close()
+	out := o.Out
+	if capture != nil {
+		out = capture
+	}
+	code, err := execute(ctx, command{path: path, args: argv[1:], env: []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"},
+		root: o.HostRoot, name: name, out: out, log: logs, now: o.Now})
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return fmt.Errorf("%s exited with code %d", strings.Join(argv, " "), code)
+	}
+	return nil
+}

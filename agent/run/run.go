@@ -1,0 +1,231 @@
+// Package run executes one mode of a package on a node: it copies the
+// package's root_dir over the host root, then runs the mode's steps
+// chrooted into the host root, each with its environment and arguments,
+// judging each by its return codes. It keeps, on the host, the run-once
+// flags of non-idempotent steps, the package's version history, the
+// interrupts already run, and the steps' logs.
+package run
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/skyhook-go/skyhook/agent/pkgconfig"
+)
+
+// Options say what to run and where.
+type Options struct {
+	// Mode is a config.json mode, or "interrupt".
+	Mode string
+	// HostRoot is where the host's root is mounted ("/root" in a stage pod).
+	HostRoot string
+	// CopyDir is the package's copy on the host, as a path under HostRoot.
+	CopyDir string
+	// ConfigMapDir holds the package's configMap files as mounted in the
+	// pod; they are copied to <CopyDir>/configmaps for the steps.
+	ConfigMapDir string
+	// Skyhook, Package, Version and Generation name the run; flags, history
+	// and interrupt records are kept per Skyhook and package.
+	Skyhook, Package, Version, Generation string
+	// Env is the pod's environment, passed on to the steps.
+	Env []string
+	// Out receives every line the steps write (the pod log).
+	Out io.Writer
+	// KeepLogs is how many runs of each step keep their log file on the
+	// host; 0 writes no log files.
+	KeepLogs int
+	// Interrupt is the interrupt to run in the interrupt mode, as JSON.
+	Interrupt string
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// The directories on the host (paths inside the host root).
+const (
+	stateRoot = "/var/lib/skyhook"
+	logRoot   = "/var/log/skyhook"
+)
+
+// StepResult is how one step went.
+type StepResult struct {
+	Name     string
+	ExitCode int
+	OK       bool
+	Skipped  string // why the step did not run, when it did not
+	Err      error  // a step that could not start
+}
+
+// Run runs the mode. It returns the steps' results, and an error when the
+// mode failed: an action mode stops at its first failing step, a check mode
+// runs every check and fails if any did.
+func Run(ctx context.Context, o Options) ([]StepResult, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	inside, err := filepath.Rel(o.HostRoot, o.CopyDir)
+	if err != nil || strings.HasPrefix(inside, "..") {
+		return nil, fmt.Errorf("copy dir %s is not under the host root %s", o.CopyDir, o.HostRoot)
+	}
+	h := host{root: o.HostRoot, skyhook: o.Skyhook}
+	if o.Mode == "interrupt" {
+		return nil, runInterrupt(ctx, o, h)
+	}
+	if !slices.Contains(pkgconfig.Modes, o.Mode) {
+		return nil, fmt.Errorf("unknown mode %q (modes: %s, interrupt)", o.Mode, strings.Join(pkgconfig.Modes, ", "))
+	}
+	cfg, problems, err := pkgconfig.Load(o.CopyDir)
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("the package's config.json:\n%w", problems)
+	}
+	if !strings.HasPrefix(o.Mode, "uninstall") {
+		if err := copyTree(filepath.Join(o.CopyDir, "root_dir"), o.HostRoot); err != nil {
+			return nil, fmt.Errorf("copying root_dir over the host root: %w", err)
+		}
+	}
+	if o.ConfigMapDir != "" {
+		if err := copyTree(o.ConfigMapDir, filepath.Join(o.CopyDir, "configmaps")); err != nil {
+			return nil, fmt.Errorf("copying the configMap: %w", err)
+		}
+	}
+	r := runner{o: o, h: h, inside: "/" + inside, cfg: cfg}
+	results, err := r.mode(ctx)
+	if err == nil {
+		err = h.recordVersion(o, cfg)
+	}
+	return results, err
+}
+
+// runner runs the steps of one mode.
+type runner struct {
+	o      Options
+	h      host
+	inside string // the copy dir as seen inside the host root
+	cfg    *pkgconfig.Config
+}
+
+func (r runner) mode(ctx context.Context) ([]StepResult, error) {
+	check := strings.HasSuffix(r.o.Mode, "-check")
+	var results []StepResult
+	var failed []string
+	for _, s := range r.cfg.Modes[r.o.Mode] {
+		res := r.step(ctx, s)
+		results = append(results, res)
+		if res.OK {
+			continue
+		}
+		failed = append(failed, describe(res))
+		if !check {
+			break // an action mode stops at its first failure
+		}
+	}
+	if len(failed) > 0 {
+		return results, fmt.Errorf("mode %s failed: %s", r.o.Mode, strings.Join(failed, "; "))
+	}
+	return results, nil
+}
+
+func describe(res StepResult) string {
+	if res.Err != nil {
+		return fmt.Sprintf("step %s: %v", res.Name, res.Err)
+	}
+	return fmt.Sprintf("step %s exited with code %d", res.Name, res.ExitCode)
+}
+
+// step runs one step, once per package version and generation when it is
+// not idempotent.
+func (r runner) step(ctx context.Context, s pkgconfig.Step) StepResult {
+	res := StepResult{Name: s.Name}
+	flag := r.h.flagPath(r.o, s.Name)
+	if !s.Idempotence {
+		if _, err := os.Stat(flag); err == nil {
+			res.OK, res.Skipped = true, fmt.Sprintf("ran already for version %s, generation %s", r.o.Version, r.o.Generation)
+			fmt.Fprintf(r.o.Out, "%s [%s] skipped: %s\n", r.o.Now().UTC().Format(time.RFC3339Nano), s.Name, res.Skipped)
+			return res
+		}
+	}
+	env := r.env(s)
+	args, err := expand(s.Arguments, env)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	if s.UpgradeStep {
+		previous := r.h.history(r.o.Package).Current
+		args = append(args, previous, r.o.Version)
+		env = append(env, "SKYHOOK_PREVIOUS_VERSION="+previous, "SKYHOOK_CURRENT_VERSION="+r.o.Version)
+	}
+	path, root := r.inside+"/skyhook_dir/"+s.Path, r.o.HostRoot
+	if !s.OnHost {
+		path, root = filepath.Join(r.o.CopyDir, "skyhook_dir", s.Path), ""
+	}
+	logs, err := r.h.openLog(r.o, s.Name)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	defer logs.Close()
+	res.ExitCode, res.Err = execute(ctx, command{path: path, args: args, env: env, root: root, name: s.Name, out: r.o.Out, log: logs, now: r.o.Now})
+	res.OK = res.Err == nil && slices.Contains(s.Returncodes, res.ExitCode)
+	if res.OK && !s.Idempotence {
+		if err := writeFile(flag, []byte(r.o.Now().UTC().Format(time.RFC3339)+"\n")); err != nil {
+			res.OK, res.Err = false, fmt.Errorf("recording that it ran: %w", err)
+		}
+	}
+	return res
+}
+
+// env is the step's environment: the pod's, the step's own, and where the
+// package is.
+func (r runner) env(s pkgconfig.Step) []string {
+	env := append([]string{}, r.o.Env...)
+	for _, k := range sortedKeys(s.Env) {
+		env = append(env, k+"="+s.Env[k])
+	}
+	dir := r.inside
+	if !s.OnHost {
+		dir = r.o.CopyDir
+	}
+	return append(env, "SKYHOOK_DIR="+dir, "STEP_ROOT="+dir+"/skyhook_dir")
+}
+
+// expand replaces env:NAME arguments by the variable's value; a variable
+// that is not set fails the step.
+func expand(args, env []string) ([]string, error) {
+	out := make([]string, len(args))
+	for i, a := range args {
+		name, ok := strings.CutPrefix(a, "env:")
+		if !ok {
+			out[i] = a
+			continue
+		}
+		value, found := lookup(env, name)
+		if !found {
+			return nil, fmt.Errorf("argument %d is %q, but %s is not set", i, a, name)
+		}
+		out[i] = value
+	}
+	return out, nil
+}
+
+// lookup finds the last setting of name in env (later ones win, as for
+// exec).
+func lookup(env []string, name string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
+			return v, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,92 @@
+// Command skyhook-agent runs one mode of a package on a node, inside a
+// stage pod:
+//
+//	skyhook-agent <mode> <host-root> <copy-dir> [interrupt-spec]
+//	skyhook-agent validate <package-dir|config.json>...
+//
+// The modes are those of config.json (apply, apply-check, config, ...) and
+// interrupt. The stage pod's environment names the run: SKYHOOK_NAME,
+// SKYHOOK_PACKAGE, SKYHOOK_VERSION, SKYHOOK_GENERATION; SKYHOOK_LOG_KEEP is
+// how many runs of each step keep a log file on the host (default 5, 0 for
+// none); SKYHOOK_CONFIGMAP_DIR is where the package's configMap is mounted
+// (default /skyhook-package/configmaps).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/skyhook-go/skyhook/agent/pkgconfig"
+	"github.com/skyhook-go/skyhook/agent/run"
+)
+
+func main() {
+	os.Exit(agent(os.Args[1:]))
+}
+
+const usage = `usage: skyhook-agent <mode> <host-root> <copy-dir> [interrupt-spec]
+       skyhook-agent validate <package-dir|config.json>...`
+
+func agent(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, usage)
+		return 2
+	}
+	if args[0] == "validate" {
+		if len(args) < 2 {
+			fmt.Fprintln(os.Stderr, usage)
+			return 2
+		}
+		ok := true
+		for _, path := range args[1:] {
+			ok = pkgconfig.Report(os.Stdout, path) && ok
+		}
+		if !ok {
+			return 1
+		}
+		return 0
+	}
+	if len(args) < 3 || len(args) > 4 || (args[0] == "interrupt") != (len(args) == 4) {
+		fmt.Fprintln(os.Stderr, usage)
+		return 2
+	}
+	keep := 5
+	if v := os.Getenv("SKYHOOK_LOG_KEEP"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			fmt.Fprintf(os.Stderr, "SKYHOOK_LOG_KEEP=%q: want a number of runs, 0 for no log files\n", v)
+			return 2
+		}
+		keep = n
+	}
+	configMaps := os.Getenv("SKYHOOK_CONFIGMAP_DIR")
+	if configMaps == "" {
+		configMaps = "/skyhook-package/configmaps"
+	}
+	o := run.Options{
+		Mode: args[0], HostRoot: args[1], CopyDir: args[2], ConfigMapDir: configMaps,
+		Skyhook: os.Getenv("SKYHOOK_NAME"), Package: os.Getenv("SKYHOOK_PACKAGE"),
+		Version: os.Getenv("SKYHOOK_VERSION"), Generation: os.Getenv("SKYHOOK_GENERATION"),
+		Env: os.Environ(), Out: os.Stdout, KeepLogs: keep,
+	}
+	if len(args) == 4 {
+		o.Interrupt = args[3]
+	}
+	for name, v := range map[string]string{"SKYHOOK_NAME": o.Skyhook, "SKYHOOK_PACKAGE": o.Package, "SKYHOOK_VERSION": o.Version, "SKYHOOK_GENERATION": o.Generation} {
+		if v == "" {
+			fmt.Fprintf(os.Stderr, "%s is not set (the stage pod sets it)\n", name)
+			return 2
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if _, err := run.Run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}

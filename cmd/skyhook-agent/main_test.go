@@ -1,0 +1,50 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The built binary: static (no dynamic loader needed in an image of its
+// own), validate's exit codes, and an unknown mode refused.
+func TestAgentBinary(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "skyhook-agent")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	if out, _ := exec.Command("file", bin).CombinedOutput(); len(out) > 0 && !strings.Contains(string(out), "statically linked") {
+		t.Errorf("not static: %s", out)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"schema_version":"v1","package_name":"demo","package_version":"1.0.0","modes":{"apply":[{"name":"a","path":"a.sh"}]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "validate", dir).CombinedOutput()
+	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "modes.apply-check: is required") {
+		t.Errorf("validate a broken package: exit %d\n%s", code, out)
+	}
+	cmd := exec.Command(bin, "install", "/root", "/root/x")
+	cmd.Env = []string{"SKYHOOK_NAME=demo", "SKYHOOK_PACKAGE=demo", "SKYHOOK_VERSION=1.0.0", "SKYHOOK_GENERATION=1"}
+	out, err = cmd.CombinedOutput()
+	if code := exitCode(err); code != 1 || !strings.Contains(string(out), `unknown mode "install"`) {
+		t.Errorf("unknown mode: exit %d\n%s", code, out)
+	}
+	if code := exitCode(exec.Command(bin).Run()); code != 2 {
+		t.Errorf("no arguments: exit %d, want 2", code)
+	}
+}
+
+func exitCode(err error) int {
+	if e, ok := err.(*exec.ExitError); ok {
+		return e.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
