@@ -40,11 +40,21 @@ func busybox(t testing.TB) string {
 			return
 		}
 		defer os.RemoveAll(download)
-		get := exec.Command("apt-get", "download", "busybox-static")
-		get.Dir = download
-		if out, err := get.CombinedOutput(); err != nil {
-			busyboxErr = fmt.Errorf("apt-get download busybox-static: %v: %s", err, out)
-			return
+		get := func() ([]byte, error) {
+			cmd := exec.Command("apt-get", "download", "busybox-static")
+			cmd.Dir = download
+			return cmd.CombinedOutput()
+		}
+		if _, err := get(); err != nil {
+			// A machine whose package lists were never fetched: fetch them.
+			if out, err := exec.Command("apt-get", "update", "-qq").CombinedOutput(); err != nil {
+				busyboxErr = fmt.Errorf("apt-get update: %v: %s", err, out)
+				return
+			}
+			if out, err := get(); err != nil {
+				busyboxErr = fmt.Errorf("apt-get download busybox-static: %v: %s", err, out)
+				return
+			}
 		}
 		debs, _ := filepath.Glob(filepath.Join(download, "busybox-static_*.deb"))
 		if len(debs) != 1 {
