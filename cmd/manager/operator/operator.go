@@ -7,6 +7,8 @@ package operator
 import (
 	"context"
 	"fmt"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"net"
 	"strconv"
 	"time"
@@ -83,6 +85,9 @@ type Options struct {
 	// reconciler's defaults when zero).
 	NotReadyTimeout time.Duration
 	RebootTimeout   time.Duration
+	// ArtifactHostname replaces the host of Flux artifact URLs, for an
+	// operator outside the cluster (empty keeps them).
+	ArtifactHostname string
 	// RuntimeRequiredTaint is the taint runtimeRequired Skyhooks hold (the
 	// reconciler's default when its key is empty).
 	RuntimeRequiredTaint corev1.Taint
@@ -166,6 +171,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Recorder: mgr.GetEventRecorder("skyhook-operator"), APIReader: mgr.GetAPIReader(),
 		NotReadyTimeout: opts.NotReadyTimeout, RebootTimeout: opts.RebootTimeout, RuntimeRequiredTaint: opts.RuntimeRequiredTaint,
 	}).SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+
+	if err := setupPackageSets(ctx, mgr, opts); err != nil {
 		return nil, err
 	}
 
@@ -259,4 +268,19 @@ func rotatorName(opts Options) string {
 // WebhookAddress is host:port of a local webhook, for clients and tests.
 func (o Options) WebhookAddress() string {
 	return net.JoinHostPort(o.LocalWebhookHost, strconv.Itoa(o.WebhookPort))
+}
+
+// setupPackageSets runs the PackageSet reconciler when Flux's source kinds
+// are installed; without them a watch on them would stop the whole manager,
+// so PackageSets then wait (and the log says why).
+func setupPackageSets(ctx context.Context, mgr manager.Manager, opts Options) error {
+	for _, kind := range []string{sourcev1.GitRepositoryKind, sourcev1.OCIRepositoryKind} {
+		if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: sourcev1.GroupVersion.Group, Kind: kind}, sourcev1.GroupVersion.Version); err != nil {
+			ctrl.Log.Info("Flux source kinds are not installed; PackageSets are not reconciled", "missing", kind, "error", err.Error())
+			return nil
+		}
+	}
+	return (&reconcile.PackageSetReconciler{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("skyhook-packageset"), HostnameOverwrite: opts.ArtifactHostname,
+	}).SetupWithManager(ctx, mgr)
 }

@@ -1,0 +1,430 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/http/fetch"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/patch"
+	"github.com/fluxcd/pkg/runtime/predicates"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/manifests"
+)
+
+// PackageSetFinalizer lets the operator prune a deleted PackageSet's objects.
+const PackageSetFinalizer = skyhookv1.MetadataPrefix + "/packageset"
+
+// PackageSetFieldOwner is the field manager of everything a PackageSet applies.
+const PackageSetFieldOwner = "skyhook-packageset"
+
+// sourceIndex indexes PackageSets by "<kind>/<namespace>/<name>" of their source.
+const sourceIndex = ".spec.sourceRef"
+
+// Limits of an artifact download.
+const (
+	maxArtifactSize = 50 << 20
+	maxUntarSize    = 100 << 20
+)
+
+// PackageSetReconciler applies the Skyhook and DeploymentPolicy manifests
+// of a Flux source artifact: all of them, after the API server (and with it
+// the admission webhooks) accepted every one in a dry run, or none.
+type PackageSetReconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	// HostnameOverwrite replaces the host of artifact URLs (to reach
+	// source-controller from outside the cluster); empty keeps it.
+	HostnameOverwrite string
+}
+
+// Reconcile reads top to bottom, as Flux's controllers do: get, patch helper
+// with a deferred status patch, finalizer, suspend, dependencies, source,
+// apply.
+func (r *PackageSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	ps := &skyhookv1.PackageSet{}
+	if err := r.Client.Get(ctx, req.NamespacedName, ps); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	patcher := patch.NewSerialPatcher(ps, r.Client)
+	defer func() {
+		if v, ok := meta.ReconcileAnnotationValue(ps.GetAnnotations()); ok {
+			ps.Status.SetLastHandledReconcileRequest(v)
+		}
+		if conditions.IsReady(ps) || conditions.IsStalled(ps) {
+			ps.Status.ObservedGeneration = ps.Generation
+		}
+		opts := []patch.Option{patch.WithOwnedConditions{Conditions: []string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition}},
+			patch.WithFieldOwner(PackageSetFieldOwner)}
+		if err := patcher.Patch(ctx, ps, opts...); err != nil && !apierrors.IsNotFound(err) {
+			retErr = errors.Join(retErr, err)
+		}
+	}()
+
+	if !ps.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, ps)
+	}
+	if !controllerutil.ContainsFinalizer(ps, PackageSetFinalizer) {
+		controllerutil.AddFinalizer(ps, PackageSetFinalizer)
+		return ctrl.Result{Requeue: true}, nil
+	}
+	if ps.Spec.Suspend {
+		return ctrl.Result{}, nil
+	}
+	retry := retryInterval(ps)
+	if waiting := r.dependencyNotReady(ctx, ps); waiting != "" {
+		r.fail(ps, meta.DependencyNotReadyReason, "dependency %s is not ready", waiting)
+		return ctrl.Result{RequeueAfter: retry}, nil
+	}
+	artifact, err := r.artifact(ctx, ps)
+	if err != nil {
+		r.fail(ps, meta.ArtifactFailedReason, "%v", err)
+		return ctrl.Result{RequeueAfter: retry}, nil
+	}
+	conditions.MarkReconciling(ps, meta.ProgressingReason, "reconciling revision %s", artifact.Revision)
+	ps.Status.LastAttemptedRevision = artifact.Revision
+	objects, problems, err := r.fetch(ctx, ps, artifact)
+	if err != nil {
+		r.fail(ps, meta.ArtifactFailedReason, "%v", err)
+		return ctrl.Result{RequeueAfter: retry}, nil
+	}
+	if len(problems) == 0 {
+		problems = r.apply(ctx, objects, true) // all judged before any is applied
+	}
+	if len(problems) > 0 {
+		r.reject(ps, artifact.Revision, problems)
+		return ctrl.Result{RequeueAfter: retry}, nil
+	}
+	if problems := r.apply(ctx, objects, false); len(problems) > 0 {
+		r.fail(ps, "ApplyFailed", "revision %s: %s", artifact.Revision, strings.Join(problems, "; "))
+		return ctrl.Result{RequeueAfter: retry}, nil
+	}
+	if err := r.record(ctx, ps, objects); err != nil {
+		return ctrl.Result{}, err
+	}
+	ps.Status.LastAppliedRevision = artifact.Revision
+	if ps.Spec.Wait {
+		if notReady := r.notReady(ctx, objects); notReady != "" {
+			conditions.MarkFalse(ps, meta.ReadyCondition, meta.ProgressingReason, "applied revision %s; waiting for %s", artifact.Revision, notReady)
+			return ctrl.Result{RequeueAfter: retry}, nil
+		}
+	}
+	conditions.Delete(ps, meta.ReconcilingCondition)
+	conditions.Delete(ps, meta.StalledCondition)
+	conditions.MarkTrue(ps, meta.ReadyCondition, meta.ReconciliationSucceededReason, "Applied revision: %s", artifact.Revision)
+	return ctrl.Result{RequeueAfter: ps.Spec.Interval.Duration}, nil
+}
+
+// fail marks the PackageSet not ready for a reason that may pass.
+func (r *PackageSetReconciler) fail(ps *skyhookv1.PackageSet, reason, format string, args ...any) {
+	conditions.MarkFalse(ps, meta.ReadyCondition, reason, format, args...)
+	r.event(ps, corev1.EventTypeWarning, reason, fmt.Sprintf(format, args...))
+}
+
+// reject reports a revision whose manifests were refused: nothing of it
+// was applied and the last good revision stays.
+func (r *PackageSetReconciler) reject(ps *skyhookv1.PackageSet, revision string, problems []string) {
+	msg := fmt.Sprintf("revision %s was not applied (%d problems; %s stays): %s", revision, len(problems),
+		orNone(ps.Status.LastAppliedRevision), strings.Join(problems, "; "))
+	conditions.Delete(ps, meta.ReconcilingCondition)
+	conditions.MarkStalled(ps, "ValidationFailed", "%s", msg)
+	conditions.MarkFalse(ps, meta.ReadyCondition, "ValidationFailed", "%s", msg)
+	r.event(ps, corev1.EventTypeWarning, "ValidationFailed", msg)
+}
+
+func orNone(revision string) string {
+	if revision == "" {
+		return "nothing applied before"
+	}
+	return "revision " + revision
+}
+
+func (r *PackageSetReconciler) event(ps *skyhookv1.PackageSet, kind, reason, note string) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(ps, nil, kind, reason, "Reconcile", "%s", note)
+	}
+}
+
+func retryInterval(ps *skyhookv1.PackageSet) time.Duration {
+	if ps.Spec.RetryInterval != nil && ps.Spec.RetryInterval.Duration > 0 {
+		return ps.Spec.RetryInterval.Duration
+	}
+	return ps.Spec.Interval.Duration
+}
+
+// dependencyNotReady names the first PackageSet of dependsOn that is not
+// Ready for its current generation, or is empty.
+func (r *PackageSetReconciler) dependencyNotReady(ctx context.Context, ps *skyhookv1.PackageSet) string {
+	for _, dep := range ps.Spec.DependsOn {
+		ns := dep.Namespace
+		if ns == "" {
+			ns = ps.Namespace
+		}
+		other := &skyhookv1.PackageSet{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: dep.Name}, other); err != nil ||
+			!conditions.IsReady(other) || other.Status.ObservedGeneration != other.Generation {
+			return ns + "/" + dep.Name
+		}
+	}
+	return ""
+}
+
+// artifact is the source's current artifact.
+func (r *PackageSetReconciler) artifact(ctx context.Context, ps *skyhookv1.PackageSet) (*meta.Artifact, error) {
+	ref := ps.Spec.SourceRef
+	key := types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}
+	if key.Namespace == "" {
+		key.Namespace = ps.Namespace
+	}
+	var source interface{ GetArtifact() *meta.Artifact }
+	switch ref.Kind {
+	case sourcev1.GitRepositoryKind:
+		src := &sourcev1.GitRepository{}
+		if err := r.Client.Get(ctx, key, src); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", ref.Kind, key, err)
+		}
+		source = src
+	case sourcev1.OCIRepositoryKind:
+		src := &sourcev1.OCIRepository{}
+		if err := r.Client.Get(ctx, key, src); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", ref.Kind, key, err)
+		}
+		source = src
+	default:
+		return nil, fmt.Errorf("sourceRef.kind %q: want GitRepository or OCIRepository", ref.Kind)
+	}
+	artifact := source.GetArtifact()
+	if artifact == nil {
+		return nil, fmt.Errorf("%s %s has no artifact yet", ref.Kind, key)
+	}
+	return artifact, nil
+}
+
+// fetch downloads the artifact (digest verified, size limited, untarred
+// without path escapes) and reads the manifests at spec.path.
+func (r *PackageSetReconciler) fetch(ctx context.Context, ps *skyhookv1.PackageSet, artifact *meta.Artifact) ([]manifests.Object, []string, error) {
+	dir, err := os.MkdirTemp("", "packageset-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
+	fetcher := fetch.New(fetch.WithRetries(2), fetch.WithMaxDownloadSize(maxArtifactSize),
+		fetch.WithUntar(), fetch.WithHostnameOverwrite(r.HostnameOverwrite))
+	if err := fetcher.FetchWithContext(ctx, artifact.URL, artifact.Digest, dir); err != nil {
+		return nil, nil, fmt.Errorf("fetching revision %s: %w", artifact.Revision, err)
+	}
+	root := filepath.Join(dir, filepath.Clean("/"+ps.Spec.Path))
+	if _, err := os.Stat(root); err != nil {
+		return nil, []string{fmt.Sprintf("spec.path %q is not in revision %s", ps.Spec.Path, artifact.Revision)}, nil
+	}
+	objects, problems := manifests.Load(root)
+	return objects, problems, nil
+}
+
+// apply server-side applies the objects under one field manager; with
+// dryRun only the API server judges them (schema, admission webhooks,
+// policies). It returns every refusal with its file, object and field.
+func (r *PackageSetReconciler) apply(ctx context.Context, objects []manifests.Object, dryRun bool) []string {
+	var problems []string
+	for _, o := range objects {
+		obj := o.Object.DeepCopy()
+		opts := []client.PatchOption{client.FieldOwner(PackageSetFieldOwner), client.ForceOwnership}
+		if dryRun {
+			opts = append(opts, client.DryRunAll)
+		}
+		if err := r.Client.Patch(ctx, obj, client.Apply, opts...); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %s: %s", o.File, o.Name(), refusal(err)))
+		}
+	}
+	return problems
+}
+
+// refusal is an API error as its causes (field: rule), or its message.
+func refusal(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Details != nil && len(status.Status().Details.Causes) > 0 {
+		var parts []string
+		for _, c := range status.Status().Details.Causes {
+			if c.Field != "" {
+				parts = append(parts, c.Field+": "+c.Message)
+			} else {
+				parts = append(parts, c.Message)
+			}
+		}
+		return strings.Join(parts, ", ")
+	}
+	return err.Error()
+}
+
+// record keeps the inventory of what was applied and, with prune, deletes
+// what the previous revision applied and this one does not.
+func (r *PackageSetReconciler) record(ctx context.Context, ps *skyhookv1.PackageSet, objects []manifests.Object) error {
+	inventory := &skyhookv1.ResourceInventory{Entries: []skyhookv1.ResourceRef{}}
+	now := map[string]bool{}
+	for _, o := range objects {
+		ref := inventoryRef(o.Object)
+		inventory.Entries = append(inventory.Entries, ref)
+		now[ref.ID] = true
+	}
+	sort.Slice(inventory.Entries, func(i, j int) bool { return inventory.Entries[i].ID < inventory.Entries[j].ID })
+	if ps.Spec.Prune && ps.Status.Inventory != nil {
+		for _, old := range ps.Status.Inventory.Entries {
+			if !now[old.ID] {
+				if err := r.delete(ctx, old); err != nil {
+					return err
+				}
+				r.event(ps, corev1.EventTypeNormal, "Pruned", "deleted "+old.ID+" (no longer in the set)")
+			}
+		}
+	}
+	ps.Status.Inventory = inventory
+	return nil
+}
+
+// inventoryRef is an object's inventory entry, Flux's ID format.
+func inventoryRef(u *unstructured.Unstructured) skyhookv1.ResourceRef {
+	gvk := u.GroupVersionKind()
+	return skyhookv1.ResourceRef{ID: fmt.Sprintf("%s_%s_%s_%s", u.GetNamespace(), u.GetName(), gvk.Group, gvk.Kind), Version: gvk.Version}
+}
+
+// delete deletes an inventory entry's object.
+func (r *PackageSetReconciler) delete(ctx context.Context, ref skyhookv1.ResourceRef) error {
+	parts := strings.Split(ref.ID, "_")
+	if len(parts) != 4 {
+		return nil // not one of ours
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(schema.GroupVersionKind{Group: parts[2], Version: ref.Version, Kind: parts[3]})
+	u.SetNamespace(parts[0])
+	u.SetName(parts[1])
+	return client.IgnoreNotFound(r.Client.Delete(ctx, u))
+}
+
+// notReady names the first applied Skyhook that is not Ready for its
+// current generation, or is empty.
+func (r *PackageSetReconciler) notReady(ctx context.Context, objects []manifests.Object) string {
+	for _, o := range objects {
+		if o.Object.GetKind() != skyhookv1.SkyhookKind {
+			continue
+		}
+		sk := &skyhookv1.Skyhook{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Name: o.Object.GetName()}, sk); err != nil ||
+			!conditions.IsReady(sk) || sk.Status.ObservedGeneration != sk.Generation {
+			return "Skyhook " + o.Object.GetName()
+		}
+	}
+	return ""
+}
+
+// finalize prunes the set's objects when it prunes, then lets it go.
+func (r *PackageSetReconciler) finalize(ctx context.Context, ps *skyhookv1.PackageSet) error {
+	if ps.Spec.Prune && ps.Status.Inventory != nil && !ps.Spec.Suspend {
+		for _, ref := range ps.Status.Inventory.Entries {
+			if err := r.delete(ctx, ref); err != nil {
+				return err
+			}
+		}
+	}
+	controllerutil.RemoveFinalizer(ps, PackageSetFinalizer)
+	return nil
+}
+
+// SetupWithManager watches PackageSets, their sources (only a new artifact
+// revision counts) and the Skyhooks they applied (for wait).
+func (r *PackageSetReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &skyhookv1.PackageSet{}, sourceIndex, func(o client.Object) []string {
+		ps := o.(*skyhookv1.PackageSet)
+		ns := ps.Spec.SourceRef.Namespace
+		if ns == "" {
+			ns = ps.Namespace
+		}
+		return []string{ps.Spec.SourceRef.Kind + "/" + ns + "/" + ps.Spec.SourceRef.Name}
+	}); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("packageset").
+		For(&skyhookv1.PackageSet{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).
+		Watches(&sourcev1.GitRepository{}, handler.EnqueueRequestsFromMapFunc(r.forSource(sourcev1.GitRepositoryKind)),
+			builder.WithPredicates(SourceRevisionChanged{})).
+		Watches(&sourcev1.OCIRepository{}, handler.EnqueueRequestsFromMapFunc(r.forSource(sourcev1.OCIRepositoryKind)),
+			builder.WithPredicates(SourceRevisionChanged{})).
+		Watches(&skyhookv1.Skyhook{}, handler.EnqueueRequestsFromMapFunc(r.forSkyhook)).
+		Complete(r)
+}
+
+// forSource maps a source to the PackageSets that use it.
+func (r *PackageSetReconciler) forSource(kind string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []ctrl.Request {
+		var list skyhookv1.PackageSetList
+		if err := r.Client.List(ctx, &list, client.MatchingFields{sourceIndex: kind + "/" + o.GetNamespace() + "/" + o.GetName()}); err != nil {
+			return nil
+		}
+		reqs := make([]ctrl.Request, len(list.Items))
+		for i := range list.Items {
+			reqs[i] = ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
+		}
+		return reqs
+	}
+}
+
+// forSkyhook maps a Skyhook to the waiting PackageSets that applied it.
+func (r *PackageSetReconciler) forSkyhook(ctx context.Context, o client.Object) []ctrl.Request {
+	var list skyhookv1.PackageSetList
+	if err := r.Client.List(ctx, &list); err != nil {
+		return nil
+	}
+	id := "_" + o.GetName() + "_" + skyhookv1.GroupVersion.Group + "_" + skyhookv1.SkyhookKind
+	var reqs []ctrl.Request
+	for i := range list.Items {
+		ps := &list.Items[i]
+		if !ps.Spec.Wait || ps.Status.Inventory == nil {
+			continue
+		}
+		for _, e := range ps.Status.Inventory.Entries {
+			if e.ID == id {
+				reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ps)})
+			}
+		}
+	}
+	return reqs
+}
+
+// SourceRevisionChanged lets through a source's update only when its
+// artifact revision changed (a source's status moves often otherwise).
+type SourceRevisionChanged struct {
+	predicate.Funcs
+}
+
+// Update implements predicate.Predicate.
+func (SourceRevisionChanged) Update(e event.UpdateEvent) bool {
+	type withArtifact interface{ GetArtifact() *meta.Artifact }
+	oldSrc, ok1 := e.ObjectOld.(withArtifact)
+	newSrc, ok2 := e.ObjectNew.(withArtifact)
+	if !ok1 || !ok2 || newSrc.GetArtifact() == nil {
+		return false
+	}
+	return oldSrc.GetArtifact() == nil || oldSrc.GetArtifact().Revision != newSrc.GetArtifact().Revision
+}
