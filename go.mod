@@ -5,8 +5,12 @@ go 1.26.0
 require (
 	github.com/Masterminds/semver/v3 v3.5.0
 	github.com/evanphx/json-patch/v5 v5.9.11
+	github.com/fluxcd/cli-utils v1.2.2
 	github.com/fluxcd/pkg/apis/meta v1.31.0
+	github.com/fluxcd/pkg/http/fetch v0.25.0
 	github.com/fluxcd/pkg/runtime v0.111.0
+	github.com/fluxcd/pkg/testserver v0.14.0
+	github.com/fluxcd/source-controller/api v1.9.5
 	github.com/google/go-containerregistry v0.22.1
 	github.com/kyverno/kyverno-json v0.0.4-0.20240730143747-aade3d42fc0e
 	github.com/open-policy-agent/cert-controller v0.16.0
@@ -38,10 +42,7 @@ require (
 	github.com/emicklei/go-restful/v3 v3.13.0 // indirect
 	github.com/fatih/color v1.19.0 // indirect
 	github.com/fluxcd/pkg/apis/acl v0.10.0 // indirect
-	github.com/fluxcd/pkg/http/fetch v0.25.0 // indirect
 	github.com/fluxcd/pkg/tar v1.2.0 // indirect
-	github.com/fluxcd/pkg/testserver v0.14.0 // indirect
-	github.com/fluxcd/source-controller/api v1.9.5 // indirect
 	github.com/fsnotify/fsnotify v1.10.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.2 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect

@@ -53,6 +53,9 @@ spec:
 	t.Cleanup(func() { _ = c.Delete(context.Background(), sk) })
 
 	got := waitSkyhook(t, "halt", time.Minute, func(sk *skyhookv1.Skyhook) bool { return conditions.IsStalled(sk) })
+	if k := kstatusOf(t, got); k != "Failed" {
+		t.Errorf("kstatus reads a halted rollout as %s, want Failed", k)
+	}
 	if !conditions.IsTrue(got, skyhookv1.RolloutHaltedCondition) || conditions.GetReason(got, meta.ReadyCondition) != "RolloutHalted" {
 		t.Errorf("conditions %+v; want RolloutHalted and Ready=False for it", got.Status.Conditions)
 	}
