@@ -103,25 +103,32 @@ func (r *PackageSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		r.fail(ps, meta.ArtifactFailedReason, "%v", err)
 		return ctrl.Result{RequeueAfter: retry}, nil
 	}
+	// spec.timeout bounds the fetch and the applies (not the deferred
+	// status patch, which keeps ctx).
+	work, cancel := context.WithCancel(ctx)
+	if ps.Spec.Timeout != nil && ps.Spec.Timeout.Duration > 0 {
+		work, cancel = context.WithTimeout(ctx, ps.Spec.Timeout.Duration)
+	}
+	defer cancel()
 	conditions.MarkReconciling(ps, meta.ProgressingReason, "reconciling revision %s", artifact.Revision)
 	ps.Status.LastAttemptedRevision = artifact.Revision
-	objects, problems, err := r.fetch(ctx, ps, artifact)
+	objects, problems, err := r.fetch(work, ps, artifact)
 	if err != nil {
 		r.fail(ps, meta.ArtifactFailedReason, "%v", err)
 		return ctrl.Result{RequeueAfter: retry}, nil
 	}
 	if len(problems) == 0 {
-		problems = r.apply(ctx, objects, true) // all judged before any is applied
+		problems = r.apply(work, objects, true) // all judged before any is applied
 	}
 	if len(problems) > 0 {
 		r.reject(ps, artifact.Revision, problems)
 		return ctrl.Result{RequeueAfter: retry}, nil
 	}
-	if problems := r.apply(ctx, objects, false); len(problems) > 0 {
+	if problems := r.apply(work, objects, false); len(problems) > 0 {
 		r.fail(ps, "ApplyFailed", "revision %s: %s", artifact.Revision, strings.Join(problems, "; "))
 		return ctrl.Result{RequeueAfter: retry}, nil
 	}
-	if err := r.record(ctx, ps, objects); err != nil {
+	if err := r.record(work, ps, objects); err != nil {
 		return ctrl.Result{}, err
 	}
 	ps.Status.LastAppliedRevision = artifact.Revision

@@ -125,7 +125,7 @@ func TestPackageSetAppliesAllOrNothingAndPrunes(t *testing.T) {
 		Spec: skyhookv1.PackageSetSpec{
 			SourceRef: skyhookv1.SourceReference{Kind: sourcev1.GitRepositoryKind, Name: "fleet-repo"},
 			Path:      "sets", Interval: metav1.Duration{Duration: time.Hour}, RetryInterval: &metav1.Duration{Duration: time.Second},
-			Prune: true, Wait: true,
+			Prune: true, Wait: true, Timeout: &metav1.Duration{Duration: 30 * time.Second},
 		},
 	}
 	if err := c.Create(ctx, ps); err != nil {
@@ -194,6 +194,19 @@ func TestPackageSetAppliesAllOrNothingAndPrunes(t *testing.T) {
 	eventually(t, "the dropped DeploymentPolicy to be pruned", func() bool {
 		return apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Name: "ps-policy"}, &skyhookv1.DeploymentPolicy{}))
 	})
+
+	// Flux interop from the command line: kubectl wait, and the fluxcd
+	// category listing both kinds.
+	if out, err := env.Kubectl("wait", "--for=condition=Ready", "--timeout=30s", "-n", "fleet", "packageset/gpu"); err != nil {
+		t.Errorf("kubectl wait on the PackageSet: %v\n%s", err, out)
+	}
+	if out, err := env.Kubectl("wait", "--for=condition=Ready", "--timeout=30s", "skyhooks/ps-gpu"); err != nil {
+		t.Errorf("kubectl wait on the Skyhook: %v\n%s", err, out)
+	}
+	out, err := env.Kubectl("get", "fluxcd", "-A")
+	if err != nil || !strings.Contains(out, "packageset.skyhook.nvidia.com/gpu") || !strings.Contains(out, "skyhook.skyhook.nvidia.com/ps-gpu") {
+		t.Errorf("kubectl get fluxcd -A: %v\n%s", err, out)
+	}
 
 	if err := c.Delete(ctx, ps); err != nil {
 		t.Fatal(err)
