@@ -1,0 +1,124 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/fluxcd/pkg/oci"
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/manifests"
+	"github.com/skyhook-go/skyhook/webhook/defaults"
+	"github.com/skyhook-go/skyhook/webhook/validate"
+)
+
+// newPushCommand publishes a directory of Skyhook and DeploymentPolicy
+// manifests as a Flux OCI artifact (the format OCIRepository consumes),
+// after checking them the way admission would.
+func newPushCommand() *cobra.Command {
+	var source, revision string
+	var insecure bool
+	cmd := &cobra.Command{
+		Use:   "push <dir> oci://<registry>/<repository>:<tag>",
+		Short: "Publish a package set as a Flux OCI artifact",
+		Long: "Checks every manifest under <dir> (only Skyhook and DeploymentPolicy, each valid as the admission\n" +
+			"webhooks would judge it, the existence of referenced DeploymentPolicies aside) and pushes the\n" +
+			"directory as a Flux OCI artifact that an OCIRepository and a PackageSet can consume.",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if problems := check(args[0]); len(problems) > 0 {
+				cmd.SilenceUsage = true
+				for _, p := range problems {
+					fmt.Fprintln(cmd.ErrOrStderr(), p)
+				}
+				return fmt.Errorf("%d problems; nothing pushed", len(problems))
+			}
+			ref, err := oci.ParseArtifactURL(args[1])
+			if err != nil {
+				return err
+			}
+			client := oci.NewClient(craneOptions(insecure))
+			digest, err := client.Push(cmd.Context(), ref, args[0], oci.WithPushMetadata(oci.Metadata{Source: source, Revision: revision}))
+			if err != nil {
+				return fmt.Errorf("pushing %s: %w", args[1], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "pushed %s\n", digest)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&source, "source", "", "where the manifests come from (a Git URL), recorded in the artifact")
+	cmd.Flags().StringVar(&revision, "revision", "", "the source revision (for example main@sha1:<commit>), recorded in the artifact")
+	cmd.Flags().BoolVar(&insecure, "insecure", false, "talk plain HTTP to the registry")
+	return cmd
+}
+
+// newPullCommand fetches a Flux OCI artifact into a directory.
+func newPullCommand() *cobra.Command {
+	var insecure bool
+	cmd := &cobra.Command{
+		Use:   "pull oci://<registry>/<repository>:<tag> <dir>",
+		Short: "Fetch a package set published as a Flux OCI artifact",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ref, err := oci.ParseArtifactURL(args[0])
+			if err != nil {
+				return err
+			}
+			meta, err := oci.NewClient(craneOptions(insecure)).Pull(cmd.Context(), ref, args[1])
+			if err != nil {
+				return fmt.Errorf("pulling %s: %w", args[0], err)
+			}
+			return printMetadata(cmd.OutOrStdout(), meta)
+		},
+	}
+	cmd.Flags().BoolVar(&insecure, "insecure", false, "talk plain HTTP to the registry")
+	return cmd
+}
+
+func printMetadata(w io.Writer, meta *oci.Metadata) error {
+	out, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, string(out))
+	return err
+}
+
+// check reads the manifests of dir and judges each as the admission
+// webhooks would (defaults applied first), except whether a named
+// DeploymentPolicy exists, which only the cluster knows.
+func check(dir string) []string {
+	objects, problems := manifests.Load(dir)
+	for _, o := range objects {
+		var errs []string
+		switch o.Object.GetKind() {
+		case skyhookv1.SkyhookKind:
+			sk := &skyhookv1.Skyhook{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object.Object, sk, true); err != nil {
+				errs = append(errs, err.Error())
+				break
+			}
+			defaults.Skyhook(sk, defaults.Options{})
+			for _, e := range validate.Skyhook(sk, nil) {
+				errs = append(errs, e.Error())
+			}
+		case skyhookv1.DeploymentPolicyKind:
+			dp := &skyhookv1.DeploymentPolicy{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object.Object, dp, true); err != nil {
+				errs = append(errs, err.Error())
+				break
+			}
+			defaults.DeploymentPolicy(dp)
+			for _, e := range validate.DeploymentPolicy(dp) {
+				errs = append(errs, e.Error())
+			}
+		}
+		for _, e := range errs {
+			problems = append(problems, fmt.Sprintf("%s: %s: %s", o.File, o.Name(), e))
+		}
+	}
+	return problems
+}
