@@ -16,7 +16,7 @@ TEST_TIMEOUT ?= 30m
 
 GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' -o -path 'config/webhook/manifests.yaml' | LC_ALL=C sort | xargs sha256sum
 
-.PHONY: all build agent test generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status bench bench-rollout bench-agent clean
+.PHONY: all build agent test generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status bench bench-rollout bench-agent bench-gitops clean
 
 all: build
 
@@ -62,6 +62,10 @@ test: verify-generated verify-fmt prepare
 bench: prepare
 	$(GO) test -run XXX -bench InProcess -benchtime 3000x -count 3 ./webhook/inprocess/
 	$(GO) test -run XXX -bench ThroughAPIServer -benchtime 1000x -count 2 ./webhook/
+
+## bench-gitops: new artifact revision to 50 Skyhooks applied (docs/gitops.md).
+bench-gitops: prepare
+	$(GO) test -run XXX -bench PackageSetRevisionToApplied -benchtime 5x -count 3 ./reconcile/
 
 ## bench-agent: the agent's cost per step (docs/agent.md).
 bench-agent:

@@ -112,7 +112,7 @@ func startOperator() error {
 	return nil
 }
 
-func k8sClient(t *testing.T) client.Client { return testenv.Client(t, env) }
+func k8sClient(t testing.TB) client.Client { return testenv.Client(t, env) }
 
 // waitSkyhook polls the Skyhook until cond holds.
 func waitSkyhook(t *testing.T, name string, timeout time.Duration, cond func(*skyhookv1.Skyhook) bool) *skyhookv1.Skyhook {

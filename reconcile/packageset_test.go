@@ -25,13 +25,13 @@ import (
 // source plays source-controller for one GitRepository: it serves tarballs
 // and writes the GitRepository's status with each new artifact.
 type source struct {
-	t    *testing.T
+	t    testing.TB
 	c    client.Client
 	srv  *testserver.ArtifactServer
 	repo *sourcev1.GitRepository
 }
 
-func newSource(t *testing.T, namespace, name string) *source {
+func newSource(t testing.TB, namespace, name string) *source {
 	t.Helper()
 	srv, err := testserver.NewTempArtifactServer()
 	if err != nil {
