@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"log"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -35,7 +37,7 @@ func run(t *testing.T, args ...string) (string, error) {
 // push writes a Flux OCI artifact (Flux's media types) to a registry, pull
 // gets the same files back; a set with an invalid manifest is not pushed.
 func TestPushAndPull(t *testing.T) {
-	srv := httptest.NewServer(registry.New())
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(srv.Close)
 	host := strings.TrimPrefix(srv.URL, "http://")
 	dir := t.TempDir()

@@ -28,6 +28,11 @@ type process struct {
 // children in order; and it is killed by the kernel if this program dies
 // without stopping it (Pdeathsig), so nothing outlives a crashed test.
 func startProcess(dir, name, path string, args ...string) (*process, error) {
+	return startProcessEnv(dir, name, path, nil, args...)
+}
+
+// startProcessEnv is startProcess with extra environment variables.
+func startProcessEnv(dir, name, path string, env []string, args ...string) (*process, error) {
 	logFile := filepath.Join(dir, "logs", name+".log")
 	pidFile := filepath.Join(dir, "pids", name+".pid")
 	for _, d := range []string{filepath.Dir(logFile), filepath.Dir(pidFile)} {
@@ -40,6 +45,9 @@ func startProcess(dir, name, path string, args ...string) (*process, error) {
 		return nil, err
 	}
 	cmd := exec.Command(path, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

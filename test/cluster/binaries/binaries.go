@@ -186,3 +186,41 @@ func (r recipe) fingerprint() string {
 	sum := sha256.Sum256(fmt.Appendf(nil, "%s %v %s %v", r.module, r.packages, r.ldflags, r.files))
 	return hex.EncodeToString(sum[:4])
 }
+
+// SourceControllerVersion is the Flux source-controller release the
+// end-to-end tests run; its api module is the one the operator uses.
+const SourceControllerVersion = "v1.9.5"
+
+// SourceController is Flux's source-controller binary and the directory of
+// its CRDs, built (once per version, about 3 minutes) when the end-to-end
+// tests first ask for it; the other tests never need it.
+type SourceController struct {
+	Binary string
+	// CRDs are the CustomResourceDefinition files of its kinds.
+	CRDs []string
+}
+
+// EnsureSourceController builds source-controller into the cache unless it
+// is there.
+func EnsureSourceController(ctx context.Context, opts Options) (*SourceController, error) {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.CacheDir == "" {
+		dir, err := DefaultCacheDir()
+		if err != nil {
+			return nil, err
+		}
+		opts.CacheDir = dir
+	}
+	r := sourceControllerRecipe(SourceControllerVersion)
+	dir, err := ensure(ctx, opts, r)
+	if err != nil {
+		return nil, fmt.Errorf("building source-controller %s: %w", SourceControllerVersion, err)
+	}
+	sc := &SourceController{Binary: filepath.Join(dir, "source-controller")}
+	for _, name := range sourceControllerCRDs {
+		sc.CRDs = append(sc.CRDs, filepath.Join(dir, name))
+	}
+	return sc, nil
+}

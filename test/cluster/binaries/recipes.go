@@ -217,3 +217,37 @@ func tail(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// sourceControllerCRDs are the CRD files source-controller needs installed:
+// it runs a controller for each of its kinds.
+var sourceControllerCRDs = []string{
+	"source.toolkit.fluxcd.io_buckets.yaml", "source.toolkit.fluxcd.io_externalartifacts.yaml",
+	"source.toolkit.fluxcd.io_gitrepositories.yaml", "source.toolkit.fluxcd.io_helmcharts.yaml",
+	"source.toolkit.fluxcd.io_helmrepositories.yaml", "source.toolkit.fluxcd.io_ocirepositories.yaml",
+}
+
+// sourceControllerRecipe builds Flux's source-controller. Its own go.mod
+// replaces its api module with a local directory and pins modules the
+// proxy serves under other versions; the wrapper states the same replaces
+// with published versions.
+func sourceControllerRecipe(version string) recipe {
+	files := map[string]string{}
+	for _, name := range sourceControllerCRDs {
+		files["config/crd/bases/"+name] = name
+	}
+	return recipe{
+		name:    "source-controller",
+		version: version,
+		module:  "github.com/fluxcd/source-controller",
+		replaces: func(context.Context, io.Writer) (map[string]string, error) {
+			return map[string]string{
+				"github.com/fluxcd/source-controller/api": version,
+				"github.com/opencontainers/go-digest":     "v1.0.1-0.20220411205349-bde1400a84be",
+				"github.com/fluxcd/pkg/artifact":          "v0.18.1",
+			}, nil
+		},
+		packages: []string{"github.com/fluxcd/source-controller"},
+		files:    files,
+		assign:   func(*Set, string) {},
+	}
+}

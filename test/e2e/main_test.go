@@ -1,0 +1,90 @@
+// Package e2e runs the whole GitOps path for real: a Git server
+// (git-http-backend), Flux's source-controller built from the module proxy,
+// an in-process OCI registry, the operator, and KWOK nodes.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/skyhook-go/skyhook/cmd/manager/operator"
+	"github.com/skyhook-go/skyhook/config"
+	"github.com/skyhook-go/skyhook/test/cluster"
+	"github.com/skyhook-go/skyhook/test/cluster/binaries"
+	"github.com/skyhook-go/skyhook/test/gitserver"
+	"github.com/skyhook-go/skyhook/test/testenv"
+)
+
+var (
+	env *cluster.Cluster
+	git *gitserver.Server
+)
+
+const operatorNamespace = "skyhook-system"
+
+func TestMain(m *testing.M) {
+	ctx := context.Background()
+	// Built before the cluster starts, so its clock does not run meanwhile
+	// (about 3 minutes the first time, cached after).
+	sc, err := binaries.EnsureSourceController(ctx, binaries.Options{Log: os.Stderr})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	crds, err := config.CRDs()
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range sc.CRDs {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			panic(err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(data, crd); err != nil {
+			panic(err)
+		}
+		crds = append(crds, crd)
+	}
+	gitRoot, err := os.MkdirTemp("", "skyhook-git-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(gitRoot)
+	os.Exit(cluster.Main(m, cluster.Options{CRDs: crds, Nodes: cluster.NumberedNodes("e2e", 3, map[string]string{"pool": "e2e"})}, &env,
+		func(ctx context.Context, c *cluster.Cluster) error {
+			if err := testenv.OperatorLogs(c); err != nil {
+				return err
+			}
+			if err := c.StartSourceController(ctx, sc); err != nil {
+				return err
+			}
+			if git, err = gitserver.Start(gitRoot); err != nil {
+				return err
+			}
+			if _, err := operator.StartLocal(ctx, c.Config, operator.Options{Namespace: operatorNamespace}); err != nil {
+				return err
+			}
+			return nil
+		}))
+}
+
+func k8sClient(t testing.TB) client.Client { return testenv.Client(t, env) }
+
+func eventually(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: timed out after %s", what, timeout)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
