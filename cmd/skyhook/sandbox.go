@@ -31,6 +31,7 @@ nodes simulated by KWOK and the Skyhook CRDs installed.`,
 	}
 	up.Flags().IntVar(&opts.Nodes, "nodes", opts.Nodes, "number of simulated nodes")
 	up.Flags().BoolVar(&opts.Demo, "demo", true, "roll out the demo Skyhook and show its progress")
+	up.Flags().BoolVar(&opts.Flux, "flux", false, "also run Flux's source-controller, a Git server and an OCI registry (docs/gitops.md)")
 
 	serve := &cobra.Command{
 		Use:    "serve",
@@ -44,6 +45,7 @@ nodes simulated by KWOK and the Skyhook CRDs installed.`,
 		},
 	}
 	serve.Flags().IntVar(&opts.Nodes, "nodes", opts.Nodes, "number of simulated nodes")
+	serve.Flags().BoolVar(&opts.Flux, "flux", false, "also run Flux's source-controller, a Git server and an OCI registry")
 
 	down := &cobra.Command{
 		Use:   "down",
@@ -63,6 +65,7 @@ nodes simulated by KWOK and the Skyhook CRDs installed.`,
 			return sandbox.Status(cmd.Context(), opts)
 		},
 	}
+	var flux bool
 	prepare := &cobra.Command{
 		Use:   "prepare",
 		Short: "Build the control-plane binaries into the cache without starting anything",
@@ -76,9 +79,18 @@ nodes simulated by KWOK and the Skyhook CRDs installed.`,
 			for _, path := range []string{set.KubeAPIServer, set.KubeControllerManager, set.Kubectl, set.Etcd, set.KWOK} {
 				cmd.Printf("  %s\n", path)
 			}
+			if !flux {
+				return nil
+			}
+			sc, err := binaries.EnsureSourceController(cmd.Context(), binaries.Options{Log: cmd.OutOrStdout()})
+			if err != nil {
+				return err
+			}
+			cmd.Printf("Flux source-controller %s is in the cache:\n  %s\n", binaries.SourceControllerVersion, sc.Binary)
 			return nil
 		},
 	}
+	prepare.Flags().BoolVar(&flux, "flux", false, "also build Flux's source-controller (for the GitOps end-to-end tests)")
 	cmd.AddCommand(up, serve, down, status, prepare)
 	return cmd
 }

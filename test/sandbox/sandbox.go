@@ -50,6 +50,9 @@ type Options struct {
 	// Demo rolls out the demo Skyhook once the sandbox is up, showing
 	// progress until it is Ready.
 	Demo bool
+	// Flux also runs Flux's source-controller, a Git server and an OCI
+	// registry on loopback, for PackageSets (see flux.go).
+	Flux bool
 }
 
 // OperatorNamespace holds the operator's Secret and policy ConfigMaps.
@@ -99,6 +102,11 @@ func Up(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if opts.Flux {
+		if _, err := binaries.EnsureSourceController(ctx, binaries.Options{Log: opts.Out}); err != nil {
+			return err
+		}
+	}
 	if running(opts) {
 		fmt.Fprintf(opts.Out, "The sandbox already runs in %s.\n", opts.StateDir)
 		printUsage(opts, bin.Kubectl)
@@ -119,7 +127,7 @@ func Up(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer log.Close()
-	cmd := exec.Command(self, "sandbox", "serve", "--state-dir", opts.StateDir, "--nodes", strconv.Itoa(opts.Nodes))
+	cmd := exec.Command(self, "sandbox", "serve", "--state-dir", opts.StateDir, "--nodes", strconv.Itoa(opts.Nodes), "--flux="+strconv.FormatBool(opts.Flux))
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -179,6 +187,17 @@ func Serve(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	var sc *binaries.SourceController
+	if opts.Flux {
+		if sc, err = binaries.EnsureSourceController(ctx, binaries.Options{Log: opts.Out}); err != nil {
+			return err
+		}
+		flux, err := fluxCRDs(sc)
+		if err != nil {
+			return err
+		}
+		crds = append(crds, flux...)
+	}
 	c, err := cluster.Start(ctx, cluster.Options{
 		Dir:   dir,
 		Nodes: cluster.NumberedNodes("node", opts.Nodes, opts.NodeLabels),
@@ -192,6 +211,13 @@ func Serve(ctx context.Context, opts Options) error {
 	// Simulated hosts reboot for interrupt pods that ask for it, so a
 	// Skyhook with reboot interrupts completes in the sandbox too.
 	c.SimulateHosts(ctx, 2*time.Second)
+	if sc != nil {
+		stop, err := startFlux(ctx, c, sc, opts)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	fmt.Fprintln(opts.Out, "starting the operator (admission webhooks)")
 	operatorDone, err := operator.StartLocal(ctx, c.Config, operator.Options{Namespace: OperatorNamespace, CertDir: opts.path("webhook-certs")})
 	if err != nil {
@@ -373,4 +399,7 @@ The sandbox is up. Point kubectl at it with:
 Status: skyhook sandbox status --state-dir %[3]s
 Stop:   skyhook sandbox down --state-dir %[3]s
 `, opts.path(kubeconfigFile), kubectl, opts.StateDir)
+	if info, err := os.ReadFile(opts.path(fluxFile)); err == nil && opts.Flux {
+		fmt.Fprintf(opts.Out, "\nFlux (docs/gitops.md):\n%s", info)
+	}
 }
