@@ -9,6 +9,8 @@ SHELL := /bin/bash
 GO ?= go
 STATE_DIR ?= .sandbox
 NODES ?= 10
+# SANDBOX_FLAGS=--flux also runs Flux's source-controller, a Git server and an OCI registry.
+SANDBOX_FLAGS ?=
 TEST_FLAGS ?= -count=1
 # The whole suite; the first run also builds the control plane (several
 # minutes), which `prepare` does before the test binaries start their clocks.
@@ -72,13 +74,15 @@ bench-agent:
 	$(GO) test -run XXX -bench TwentyTrueSteps -benchtime 50x -count 3 ./agent/run/
 
 ## bench-rollout: rollout at fleet scale, a table (docs/rollout.md). BENCH_NODES=100,1000,5000 for more.
-BENCH_NODES ?= 100,1000
+BENCH_NODES ?= 10
+# SANDBOX_FLAGS=--flux also runs Flux's source-controller, a Git server and an OCI registry.
+SANDBOX_FLAGS ?=0,1000
 bench-rollout: prepare
 	$(GO) run ./test/bench/rollout -nodes $(BENCH_NODES)
 
 ## sandbox: a local control plane with $(NODES) simulated nodes, state in $(STATE_DIR).
 sandbox: build
-	bin/skyhook sandbox up --nodes $(NODES) --state-dir $(STATE_DIR)
+	bin/skyhook sandbox up --nodes $(NODES) --state-dir $(STATE_DIR) $(SANDBOX_FLAGS)
 
 sandbox-status: build
 	bin/skyhook sandbox status --state-dir $(STATE_DIR)
