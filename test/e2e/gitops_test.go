@@ -7,16 +7,15 @@ import (
 	"log"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
-	"github.com/fluxcd/pkg/oci"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
-	"github.com/google/go-containerregistry/pkg/crane"
 	"github.com/google/go-containerregistry/pkg/registry"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,6 +25,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/test/cluster"
 	"github.com/skyhook-go/skyhook/test/gitserver"
+	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
 func skyhookYAML(name, version string) string {
@@ -52,9 +52,14 @@ func namespace(t *testing.T, name string) {
 
 func packageSet(t *testing.T, ns, name string, ref skyhookv1.SourceReference) client.ObjectKey {
 	t.Helper()
+	return packageSetAt(t, ns, name, "sets", ref)
+}
+
+func packageSetAt(t *testing.T, ns, name, path string, ref skyhookv1.SourceReference) client.ObjectKey {
+	t.Helper()
 	ps := &skyhookv1.PackageSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: skyhookv1.PackageSetSpec{SourceRef: ref, Path: "sets", Interval: metav1.Duration{Duration: time.Hour},
+		Spec: skyhookv1.PackageSetSpec{SourceRef: ref, Path: path, Interval: metav1.Duration{Duration: time.Hour},
 			RetryInterval: &metav1.Duration{Duration: 2 * time.Second}, Prune: true, Wait: true},
 	}
 	if err := k8sClient(t).Create(context.Background(), ps); err != nil {
@@ -142,8 +147,8 @@ func TestGitPushRollsOut(t *testing.T) {
 	}
 }
 
-// skyhook push's format, to an OCI registry → OCIRepository in the real
-// source-controller → PackageSet → Skyhook applied.
+// skyhook push to an OCI registry → OCIRepository in the real
+// source-controller → PackageSet → the Skyhook rolls out.
 func TestOCIArtifactIsConsumed(t *testing.T) {
 	ctx := context.Background()
 	c := k8sClient(t)
@@ -158,10 +163,20 @@ func TestOCIArtifactIsConsumed(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "sets", "gpu.yaml"), []byte(skyhookYAML("e2e-oci", "2.0.0")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// The same client and metadata as `skyhook push` (cmd/skyhook/push.go).
-	client := oci.NewClient(append(oci.DefaultOptions(), crane.Insecure))
-	if _, err := client.Push(ctx, host+"/fleet/gpu:v1", dir, oci.WithPushMetadata(oci.Metadata{Source: "https://git.example/fleet", Revision: "main@sha1:feed"})); err != nil {
+	// The CLI itself, built for the test.
+	skyhook := filepath.Join(t.TempDir(), "skyhook")
+	root, err := testenv.RepoRoot()
+	if err != nil {
 		t.Fatal(err)
+	}
+	build := exec.Command("go", "build", "-o", skyhook, "./cmd/skyhook")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building skyhook: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(skyhook, "push", filepath.Join(dir, "sets"), "oci://"+host+"/fleet/gpu:v1", "--insecure",
+		"--source", "https://git.example/fleet", "--revision", "main@sha1:feed").CombinedOutput(); err != nil {
+		t.Fatalf("skyhook push: %v\n%s", err, out)
 	}
 	repo := &sourcev1.OCIRepository{
 		ObjectMeta: metav1.ObjectMeta{Name: "gpu", Namespace: "oci"},
@@ -172,7 +187,7 @@ func TestOCIArtifactIsConsumed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), repo) })
-	key := packageSet(t, "oci", "gpu", skyhookv1.SourceReference{Kind: sourcev1.OCIRepositoryKind, Name: "gpu"})
+	key := packageSetAt(t, "oci", "gpu", ".", skyhookv1.SourceReference{Kind: sourcev1.OCIRepositoryKind, Name: "gpu"})
 	eventually(t, "the OCI artifact to roll out", 2*time.Minute, func() bool {
 		v, ready := skyhookVersion(t, "e2e-oci")
 		return v == "2.0.0" && ready && conditions.IsReady(getPackageSet(t, key))
