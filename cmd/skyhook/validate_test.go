@@ -29,7 +29,7 @@ func writePackage(t *testing.T, config string, executable bool) string {
 	return dir
 }
 
-const config = `{"schema_version":"v1","package_name":"demo","package_version":"1.0.0","modes":{
+const packageConfig = `{"schema_version":"v1","package_name":"demo","package_version":"1.0.0","modes":{
   "apply":[{"name":"apply","path":"apply.sh","returncodes":[0]}],
   "apply-check":[{"name":"check","path":"check.sh","returncodes":[0]}]}}`
 
@@ -43,11 +43,11 @@ func TestValidateCommand(t *testing.T) {
 		err := cmd.Execute()
 		return out.String(), err
 	}
-	good := writePackage(t, config, true)
+	good := writePackage(t, packageConfig, true)
 	if out, err := run(good); err != nil || !strings.Contains(out, "valid") {
 		t.Fatalf("a valid package: %v\n%s", err, out)
 	}
-	broken := writePackage(t, strings.Replace(config, `"apply-check"`, `"config"`, 1), false)
+	broken := writePackage(t, strings.Replace(packageConfig, `"apply-check"`, `"config"`, 1), false)
 	out, err := run(good, broken)
 	if err == nil {
 		t.Fatalf("a broken package passed:\n%s", out)
@@ -60,7 +60,7 @@ func TestValidateCommand(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	notExec := writePackage(t, config, false)
+	notExec := writePackage(t, packageConfig, false)
 	if out, _ := run(notExec); !strings.Contains(out, `modes.apply[0].path: "apply.sh" is not executable`) {
 		t.Errorf("non-executable steps not reported:\n%s", out)
 	}

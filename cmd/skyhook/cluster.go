@@ -1,0 +1,40 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skyhook-go/skyhook/api/scheme"
+)
+
+// kubeFlags are kubectl's connection flags (--kubeconfig, --context, -n,
+// ...), through cli-runtime, for the commands that talk to a cluster. They
+// belong to the last root command made (one per process, or per test).
+var kubeFlags *genericclioptions.ConfigFlags
+
+// addKubeFlags puts kubectl's connection flags on the root command.
+func addKubeFlags(root *cobra.Command) {
+	kubeFlags = genericclioptions.NewConfigFlags(true)
+	kubeFlags.AddFlags(root.PersistentFlags())
+}
+
+// kubeClient is a client for the cluster the flags name, and the namespace
+// they select (the kubeconfig's, or default).
+func kubeClient() (client.Client, string, error) {
+	cfg, err := kubeFlags.ToRESTConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return nil, "", err
+	}
+	ns, _, err := kubeFlags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return nil, "", err
+	}
+	return c, ns, nil
+}

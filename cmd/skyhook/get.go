@@ -1,0 +1,166 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+)
+
+// row is one object as `get` shows it, in the columns of `flux get`.
+type row struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	Revision  string `json:"revision"`
+	Suspended bool   `json:"suspended"`
+	Ready     string `json:"ready"`
+	Message   string `json:"message"`
+}
+
+func newGetCommand() *cobra.Command {
+	var all bool
+	var selector, output string
+	cmd := &cobra.Command{
+		Use:       "get (skyhooks|packagesets|all)",
+		Short:     "List Skyhooks and PackageSets the way flux get lists Flux objects",
+		Long:      "Columns: NAME, REVISION (a Skyhook's packages, a PackageSet's last applied revision), SUSPENDED\n(paused or disabled; suspend), READY and MESSAGE (the Ready condition).",
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{"skyhooks", "packagesets", "all"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			want, err := parseStatusSelector(selector)
+			if err != nil {
+				return err
+			}
+			c, ns, err := kubeClient()
+			if err != nil {
+				return err
+			}
+			if all {
+				ns = ""
+			}
+			rows, err := listRows(cmd, c, args[0], ns)
+			if err != nil {
+				return err
+			}
+			kept := rows[:0]
+			for _, r := range rows {
+				if want == "" || strings.EqualFold(r.Ready, want) {
+					kept = append(kept, r)
+				}
+			}
+			return printRows(cmd.OutOrStdout(), kept, output, all)
+		},
+	}
+	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "PackageSets of every namespace (Skyhooks are cluster-wide)")
+	cmd.Flags().StringVar(&selector, "status-selector", "", "only objects whose Ready status is this, as ready=true|false|unknown")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, json or yaml")
+	return cmd
+}
+
+func parseStatusSelector(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k != "ready" || (v != "true" && v != "false" && v != "unknown") {
+		return "", fmt.Errorf("--status-selector %q: want ready=true, ready=false or ready=unknown", s)
+	}
+	return v, nil
+}
+
+func listRows(cmd *cobra.Command, c client.Client, kind, ns string) ([]row, error) {
+	var rows []row
+	if kind == "skyhooks" || kind == "all" {
+		var list skyhookv1.SkyhookList
+		if err := c.List(cmd.Context(), &list); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			sk := &list.Items[i]
+			rows = append(rows, row{Kind: skyhookv1.SkyhookKind, Name: sk.Name, Revision: sk.Status.PackageList,
+				Suspended: sk.Annotations[skyhookv1.PauseAnnotation] == "true" || sk.Annotations[skyhookv1.DisableAnnotation] == "true",
+				Ready:     readyOf(sk), Message: conditions.GetMessage(sk, meta.ReadyCondition)})
+		}
+	}
+	if kind == "packagesets" || kind == "all" {
+		var list skyhookv1.PackageSetList
+		if err := c.List(cmd.Context(), &list, client.InNamespace(ns)); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			ps := &list.Items[i]
+			rows = append(rows, row{Kind: "PackageSet", Namespace: ps.Namespace, Name: ps.Name, Revision: ps.Status.LastAppliedRevision,
+				Suspended: ps.Spec.Suspend, Ready: readyOf(ps), Message: conditions.GetMessage(ps, meta.ReadyCondition)})
+		}
+	}
+	if kind != "skyhooks" && kind != "packagesets" && kind != "all" {
+		return nil, fmt.Errorf("%q: want skyhooks, packagesets or all", kind)
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].Kind != rows[j].Kind {
+			return rows[i].Kind > rows[j].Kind // Skyhooks first
+		}
+		return rows[i].Namespace+"/"+rows[i].Name < rows[j].Namespace+"/"+rows[j].Name
+	})
+	return rows, nil
+}
+
+func readyOf(o conditions.Getter) string {
+	switch {
+	case !conditions.Has(o, meta.ReadyCondition):
+		return "Unknown"
+	case conditions.IsTrue(o, meta.ReadyCondition):
+		return "True"
+	case conditions.IsFalse(o, meta.ReadyCondition):
+		return "False"
+	}
+	return "Unknown"
+}
+
+func printRows(w io.Writer, rows []row, output string, namespaces bool) error {
+	switch output {
+	case "json":
+		out, err := json.MarshalIndent(rows, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(w, string(out))
+		return err
+	case "yaml":
+		out, err := yaml.Marshal(rows)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(out)
+		return err
+	case "table":
+	default:
+		return fmt.Errorf("--output %q: want table, json or yaml", output)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	header := "NAME\tREVISION\tSUSPENDED\tREADY\tMESSAGE"
+	if namespaces {
+		header = "NAMESPACE\t" + header
+	}
+	fmt.Fprintln(tw, header)
+	for _, r := range rows {
+		name := strings.ToLower(r.Kind) + "/" + r.Name
+		line := fmt.Sprintf("%s\t%s\t%t\t%s\t%s", name, r.Revision, r.Suspended, r.Ready, r.Message)
+		if namespaces {
+			line = r.Namespace + "\t" + line
+		}
+		fmt.Fprintln(tw, line)
+	}
+	return tw.Flush()
+}
