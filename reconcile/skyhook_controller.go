@@ -81,6 +81,9 @@ func (r *SkyhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	patcher := patch.NewSerialPatcher(sk, r.Client)
 	before := sk.DeepCopy()
 	defer func() {
+		if v, ok := meta.ReconcileAnnotationValue(sk.GetAnnotations()); ok {
+			sk.Status.SetLastHandledReconcileRequest(v) // reconcile.fluxcd.io/requestedAt, as Flux's kinds do
+		}
 		r.announce(before, sk)
 		if wait, hold := r.statusWrites.hold(before, sk); hold {
 			result.RequeueAfter = minPositive(result.RequeueAfter, wait)

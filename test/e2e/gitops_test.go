@@ -192,4 +192,13 @@ func TestOCIArtifactIsConsumed(t *testing.T) {
 		v, ready := skyhookVersion(t, "e2e-oci")
 		return v == "2.0.0" && ready && conditions.IsReady(getPackageSet(t, key))
 	})
+
+	// skyhook reconcile asks the Flux way (requestedAt) and waits for the
+	// operator to say it handled the request.
+	for _, args := range [][]string{{"reconcile", "packageset", "gpu", "-n", "oci"}, {"reconcile", "skyhook", "e2e-oci"}} {
+		out, err := exec.Command(skyhook, append([]string{"--kubeconfig", env.Kubeconfig}, args...)...).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "reconciled") {
+			t.Errorf("skyhook %v: %v\n%s", args, err, out)
+		}
+	}
 }
