@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,3 +39,6 @@ func kubeClient() (client.Client, string, error) {
 	}
 	return c, ns, nil
 }
+
+// objectMeta names a cluster-scoped object.
+func objectMeta(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }

@@ -28,7 +28,8 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newSandboxCommand(), newVersionCommand(), newValidateCommand(), newPushCommand(), newPullCommand(), newGetCommand(), newReconcileCommand(), newStatusCommand())
+	root.AddCommand(newSandboxCommand(), newVersionCommand(), newValidateCommand(), newPushCommand(), newPullCommand(), newGetCommand(), newReconcileCommand(), newStatusCommand(),
+		newNodeCommand(), newResetCommand())
 	root.AddCommand(newSteeringCommands()...)
 	addKubeFlags(root)
 	return root

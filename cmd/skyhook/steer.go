@@ -59,34 +59,39 @@ func (s steering) run(cmd *cobra.Command, name string, yes, dryRun bool) error {
 		return err
 	}
 	value := any(nil)
-	change := fmt.Sprintf("remove the annotation %s", s.annotation)
+	edit := fmt.Sprintf("remove the annotation %s", s.annotation)
 	if s.set {
 		value = "true"
-		change = fmt.Sprintf("set the annotation %s=true", s.annotation)
+		edit = fmt.Sprintf("set the annotation %s=true", s.annotation)
 	}
 	if (sk.Annotations[s.annotation] == "true") == s.set {
 		fmt.Fprintf(cmd.OutOrStdout(), "Skyhook %s: nothing to %s\n", name, s.verb)
 		return nil
 	}
-	if dryRun {
-		fmt.Fprintf(cmd.OutOrStdout(), "would %s Skyhook %s (%s)\n", s.verb, name, change)
-	} else if !yes && !confirm(cmd, fmt.Sprintf("%s Skyhook %s (%s)?", capitalize(s.verb), name, change)) {
-		return fmt.Errorf("not confirmed; nothing changed")
-	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{s.annotation: value}}})
 	if err != nil {
 		return err
 	}
-	opts := []client.PatchOption{}
+	return applyChange(cmd, fmt.Sprintf("%s Skyhook %s (%s)", s.verb, name, edit), yes, dryRun, func(opts ...client.PatchOption) error {
+		return c.Patch(cmd.Context(), sk, client.RawPatch(types.MergePatchType, patch), opts...)
+	})
+}
+
+// applyChange makes one change after confirmation (unless yes), or with dryRun
+// only shows it and has the API server check it (patch gets
+// client.DryRunAll).
+func applyChange(cmd *cobra.Command, what string, yes, dryRun bool, patch func(...client.PatchOption) error) error {
 	if dryRun {
-		opts = append(opts, client.DryRunAll)
+		fmt.Fprintf(cmd.OutOrStdout(), "would %s\n", what)
+		return patch(client.DryRunAll)
 	}
-	if err := c.Patch(cmd.Context(), sk, client.RawPatch(types.MergePatchType, patch), opts...); err != nil {
+	if !yes && !confirm(cmd, capitalize(what)+"?") {
+		return fmt.Errorf("not confirmed; nothing changed")
+	}
+	if err := patch(); err != nil {
 		return err
 	}
-	if !dryRun {
-		fmt.Fprintf(cmd.OutOrStdout(), "Skyhook %s: %sd\n", name, s.verb) // every verb here ends in e
-	}
+	fmt.Fprintf(cmd.OutOrStdout(), "done: %s\n", what)
 	return nil
 }
 
