@@ -1,0 +1,226 @@
+package reconcile
+
+import (
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/budget"
+	"github.com/skyhook-go/skyhook/reconcile/compartment"
+	"github.com/skyhook-go/skyhook/reconcile/interrupt"
+	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
+	"github.com/skyhook-go/skyhook/reconcile/nodestate"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+)
+
+// Plan is what a rollout would do from the cluster as it is, if every
+// stage succeeded: which nodes run which stages, in which batches of which
+// compartments, and which nodes are blocked and why.
+type Plan struct {
+	Skyhook string `json:"skyhook"`
+	// Batches in the order they would start; without a DeploymentPolicy
+	// they are waves of the interruption budget.
+	Batches []PlannedBatch `json:"batches"`
+	// Blocked nodes would not be worked on.
+	Blocked []skyhookv1.NodeAttention `json:"blocked,omitempty"`
+	// Complete nodes have nothing to do.
+	Complete []string `json:"complete,omitempty"`
+}
+
+// PlannedBatch is one batch (or wave) of nodes.
+type PlannedBatch struct {
+	Compartment string        `json:"compartment,omitempty"`
+	Number      int           `json:"number"`
+	Nodes       []PlannedNode `json:"nodes"`
+}
+
+// PlannedNode is a node and the stages it would run.
+type PlannedNode struct {
+	Name string `json:"name"`
+	// Stages are "package version: stage, stage, ...".
+	Stages []string `json:"stages"`
+	// Interrupt is the merged interrupt the node would get, if any (its
+	// type, and the services for a service interrupt).
+	Interrupt string `json:"interrupt,omitempty"`
+}
+
+// PlanRollout computes a Plan with the reconciler's own decisions: the
+// lifecycle of each package (nextStep), the blocked rules (ignore label,
+// untolerated taints, NotReady), the priority of other Skyhooks, and the
+// budget or the DeploymentPolicy's compartments and batch sizes.
+func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.DeploymentPolicy, others []skyhookv1.Skyhook, runtimeTaint corev1.Taint) (*Plan, error) {
+	sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
+	if err != nil {
+		return nil, fmt.Errorf("spec.nodeSelectors: %w", err)
+	}
+	ahead := aheadOf(sk, others)
+	p := &Plan{Skyhook: sk.Name}
+	var work []*corev1.Node
+	stagesOf := map[string]PlannedNode{}
+	sorted := append([]corev1.Node{}, nodes...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	for i := range sorted {
+		n := &sorted[i]
+		if !sel.Matches(labels.Set(n.Labels)) {
+			continue
+		}
+		if reason := blockedBecause(sk, n, ahead, runtimeTaint); reason != "" {
+			p.Blocked = append(p.Blocked, skyhookv1.NodeAttention{Name: n.Name, Status: skyhookv1.StatusBlocked, Message: reason})
+			continue
+		}
+		planned := simulate(sk, n)
+		if len(planned.Stages) == 0 {
+			p.Complete = append(p.Complete, n.Name)
+			continue
+		}
+		stagesOf[n.Name] = planned
+		work = append(work, n)
+	}
+	if policy == nil {
+		size := max(1, budget.Cap(sk.Spec.InterruptionBudget, len(work)+len(p.Complete)))
+		for i := 0; i < len(work); i += size {
+			b := PlannedBatch{Number: i/size + 1}
+			for _, n := range work[i:min(i+size, len(work))] {
+				b.Nodes = append(b.Nodes, stagesOf[n.Name])
+			}
+			p.Batches = append(p.Batches, b)
+		}
+		return p, nil
+	}
+	byCompartment := map[string][]*corev1.Node{}
+	counts := map[string]int{}
+	for i := range sorted {
+		n := &sorted[i]
+		if sel.Matches(labels.Set(n.Labels)) {
+			counts[compartment.Of(policy, n)]++
+		}
+	}
+	for _, n := range work {
+		name := compartment.Of(policy, n)
+		byCompartment[name] = append(byCompartment[name], n)
+	}
+	for _, name := range sortedNames(byCompartment) {
+		b, strategy := compartment.Settings(policy, name)
+		st := compartment.Open(strategy, skyhookv1.CompartmentStatus{}, compartment.Outcome{}, 0)
+		left := byCompartment[name]
+		for number := 1; len(left) > 0; number++ {
+			room := max(1, compartment.Room(b, counts[name], 0, st.BatchSize))
+			batch := PlannedBatch{Compartment: name, Number: number}
+			for _, n := range left[:min(room, len(left))] {
+				batch.Nodes = append(batch.Nodes, stagesOf[n.Name])
+			}
+			left = left[min(room, len(left)):]
+			p.Batches = append(p.Batches, batch)
+			st = compartment.Open(strategy, st, compartment.Outcome{Members: len(batch.Nodes), Succeeded: len(batch.Nodes)}, 0)
+		}
+	}
+	return p, nil
+}
+
+// aheadOf are the Skyhooks that go before sk on a node (see skyhooksAhead).
+func aheadOf(sk *skyhookv1.Skyhook, others []skyhookv1.Skyhook) []skyhookAhead {
+	var out []skyhookAhead
+	for i := range others {
+		o := &others[i]
+		if o.Name == sk.Name || !o.DeletionTimestamp.IsZero() || o.Annotations[skyhookv1.DisableAnnotation] == "true" {
+			continue
+		}
+		if o.Spec.Priority < sk.Spec.Priority || (o.Spec.Priority == sk.Spec.Priority && o.Name < sk.Name) {
+			if sel, err := metav1.LabelSelectorAsSelector(&o.Spec.NodeSelector); err == nil {
+				out = append(out, skyhookAhead{name: o.Name, selector: sel})
+			}
+		}
+	}
+	return out
+}
+
+// blockedBecause says why the reconciler would not work on the node now.
+func blockedBecause(sk *skyhookv1.Skyhook, n *corev1.Node, ahead []skyhookAhead, runtimeTaint corev1.Taint) string {
+	if n.Labels[skyhookv1.IgnoreNodeLabel] == "true" {
+		return "ignored: labelled " + skyhookv1.IgnoreNodeLabel + "=true"
+	}
+	if taints := stagepod.Untolerated(sk, n, runtimeTaint); len(taints) > 0 {
+		return "taints not tolerated: " + taintList(taints)
+	}
+	if down, _ := notReadySince(n); down {
+		return "NotReady"
+	}
+	if other := waitingFor(ahead, n); other != "" {
+		return "waits for Skyhook " + other + " (a lower priority number) to complete here"
+	}
+	return ""
+}
+
+// simulate runs the package lifecycle on a copy of the node's record,
+// every stage succeeding, and lists the stages.
+func simulate(sk *skyhookv1.Skyhook, n *corev1.Node) PlannedNode {
+	state, _ := nodestate.Read(n, sk.Name)
+	state = maps.Clone(state)
+	if state == nil {
+		state = skyhookv1.NodeState{}
+	}
+	config := maps.Clone(nodestate.ReadConfig(n, sk.Name))
+	if config == nil {
+		config = map[string]string{}
+	}
+	planned := PlannedNode{Name: n.Name}
+	var interrupts []skyhookv1.Interrupt
+	for _, name := range dependencyOrder(sk, state) {
+		var stages []string
+		version := ""
+		for range 12 {
+			step := nextStep(sk, name, state, config)
+			key := skyhookv1.NodeStateKey(name, step.Version)
+			if step.Action == lifecycle.Done {
+				break
+			}
+			if step.Action == lifecycle.Forget {
+				delete(state, key)
+				continue
+			}
+			version = step.Version
+			stages = append(stages, string(step.Stage))
+			if step.Stage == skyhookv1.StageInterrupt {
+				if in := interruptOf(sk, name, config); in != nil {
+					interrupts = append(interrupts, *in)
+				}
+			}
+			if step.Stage == skyhookv1.StageConfig {
+				config[name] = stagepod.ConfigHash(sk.Spec.Packages[name].ConfigMap)
+			}
+			if step.Stage == skyhookv1.StageUpgrade {
+				for k, e := range state {
+					if e.Name == name && k != key {
+						delete(state, k)
+					}
+				}
+			}
+			state[key] = skyhookv1.PackageStatus{Name: name, Version: step.Version, Stage: step.Stage, State: skyhookv1.StateComplete}
+		}
+		if len(stages) > 0 {
+			planned.Stages = append(planned.Stages, fmt.Sprintf("%s %s: %s", name, version, strings.Join(stages, ", ")))
+		}
+	}
+	if merged := interrupt.Merge(interrupts); merged != nil {
+		planned.Interrupt = string(merged.Type)
+		if len(merged.Services) > 0 {
+			planned.Interrupt += " " + strings.Join(merged.Services, ",")
+		}
+	}
+	return planned
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
