@@ -29,7 +29,7 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newSandboxCommand(), newVersionCommand(), newValidateCommand(), newPushCommand(), newPullCommand(), newGetCommand(), newReconcileCommand(), newStatusCommand(),
-		newNodeCommand(), newResetCommand(), newPlanCommand())
+		newNodeCommand(), newResetCommand(), newPlanCommand(), newPackageCommand())
 	root.AddCommand(newSteeringCommands()...)
 	addKubeFlags(root)
 	return root

@@ -87,3 +87,30 @@ func TestNodeCommands(t *testing.T) {
 		}
 	}
 }
+
+func TestPackageCommands(t *testing.T) {
+	seedNodes(t)
+	out, err := run(t, withCluster("package", "status", "tuning", "--skyhook", "fleet")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "package-status.golden", out)
+	if _, err := run(t, withCluster("package", "rerun", "tuning", "--node", "node-a", "--skyhook", "fleet", "--stage", "config", "-y")...); err != nil {
+		t.Fatal(err)
+	}
+	if got := getNode(t, "node-a").Annotations[skyhookv1.NodeStateAnnotation("fleet")]; !strings.Contains(got, `"stage":"config","state":"in_progress","restarts":0`) {
+		t.Errorf("rerun from config: record %s", got)
+	}
+	if _, err := run(t, withCluster("package", "rerun", "tuning", "--node", "node-c", "--skyhook", "fleet", "-y")...); err != nil {
+		t.Fatal(err)
+	}
+	if got := getNode(t, "node-c").Annotations[skyhookv1.NodeStateAnnotation("fleet")]; got != "{}" {
+		t.Errorf("rerun from the start: record %s, want it empty", got)
+	}
+	if _, err := run(t, withCluster("package", "rerun", "tuning", "--node", "node-b", "--skyhook", "fleet", "--stage", "install", "-y")...); err == nil || !strings.Contains(err.Error(), `--stage "install"`) {
+		t.Errorf("a bad stage: %v", err)
+	}
+	if _, err := run(t, withCluster("package", "rerun", "other", "--node", "node-b", "--skyhook", "fleet", "-y")...); err == nil || !strings.Contains(err.Error(), "no record of package other") {
+		t.Errorf("a package the node does not have: %v", err)
+	}
+}
