@@ -1,25 +1,52 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = ""
 
 func newVersionCommand() *cobra.Command {
-	return &cobra.Command{
+	var clientOnly bool
+	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the client version",
+		Short: "Print the client version, and the operator's when a cluster is reachable",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fmt.Fprintf(cmd.OutOrStdout(), "client: %s\n", clientVersion())
+			if clientOnly {
+				return nil
+			}
+			c, _, err := kubeClient()
+			if err != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "operator: unknown (%v)\n", err)
+				return nil
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second) // a missing cluster must not hang it
+			defer cancel()
+			versions, err := operator.ClusterVersions(ctx, c)
+			switch {
+			case err != nil:
+				fmt.Fprintf(cmd.OutOrStdout(), "operator: unknown (%v)\n", err)
+			case len(versions) == 0:
+				fmt.Fprintln(cmd.OutOrStdout(), "operator: none running in the cluster")
+			}
+			for ns, v := range versions {
+				fmt.Fprintf(cmd.OutOrStdout(), "operator: %s (namespace %s)\n", v, ns)
+			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&clientOnly, "client", false, "only the client's version")
+	return cmd
 }
 
 func clientVersion() string {

@@ -195,6 +195,10 @@ func TestOCIArtifactIsConsumed(t *testing.T) {
 
 	// skyhook reconcile asks the Flux way (requestedAt) and waits for the
 	// operator to say it handled the request.
+	out, err := exec.Command(skyhook, "--kubeconfig", env.Kubeconfig, "version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "client: ") || !strings.Contains(string(out), "(namespace skyhook-system)") {
+		t.Errorf("skyhook version: %v\n%s", err, out)
+	}
 	for _, args := range [][]string{{"reconcile", "packageset", "gpu", "-n", "oci"}, {"reconcile", "skyhook", "e2e-oci"}} {
 		out, err := exec.Command(skyhook, append([]string{"--kubeconfig", env.Kubeconfig}, args...)...).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "reconciled") {

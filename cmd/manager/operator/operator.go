@@ -186,6 +186,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
+	if err := publishVersion(mgr, opts.Namespace); err != nil {
+		return nil, err
+	}
 	if opts.Certs == CertsExternal {
 		return mgr, mgr.Add(server)
 	}
