@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -52,16 +53,7 @@ func othersRunning(state skyhookv1.NodeState, due []string) bool {
 		if e.Stage == skyhookv1.StageInterrupt || !(e.State == skyhookv1.StateInProgress || e.State == skyhookv1.StateErroring) {
 			continue
 		}
-		if !contains(due, e.Name) {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
+		if !slices.Contains(due, e.Name) {
 			return true
 		}
 	}

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -105,7 +106,7 @@ func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.D
 		name := compartment.Of(policy, n)
 		byCompartment[name] = append(byCompartment[name], n)
 	}
-	for _, name := range sortedNames(byCompartment) {
+	for _, name := range slices.Sorted(maps.Keys(byCompartment)) {
 		b, strategy := compartment.Settings(policy, name)
 		st := compartment.Open(strategy, skyhookv1.CompartmentStatus{}, compartment.Outcome{}, 0)
 		left := byCompartment[name]
@@ -214,13 +215,4 @@ func simulate(sk *skyhookv1.Skyhook, n *corev1.Node) PlannedNode {
 		}
 	}
 	return planned
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

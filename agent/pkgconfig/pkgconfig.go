@@ -9,10 +9,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -128,7 +129,7 @@ func Parse(data []byte) (*Config, Problems) {
 	var modes map[string]json.RawMessage
 	problems = append(problems, decodeField(raw, "modes", &modes, "an object of modes")...)
 	cfg.Modes = map[string][]Step{}
-	for _, mode := range sortedKeys(modes) {
+	for _, mode := range slices.Sorted(maps.Keys(modes)) {
 		steps, ps := parseSteps(modes[mode], "modes."+mode)
 		problems = append(problems, ps...)
 		cfg.Modes[mode] = steps
@@ -200,8 +201,8 @@ func Check(cfg *Config) Problems {
 			add(fmt.Sprintf("expected_config_files[%d]", i), "%q is not a configMap key (letters, digits, '-', '_', '.')", f)
 		}
 	}
-	for _, mode := range sortedKeys(cfg.Modes) {
-		if !contains(Modes, mode) {
+	for _, mode := range slices.Sorted(maps.Keys(cfg.Modes)) {
+		if !slices.Contains(Modes, mode) {
 			add("modes."+mode, "is not a mode (%s)", strings.Join(Modes, ", "))
 			continue
 		}
@@ -246,7 +247,7 @@ func checkSteps(mode string, steps []Step) Problems {
 				add(fmt.Sprintf("returncodes[%d]", j), "%d is not an exit code (0-255)", code)
 			}
 		}
-		for _, k := range sortedKeys(s.Env) {
+		for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 			if !envName.MatchString(k) {
 				add("env."+k, "is not an environment variable name")
 			}
@@ -262,7 +263,7 @@ func checkSteps(mode string, steps []Step) Problems {
 // an executable file.
 func CheckFiles(cfg *Config, dir string) Problems {
 	var problems Problems
-	for _, mode := range sortedKeys(cfg.Modes) {
+	for _, mode := range slices.Sorted(maps.Keys(cfg.Modes)) {
 		for i, s := range cfg.Modes[mode] {
 			at := fmt.Sprintf("modes.%s[%d].path", mode, i)
 			path := filepath.Join(dir, "skyhook_dir", s.Path)
@@ -283,8 +284,8 @@ func CheckFiles(cfg *Config, dir string) Problems {
 // knownFields reports the fields of raw that are not in known.
 func knownFields(raw map[string]json.RawMessage, known []string, prefix string) Problems {
 	var problems Problems
-	for _, k := range sortedKeys(raw) {
-		if !contains(known, k) {
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		if !slices.Contains(known, k) {
 			problems = append(problems, Problem{Field: prefix + k, Message: "is not a field of config.json v1 (known: " + strings.Join(known, ", ") + ")"})
 		}
 	}
@@ -315,24 +316,6 @@ func prefixed(ps Problems, prefix string) Problems {
 func escapes(p string) bool {
 	clean := filepath.Clean(p)
 	return clean == ".." || strings.HasPrefix(clean, "../")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // Report loads the package at path (a directory or its config.json) and

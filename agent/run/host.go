@@ -172,12 +172,3 @@ func copyTree(src, dst string) error {
 		return os.Chmod(target, info.Mode().Perm())
 	})
 }
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -190,7 +191,7 @@ func (r runner) step(ctx context.Context, s pkgconfig.Step) StepResult {
 // package is.
 func (r runner) env(s pkgconfig.Step) []string {
 	env := append([]string{}, r.o.Env...)
-	for _, k := range sortedKeys(s.Env) {
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		env = append(env, k+"="+s.Env[k])
 	}
 	dir := r.inside

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,3 +43,16 @@ func kubeClient() (client.Client, string, error) {
 
 // objectMeta names a cluster-scoped object.
 func objectMeta(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
+
+// clusterNodes is a client and every node of the cluster.
+func clusterNodes(cmd *cobra.Command) (client.Client, []corev1.Node, error) {
+	c, _, err := kubeClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	var nodes corev1.NodeList
+	if err := c.List(cmd.Context(), &nodes); err != nil {
+		return nil, nil, err
+	}
+	return c, nodes.Items, nil
+}

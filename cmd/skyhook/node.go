@@ -27,17 +27,13 @@ func newNodeCommand() *cobra.Command {
 		Short: "Nodes and each Skyhook's status on them",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, _, err := kubeClient()
+			_, nodes, err := clusterNodes(cmd)
 			if err != nil {
-				return err
-			}
-			var nodes corev1.NodeList
-			if err := c.List(cmd.Context(), &nodes); err != nil {
 				return err
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NODE\tSKYHOOK\tSTATUS\tIGNORED")
-			for _, n := range nodes.Items {
+			for _, n := range nodes {
 				for _, sk := range skyhooksOn(&n) {
 					if skyhook != "" && sk != skyhook {
 						continue
@@ -208,18 +204,14 @@ func newResetCommand() *cobra.Command {
 		Short: "Forget a Skyhook's records on every node so that everything reruns; lifts its cordons",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := kubeClient()
+			c, nodes, err := clusterNodes(cmd)
 			if err != nil {
 				return err
 			}
-			var nodes corev1.NodeList
-			if err := c.List(cmd.Context(), &nodes); err != nil {
-				return err
-			}
 			var with []*corev1.Node
-			for i := range nodes.Items {
-				if _, ok := nodes.Items[i].Annotations[skyhookv1.NodeStateAnnotation(args[0])]; ok {
-					with = append(with, &nodes.Items[i])
+			for i := range nodes {
+				if _, ok := nodes[i].Annotations[skyhookv1.NodeStateAnnotation(args[0])]; ok {
+					with = append(with, &nodes[i])
 				}
 			}
 			if len(with) == 0 {

@@ -23,18 +23,14 @@ func newPackageCommand() *cobra.Command {
 		Short: "The package's record on every node",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := kubeClient()
+			_, nodes, err := clusterNodes(cmd)
 			if err != nil {
-				return err
-			}
-			var nodes corev1.NodeList
-			if err := c.List(cmd.Context(), &nodes); err != nil {
 				return err
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NODE\tSKYHOOK\tVERSION\tSTAGE\tSTATE\tRESTARTS")
-			for i := range nodes.Items {
-				n := &nodes.Items[i]
+			for i := range nodes {
+				n := &nodes[i]
 				for _, sk := range skyhooksOn(n) {
 					if skyhook != "" && sk != skyhook {
 						continue

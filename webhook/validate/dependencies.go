@@ -2,6 +2,8 @@ package validate
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -13,9 +15,9 @@ import (
 // the Skyhook, then looks for cycles.
 func dependencies(pkgs skyhookv1.Packages, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for _, name := range sortedKeys(pkgs) {
+	for _, name := range slices.Sorted(maps.Keys(pkgs)) {
 		dp := p.Child(name, "dependsOn")
-		for _, dep := range sortedKeys(pkgs[name].DependsOn) {
+		for _, dep := range slices.Sorted(maps.Keys(pkgs[name].DependsOn)) {
 			want := pkgs[name].DependsOn[dep]
 			target, ok := pkgs[dep]
 			switch {
@@ -49,7 +51,7 @@ func findCycle(pkgs skyhookv1.Packages) []string {
 	visit = func(name string) []string {
 		state[name] = onPath
 		path = append(path, name)
-		for _, dep := range sortedKeys(pkgs[name].DependsOn) {
+		for _, dep := range slices.Sorted(maps.Keys(pkgs[name].DependsOn)) {
 			if _, ok := pkgs[dep]; !ok {
 				continue // reported as not found
 			}
@@ -70,7 +72,7 @@ func findCycle(pkgs skyhookv1.Packages) []string {
 		state[name] = done
 		return nil
 	}
-	for _, name := range sortedKeys(pkgs) {
+	for _, name := range slices.Sorted(maps.Keys(pkgs)) {
 		if state[name] == unvisited {
 			if c := visit(name); c != nil {
 				return c

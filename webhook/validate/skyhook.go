@@ -7,9 +7,10 @@ package validate
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -91,7 +92,7 @@ func selector(s *metav1.LabelSelector, p *field.Path) field.ErrorList {
 // packages checks every package, then the dependency graph.
 func packages(pkgs skyhookv1.Packages, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for _, key := range sortedKeys(pkgs) {
+	for _, key := range slices.Sorted(maps.Keys(pkgs)) {
 		errs = append(errs, pkg(key, pkgs[key], p.Child(key))...)
 	}
 	return append(errs, dependencies(pkgs, p)...)
@@ -199,7 +200,7 @@ func interrupt(in skyhookv1.Interrupt, p *field.Path) field.ErrorList {
 // as a glob (path.Match syntax).
 func configInterrupts(pk skyhookv1.Package, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for _, pattern := range sortedKeys(pk.ConfigInterrupts) {
+	for _, pattern := range slices.Sorted(maps.Keys(pk.ConfigInterrupts)) {
 		kp := p.Key(pattern)
 		if _, err := path.Match(pattern, ""); err != nil {
 			errs = append(errs, field.Invalid(kp, pattern, "not a valid glob: "+err.Error()))
@@ -308,13 +309,4 @@ func tolerations(ts []corev1.Toleration, p *field.Path) field.ErrorList {
 		}
 	}
 	return errs
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
