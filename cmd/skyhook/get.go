@@ -26,6 +26,9 @@ type row struct {
 	Suspended bool   `json:"suspended"`
 	Ready     string `json:"ready"`
 	Message   string `json:"message"`
+	// Detail is what -o wide adds: a Skyhook's state and complete nodes,
+	// a PackageSet's source.
+	Detail string `json:"detail,omitempty"`
 }
 
 func newGetCommand() *cobra.Command {
@@ -64,7 +67,7 @@ func newGetCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "PackageSets of every namespace (Skyhooks are cluster-wide)")
 	cmd.Flags().StringVar(&selector, "status-selector", "", "only objects whose Ready status is this, as ready=true|false|unknown")
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, json or yaml")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, wide, json or yaml")
 	return cmd
 }
 
@@ -90,7 +93,8 @@ func listRows(cmd *cobra.Command, c client.Client, kind, ns string) ([]row, erro
 			sk := &list.Items[i]
 			rows = append(rows, row{Kind: skyhookv1.SkyhookKind, Name: sk.Name, Revision: sk.Status.PackageList,
 				Suspended: sk.Annotations[skyhookv1.PauseAnnotation] == "true" || sk.Annotations[skyhookv1.DisableAnnotation] == "true",
-				Ready:     readyOf(sk), Message: conditions.GetMessage(sk, meta.ReadyCondition)})
+				Ready:     readyOf(sk), Message: conditions.GetMessage(sk, meta.ReadyCondition),
+				Detail: fmt.Sprintf("%s, %s complete", orDash(string(sk.Status.Status)), orDash(sk.Status.CompleteNodes))})
 		}
 	}
 	if kind == "packagesets" || kind == "all" {
@@ -101,7 +105,8 @@ func listRows(cmd *cobra.Command, c client.Client, kind, ns string) ([]row, erro
 		for i := range list.Items {
 			ps := &list.Items[i]
 			rows = append(rows, row{Kind: "PackageSet", Namespace: ps.Namespace, Name: ps.Name, Revision: ps.Status.LastAppliedRevision,
-				Suspended: ps.Spec.Suspend, Ready: readyOf(ps), Message: conditions.GetMessage(ps, meta.ReadyCondition)})
+				Suspended: ps.Spec.Suspend, Ready: readyOf(ps), Message: conditions.GetMessage(ps, meta.ReadyCondition),
+				Detail: ps.Spec.SourceRef.Kind + "/" + ps.Spec.SourceRef.Name + " " + ps.Spec.Path})
 		}
 	}
 	if kind != "skyhooks" && kind != "packagesets" && kind != "all" {
@@ -144,14 +149,17 @@ func printRows(w io.Writer, rows []row, output string, namespaces bool) error {
 		}
 		_, err = w.Write(out)
 		return err
-	case "table":
+	case "table", "wide":
 	default:
-		return fmt.Errorf("--output %q: want table, json or yaml", output)
+		return fmt.Errorf("--output %q: want table, wide, json or yaml", output)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	header := "NAME\tREVISION\tSUSPENDED\tREADY\tMESSAGE"
 	if namespaces {
 		header = "NAMESPACE\t" + header
+	}
+	if output == "wide" {
+		header += "\tDETAIL"
 	}
 	fmt.Fprintln(tw, header)
 	for _, r := range rows {
@@ -159,6 +167,9 @@ func printRows(w io.Writer, rows []row, output string, namespaces bool) error {
 		line := fmt.Sprintf("%s\t%s\t%t\t%s\t%s", name, r.Revision, r.Suspended, r.Ready, r.Message)
 		if namespaces {
 			line = r.Namespace + "\t" + line
+		}
+		if output == "wide" {
+			line += "\t" + r.Detail
 		}
 		fmt.Fprintln(tw, line)
 	}

@@ -64,7 +64,9 @@ func seed(t *testing.T) {
 		t.Cleanup(func() { _ = c.Delete(context.Background(), sk) })
 		sk.Status.PackageList = "tuning:1.0.0"
 		sk.Status.ObservedGeneration = sk.Generation
+		sk.Status.Status, sk.Status.CompleteNodes = skyhookv1.StatusInProgress, "1/3"
 		if ready {
+			sk.Status.Status, sk.Status.CompleteNodes = skyhookv1.StatusComplete, "3/3"
 			conditions.MarkTrue(sk, meta.ReadyCondition, meta.SucceededReason, "%s", msg)
 		} else {
 			conditions.MarkFalse(sk, meta.ReadyCondition, meta.ProgressingReason, "%s", msg)
@@ -100,6 +102,11 @@ func TestGet(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "get-not-ready.golden", out)
+	out, err = run(t, withCluster("get", "all", "-A", "-o", "wide")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "get-wide.golden", out)
 
 	out, err = run(t, withCluster("get", "packagesets", "-n", "fleet", "-o", "json")...)
 	if err != nil {
