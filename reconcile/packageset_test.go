@@ -97,8 +97,10 @@ spec: {default: {budget: {count: 1}}}
 func waitPackageSet(t *testing.T, key client.ObjectKey, cond func(*skyhookv1.PackageSet) bool) *skyhookv1.PackageSet {
 	t.Helper()
 	ps := &skyhookv1.PackageSet{}
+	// The patch helper writes conditions before the rest of the status:
+	// wait for the generation too, so the whole status is there.
 	eventually(t, "the PackageSet "+key.Name, func() bool {
-		return k8sClient(t).Get(context.Background(), key, ps) == nil && cond(ps)
+		return k8sClient(t).Get(context.Background(), key, ps) == nil && cond(ps) && ps.Status.ObservedGeneration == ps.Generation
 	})
 	return ps
 }
