@@ -18,7 +18,7 @@ TEST_TIMEOUT ?= 30m
 
 GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' -o -path 'config/webhook/manifests.yaml' | LC_ALL=C sort | xargs sha256sum
 
-.PHONY: all build agent test generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status bench bench-rollout bench-agent bench-gitops clean
+.PHONY: all build agent test test-race generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status bench bench-rollout bench-agent bench-gitops clean
 
 all: build
 
@@ -59,6 +59,10 @@ prepare: build
 test: verify-generated verify-fmt prepare
 	$(GO) vet ./...
 	$(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
+
+## test-race: the reconciler's tests under the race detector (its pool of API requests runs concurrently); about 3 minutes.
+test-race: prepare
+	$(GO) test -race $(TEST_FLAGS) ./reconcile/...
 
 ## bench: admission latency, in process and through the apiserver (docs/admission.md).
 bench: prepare
