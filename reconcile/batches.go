@@ -8,7 +8,6 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -40,23 +39,30 @@ type compartmentPass struct {
 	room            int
 }
 
-// policyGate loads the Skyhook's policy and its batch state; nil when the
-// Skyhook has an interruption budget instead.
-func (r *SkyhookReconciler) policyGate(ctx context.Context, sk *skyhookv1.Skyhook, work []*nodeWork) (*policyGate, error) {
+// deploymentPolicy reads the Skyhook's DeploymentPolicy once per pass: nil
+// for none, or one that does not exist (admission refuses that; then
+// nothing starts meanwhile, see policyGate).
+func (r *SkyhookReconciler) deploymentPolicy(ctx context.Context, sk *skyhookv1.Skyhook) (*skyhookv1.DeploymentPolicy, error) {
 	if sk.Spec.DeploymentPolicy == "" {
 		return nil, nil
 	}
 	policy := &skyhookv1.DeploymentPolicy{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: sk.Spec.DeploymentPolicy}, policy); err != nil {
-		if apierrors.IsNotFound(err) {
-			policy = nil // admission refuses this; nothing starts meanwhile
-		} else {
-			return nil, err
-		}
+		return nil, client.IgnoreNotFound(err)
+	}
+	return policy, nil
+}
+
+// policyGate applies the policy (nil when the Skyhook names one that does
+// not exist: nothing starts) to the pass; it is nil when the Skyhook has an
+// interruption budget instead.
+func (r *SkyhookReconciler) policyGate(sk *skyhookv1.Skyhook, work []*nodeWork, policy *skyhookv1.DeploymentPolicy) *policyGate {
+	if sk.Spec.DeploymentPolicy == "" {
+		return nil
 	}
 	g := &policyGate{policy: policy, of: map[*nodeWork]string{}, compartments: map[string]*compartmentPass{}}
 	if policy == nil {
-		return g, nil
+		return g
 	}
 	known := r.batches.load(sk)
 	for _, w := range work {
@@ -103,7 +109,7 @@ func (r *SkyhookReconciler) policyGate(ctx context.Context, sk *skyhookv1.Skyhoo
 			}
 		}
 	}
-	return g, nil
+	return g
 }
 
 // allows reports whether a waiting node may start now, and if so takes

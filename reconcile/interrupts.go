@@ -308,25 +308,18 @@ func configInterruptMarker(sk *skyhookv1.Skyhook, name, last, ran string) string
 	return string(encoded)
 }
 
-// interruptWindow is the window of the Skyhook's DeploymentPolicy, nil when
-// it has none (or no policy). Admission refuses windows that do not parse.
-func (r *SkyhookReconciler) interruptWindow(ctx context.Context, sk *skyhookv1.Skyhook) (*timewindow.Window, error) {
-	if sk.Spec.DeploymentPolicy == "" {
-		return nil, nil
-	}
-	policy := &skyhookv1.DeploymentPolicy{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: sk.Spec.DeploymentPolicy}, policy); err != nil {
-		return nil, client.IgnoreNotFound(err)
+// interruptWindow is the window of the DeploymentPolicy, nil when there is
+// none. Admission refuses windows that do not parse.
+func interruptWindow(policy *skyhookv1.DeploymentPolicy) *timewindow.Window {
+	if policy == nil || policy.Spec.InterruptWindow == nil {
+		return nil
 	}
 	w := policy.Spec.InterruptWindow
-	if w == nil {
-		return nil, nil
-	}
 	window, err := timewindow.Parse(w.Days, w.Start, w.End, w.TimeZone)
 	if err != nil {
-		return nil, nil
+		return nil
 	}
-	return &window, nil
+	return &window
 }
 
 // reportWindow sets the InterruptWindowClosed condition while nodes wait

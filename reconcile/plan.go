@@ -60,7 +60,7 @@ func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.D
 	if err != nil {
 		return nil, fmt.Errorf("spec.nodeSelectors: %w", err)
 	}
-	ahead := aheadOf(sk, others)
+	ahead := selectorsOf(others, func(other *skyhookv1.Skyhook) bool { return goesBefore(other, sk) })
 	p := &Plan{Skyhook: sk.Name}
 	var work []*corev1.Node
 	stagesOf := map[string]PlannedNode{}
@@ -122,23 +122,6 @@ func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.D
 		}
 	}
 	return p, nil
-}
-
-// aheadOf are the Skyhooks that go before sk on a node (see skyhooksAhead).
-func aheadOf(sk *skyhookv1.Skyhook, others []skyhookv1.Skyhook) []skyhookAhead {
-	var out []skyhookAhead
-	for i := range others {
-		o := &others[i]
-		if o.Name == sk.Name || !o.DeletionTimestamp.IsZero() || o.Annotations[skyhookv1.DisableAnnotation] == "true" {
-			continue
-		}
-		if o.Spec.Priority < sk.Spec.Priority || (o.Spec.Priority == sk.Spec.Priority && o.Name < sk.Name) {
-			if sel, err := metav1.LabelSelectorAsSelector(&o.Spec.NodeSelector); err == nil {
-				out = append(out, skyhookAhead{name: o.Name, selector: sel})
-			}
-		}
-	}
-	return out
 }
 
 // blockedBecause says why the reconciler would not work on the node now.

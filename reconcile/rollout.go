@@ -81,10 +81,11 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		return ctrl.Result{}, err
 	}
 	paused := sk.Annotations[skyhookv1.PauseAnnotation] == "true"
-	window, err := r.interruptWindow(ctx, sk)
+	policy, err := r.deploymentPolicy(ctx, sk)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	window := interruptWindow(policy)
 	p := progress{selected: len(work), blocked: blocked, ignored: len(blocked), snapshots: snapshots, window: window}
 	var waiting []*nodeWork
 	pool := r.pool(ctx, sk, &p)
@@ -112,10 +113,7 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		return ctrl.Result{}, err
 	}
 	capacity := budget.Cap(sk.Spec.InterruptionBudget, len(work))
-	gate, err := r.policyGate(ctx, sk, work)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
+	gate := r.policyGate(sk, work, policy)
 	ahead, err := r.skyhooksAhead(ctx, sk)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -168,16 +166,21 @@ type skyhookAhead struct {
 	selector labels.Selector
 }
 
-// otherSkyhooks lists the Skyhooks that count for keep, skipping disabled
-// and deleted ones, with their selectors parsed.
+// otherSkyhooks lists the Skyhooks that count for keep (see selectorsOf).
 func (r *SkyhookReconciler) otherSkyhooks(ctx context.Context, keep func(*skyhookv1.Skyhook) bool) ([]skyhookAhead, error) {
 	var list skyhookv1.SkyhookList // read only: no copy of every Skyhook per pass
 	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
+	return selectorsOf(list.Items, keep), nil
+}
+
+// selectorsOf are the Skyhooks that count for keep, skipping disabled and
+// deleted ones, with their selectors parsed.
+func selectorsOf(skyhooks []skyhookv1.Skyhook, keep func(*skyhookv1.Skyhook) bool) []skyhookAhead {
 	var out []skyhookAhead
-	for i := range list.Items {
-		other := &list.Items[i]
+	for i := range skyhooks {
+		other := &skyhooks[i]
 		if !other.DeletionTimestamp.IsZero() || other.Annotations[skyhookv1.DisableAnnotation] == "true" || !keep(other) {
 			continue
 		}
@@ -187,17 +190,20 @@ func (r *SkyhookReconciler) otherSkyhooks(ctx context.Context, keep func(*skyhoo
 		}
 		out = append(out, skyhookAhead{name: other.Name, selector: sel})
 	}
-	return out, nil
+	return out
 }
 
-// skyhooksAhead are the Skyhooks that go before sk on a node they share:
-// lower priority number, or the same and a name before sk's. Disabled and
-// deleted ones do not hold anyone back; paused ones do.
+// goesBefore reports whether other goes before sk on a node they share:
+// a lower priority number, or the same and a name before sk's. Paused
+// Skyhooks hold the ones after them (selectorsOf skips only disabled ones).
+func goesBefore(other, sk *skyhookv1.Skyhook) bool {
+	return other.Name != sk.Name &&
+		(other.Spec.Priority < sk.Spec.Priority || (other.Spec.Priority == sk.Spec.Priority && other.Name < sk.Name))
+}
+
+// skyhooksAhead are the Skyhooks that go before sk on a node they share.
 func (r *SkyhookReconciler) skyhooksAhead(ctx context.Context, sk *skyhookv1.Skyhook) ([]skyhookAhead, error) {
-	return r.otherSkyhooks(ctx, func(other *skyhookv1.Skyhook) bool {
-		return other.Name != sk.Name &&
-			(other.Spec.Priority < sk.Spec.Priority || (other.Spec.Priority == sk.Spec.Priority && other.Name < sk.Name))
-	})
+	return r.otherSkyhooks(ctx, func(other *skyhookv1.Skyhook) bool { return goesBefore(other, sk) })
 }
 
 // waitingFor names the first Skyhook ahead that selects the node and is not
