@@ -117,8 +117,7 @@ func nodeLabelCommand(verb string, set bool) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show the change and have the API server check it, without making it")
+	addChangeFlags(cmd, &yes, &dryRun)
 	return cmd
 }
 
@@ -147,8 +146,7 @@ func nodeResetCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&skyhook, "skyhook", "", "the Skyhook whose record goes")
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show the change and have the API server check it, without making it")
+	addChangeFlags(cmd, &yes, &dryRun)
 	return cmd
 }
 
@@ -229,7 +227,6 @@ func newResetCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show the changes and have the API server check them, without making them")
+	addChangeFlags(cmd, &yes, &dryRun)
 	return cmd
 }

@@ -118,7 +118,6 @@ func newRerunCommand() *cobra.Command {
 	cmd.Flags().StringVar(&node, "node", "", "the node")
 	cmd.Flags().StringVar(&skyhook, "skyhook", "", "the Skyhook of the package")
 	cmd.Flags().StringVar(&stage, "stage", "", "rerun from this stage (apply, config, upgrade, interrupt, post-interrupt, uninstall) instead of from the start")
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show the change and have the API server check it, without making it")
+	addChangeFlags(cmd, &yes, &dryRun)
 	return cmd
 }

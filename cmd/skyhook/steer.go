@@ -42,8 +42,7 @@ func newSteeringCommands() []*cobra.Command {
 				return s.run(cmd, args[0], yes, dryRun)
 			},
 		}
-		cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-		cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show the change and have the API server check it, without making it")
+		addChangeFlags(cmd, &yes, &dryRun)
 		cmds = append(cmds, cmd)
 	}
 	return cmds
@@ -93,6 +92,13 @@ func applyChange(cmd *cobra.Command, what string, yes, dryRun bool, patch func(.
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "done: %s\n", what)
 	return nil
+}
+
+// addChangeFlags are the flags of every command that changes something:
+// -y/--yes and --dry-run (see applyChange).
+func addChangeFlags(cmd *cobra.Command, yes, dryRun *bool) {
+	cmd.Flags().BoolVarP(yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().BoolVar(dryRun, "dry-run", false, "show the change and have the API server check it, without making it")
 }
 
 // confirm asks a yes/no question on the command's input.
