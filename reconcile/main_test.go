@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
@@ -196,6 +197,18 @@ func waitWarning(t *testing.T, regarding, reason, note string) {
 		}
 		return false
 	})
+}
+
+// createPolicyYAML creates the DeploymentPolicy the YAML describes (see
+// createPolicy).
+func createPolicyYAML(t *testing.T, doc string) *skyhookv1.DeploymentPolicy {
+	t.Helper()
+	policy := &skyhookv1.DeploymentPolicy{}
+	if err := yaml.UnmarshalStrict([]byte(doc), policy); err != nil {
+		t.Fatal(err)
+	}
+	createPolicy(t, policy)
+	return policy
 }
 
 // createPolicy creates a DeploymentPolicy and deletes it when the test

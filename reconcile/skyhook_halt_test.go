@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/test/cluster"
@@ -24,17 +23,13 @@ import (
 func TestFailedBatchHaltsTheRolloutUntilTheSpecChanges(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
-	policy := &skyhookv1.DeploymentPolicy{}
-	if err := yaml.UnmarshalStrict([]byte(`
+	createPolicyYAML(t, `
 metadata: {name: halting}
 spec:
   default:
     budget: {count: 3}
     strategy: {linear: {initialBatch: 2, delta: 1, batchThreshold: 100, failureThreshold: 1, safetyLimit: 50}}
-`), policy); err != nil {
-		t.Fatal(err)
-	}
-	createPolicy(t, policy)
+`)
 	p := pkg("1.0.0", "ghcr.io/x/tuning", nil)
 	// The first batch is halt-0 and halt-1 (name order); the agent fails
 	// on halt-1 only.

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile"
@@ -26,8 +25,7 @@ import (
 func TestPlanMatchesTheRollout(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
-	policy := &skyhookv1.DeploymentPolicy{}
-	if err := yaml.UnmarshalStrict([]byte(`
+	policy := createPolicyYAML(t, `
 metadata: {name: planned}
 spec:
   default:
@@ -38,10 +36,7 @@ spec:
     selector: {matchLabels: {canary: "true"}}
     budget: {count: 1}
     strategy: {fixed: {initialBatch: 1}}
-`), policy); err != nil {
-		t.Fatal(err)
-	}
-	createPolicy(t, policy)
+`)
 	p := pkg("1.0.0", "ghcr.io/x/tuning", nil)
 	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "300ms"}}
 	sk := &skyhookv1.Skyhook{

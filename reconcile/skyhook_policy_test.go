@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/test/cluster"
@@ -67,8 +66,7 @@ func TestDeploymentPolicyCompartmentsAndLinearBatches(t *testing.T) {
 		}
 	}()
 
-	policy := &skyhookv1.DeploymentPolicy{}
-	if err := yaml.UnmarshalStrict([]byte(`
+	createPolicyYAML(t, `
 metadata: {name: batches}
 spec:
   default:
@@ -79,10 +77,7 @@ spec:
     selector: {matchLabels: {canary: "true"}}
     budget: {count: 1}
     strategy: {fixed: {initialBatch: 1}}
-`), policy); err != nil {
-		t.Fatal(err)
-	}
-	createPolicy(t, policy)
+`)
 	p := pkg("1.0.0", "ghcr.io/x/tuning", nil)
 	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "500ms"}}
 	sk := &skyhookv1.Skyhook{
