@@ -80,11 +80,14 @@ type Cluster struct {
 	// Binaries are the programs the cluster runs.
 	Binaries *binaries.Set
 
-	log      io.Writer
-	audit    bool
-	tempDir  bool
-	procs    []*process
-	stopOnce sync.Once
+	log io.Writer
+	pki *pki
+	// kubeletAddr is where KWOK serves the kubelet API of every node.
+	kubeletAddr string
+	audit       bool
+	tempDir     bool
+	procs       []*process
+	stopOnce    sync.Once
 }
 
 // Start builds (or takes from the cache) the binaries and starts etcd,
@@ -120,7 +123,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := c.retryPortClash(func() error { return c.startControlPlane(ctx) }, "etcd", "pki"); err != nil {
 		return nil, err
 	}
-	if err := c.InstallCRDs(envtest.CRDInstallOptions{Paths: []string{bin.KWOKStageCRD}, CRDs: opts.CRDs}); err != nil {
+	if err := c.InstallCRDs(envtest.CRDInstallOptions{Paths: bin.KWOKCRDs, CRDs: opts.CRDs}); err != nil {
 		return nil, err
 	}
 	if err := c.retryPortClash(func() error { return c.startKWOK(ctx) }); err != nil {
@@ -140,6 +143,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("creating certificates: %w", err)
 	}
+	c.pki = certs
 	ports, err := FreePorts(3)
 	if err != nil {
 		return err
@@ -173,6 +177,12 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		"--cert-dir="+filepath.Join(c.Dir, "pki"),
 		"--tls-cert-file="+certs.ServingCertFile, "--tls-private-key-file="+certs.ServingKeyFile,
 		"--client-ca-file="+certs.CAFile,
+		// Pod logs go through the apiserver to KWOK's kubelet API on the
+		// node's InternalIP (127.0.0.1), checked against the cluster's CA.
+		"--kubelet-preferred-address-types=InternalIP",
+		"--kubelet-certificate-authority="+certs.CAFile,
+		"--kubelet-client-certificate="+certs.KubeletClientCertFile,
+		"--kubelet-client-key="+certs.KubeletClientKeyFile,
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file="+certs.ServiceAccount,
 		"--service-account-signing-key-file="+certs.ServiceAccountKey,
@@ -237,13 +247,19 @@ func (c *Cluster) startKWOK(ctx context.Context) error {
 		"--manage-all-nodes=true",
 		// With leases, a restarted kwok ignores nodes until old leases expire.
 		"--node-lease-duration-seconds=0",
-		"--enable-crds=Stage",
+		"--enable-crds=Stage,Logs",
+		// KWOK serves the kubelet API (TLS and plain HTTP on one port)
+		// for every node: nodes advertise 127.0.0.1 and this port, so
+		// the apiserver can proxy pod logs to it (see ContainerLogs).
 		"--server-address="+addr,
-		"--node-ip=10.240.0.1",
+		"--tls-cert-file="+c.pki.KubeletCertFile, "--tls-private-key-file="+c.pki.KubeletKeyFile,
+		"--node-ip=127.0.0.1",
+		"--node-port="+strconv.Itoa(ports[0]),
 		"--cidr=10.244.0.0/16")
 	if err != nil {
 		return err
 	}
+	c.kubeletAddr = addr
 	return c.waitHTTP(ctx, kwok, http.DefaultClient, "http://"+addr+"/healthz", 30*time.Second)
 }
 

@@ -20,8 +20,9 @@ import (
 )
 
 // pki holds the certificates of a local cluster: one CA that signs the
-// apiserver's serving certificate and the admin's client certificate, and
-// the service-account signing key. client-go's cert package makes a CA but
+// apiserver's serving certificate, the admin's client certificate, the
+// kubelet's (KWOK's) serving certificate and the apiserver's client
+// certificate towards it, and the service-account signing key. client-go's cert package makes a CA but
 // not CA-signed leaf certificates, hence the few lines of crypto/x509 here.
 type pki struct {
 	dir string
@@ -30,6 +31,10 @@ type pki struct {
 	ServingCertFile, ServingKeyFile   string
 	AdminCertFile, AdminKeyFile       string
 	ServiceAccountKey, ServiceAccount string // private and public key files
+	// KubeletCertFile and KubeletKeyFile serve KWOK's kubelet API (logs)
+	// on 127.0.0.1; the apiserver reaches it with KubeletClientCertFile.
+	KubeletCertFile, KubeletKeyFile             string
+	KubeletClientCertFile, KubeletClientKeyFile string
 
 	caPEM, adminCertPEM, adminKeyPEM []byte
 	// operatorCertPEM and operatorKeyPEM authenticate as skyhook-operator
@@ -52,6 +57,11 @@ func newPKI(dir string) (*pki, error) {
 		AdminKeyFile:      filepath.Join(dir, "admin.key"),
 		ServiceAccountKey: filepath.Join(dir, "sa.key"),
 		ServiceAccount:    filepath.Join(dir, "sa.pub"),
+
+		KubeletCertFile:       filepath.Join(dir, "kubelet.crt"),
+		KubeletKeyFile:        filepath.Join(dir, "kubelet.key"),
+		KubeletClientCertFile: filepath.Join(dir, "apiserver-kubelet-client.crt"),
+		KubeletClientKeyFile:  filepath.Join(dir, "apiserver-kubelet-client.key"),
 	}
 	caKey, err := newKey()
 	if err != nil {
@@ -88,6 +98,22 @@ func newPKI(dir string) (*pki, error) {
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
 	if p.operatorCertPEM, p.operatorKeyPEM, err = p.issue(operator, ca, caKey, filepath.Join(dir, "operator.crt"), filepath.Join(dir, "operator.key")); err != nil {
+		return nil, err
+	}
+
+	kubelet := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kwok-kubelet"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	if _, _, err := p.issue(kubelet, ca, caKey, p.KubeletCertFile, p.KubeletKeyFile); err != nil {
+		return nil, err
+	}
+	kubeletClient := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if _, _, err := p.issue(kubeletClient, ca, caKey, p.KubeletClientCertFile, p.KubeletClientKeyFile); err != nil {
 		return nil, err
 	}
 

@@ -50,9 +50,9 @@ type Set struct {
 	Kubectl               string
 	Etcd                  string
 	KWOK                  string
-	// KWOKStageCRD is the path of the CustomResourceDefinition of KWOK's
-	// Stage kind, taken from the same KWOK release.
-	KWOKStageCRD string
+	// KWOKCRDs are the CustomResourceDefinition files of the KWOK kinds the
+	// harness uses (Stage, Logs), taken from the same KWOK release.
+	KWOKCRDs []string
 }
 
 // Options configure Ensure.

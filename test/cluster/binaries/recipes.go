@@ -68,10 +68,13 @@ func recipes(v Versions) []recipe {
 			module:   "sigs.k8s.io/kwok",
 			packages: []string{"sigs.k8s.io/kwok/cmd/kwok"},
 			ldflags:  "-X sigs.k8s.io/kwok/pkg/consts.Version=" + v.KWOK,
-			files:    map[string]string{"kustomize/crd/bases/kwok.x-k8s.io_stages.yaml": "stage-crd.yaml"},
+			files: map[string]string{
+				"kustomize/crd/bases/kwok.x-k8s.io_stages.yaml": "stage-crd.yaml",
+				"kustomize/crd/bases/kwok.x-k8s.io_logs.yaml":   "logs-crd.yaml",
+			},
 			assign: func(s *Set, dir string) {
 				s.KWOK = filepath.Join(dir, "kwok")
-				s.KWOKStageCRD = filepath.Join(dir, "stage-crd.yaml")
+				s.KWOKCRDs = []string{filepath.Join(dir, "stage-crd.yaml"), filepath.Join(dir, "logs-crd.yaml")}
 			},
 		},
 	}

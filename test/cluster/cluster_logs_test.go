@@ -1,0 +1,69 @@
+package cluster_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// A container's log travels the real path: the apiserver proxies
+// pods/log to the kubelet API (KWOK's) on the node's address.
+func TestContainerLogsAreServedThroughTheAPIServer(t *testing.T) {
+	ctx := context.Background()
+	createPod(t, stagePod("logs-once", corev1.RestartPolicyNever, "ghcr.io/skyhook/pkg:1.0.0"))
+	if err := env.WriteContainerLog(ctx, "default", "logs-once", "agent", "first line", "second line"); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.WriteContainerLog(ctx, "default", "logs-once", "copy", "copied"); err != nil {
+		t.Fatal(err)
+	}
+	for container, want := range map[string]string{"agent": "first line\nsecond line\n", "copy": "copied\n"} {
+		raw, err := env.Clientset.CoreV1().Pods("default").GetLogs("logs-once", &corev1.PodLogOptions{Container: container}).DoRaw(ctx)
+		if err != nil {
+			t.Fatalf("logs of %s: %v", container, err)
+		}
+		if string(raw) != want {
+			t.Errorf("logs of %s = %q, want %q", container, raw, want)
+		}
+	}
+	if _, err := env.Clientset.CoreV1().Pods("default").GetLogs("logs-once", &corev1.PodLogOptions{Container: "pause"}).DoRaw(ctx); err == nil {
+		t.Error("a container that printed nothing has logs; want an error from the kubelet")
+	}
+}
+
+func TestFollowedContainerLogsShowNewLines(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	createPod(t, stagePod("logs-follow", corev1.RestartPolicyNever, "ghcr.io/skyhook/pkg:1.0.0"))
+	if err := env.WriteContainerLog(ctx, "default", "logs-follow", "agent", "before"); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := env.Clientset.CoreV1().Pods("default").GetLogs("logs-follow", &corev1.PodLogOptions{Container: "agent", Follow: true}).Stream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	lines := bufio.NewReader(stream)
+	if got := readLine(t, lines); got != "before" {
+		t.Fatalf("first line %q, want before", got)
+	}
+	if err := env.WriteContainerLog(ctx, "default", "logs-follow", "agent", "after"); err != nil {
+		t.Fatal(err)
+	}
+	if got := readLine(t, lines); got != "after" {
+		t.Fatalf("followed line %q, want after", got)
+	}
+}
+
+func readLine(t *testing.T, r *bufio.Reader) string {
+	t.Helper()
+	line, err := r.ReadString('\n')
+	if err != nil && err != io.EOF {
+		t.Fatal(err)
+	}
+	return line[:max(len(line)-1, 0)]
+}
