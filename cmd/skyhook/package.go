@@ -14,9 +14,10 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile/nodestate"
 )
 
-// newPackageCommand groups what concerns one package: status and rerun.
+// newPackageCommand groups what concerns one package: status, logs and
+// rerun.
 func newPackageCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "package", Short: "See and rerun a package on nodes"}
+	cmd := &cobra.Command{Use: "package", Short: "See, read the logs of and rerun a package on nodes"}
 	var skyhook string
 	status := &cobra.Command{
 		Use:   "status <package>",
@@ -50,7 +51,7 @@ func newPackageCommand() *cobra.Command {
 		},
 	}
 	status.Flags().StringVar(&skyhook, "skyhook", "", "only this Skyhook")
-	cmd.AddCommand(status, newRerunCommand())
+	cmd.AddCommand(status, newLogsCommand(), newRerunCommand())
 	return cmd
 }
 
@@ -67,10 +68,7 @@ func newRerunCommand() *cobra.Command {
 			if node == "" || skyhook == "" {
 				return fmt.Errorf("--node and --skyhook: required")
 			}
-			switch skyhookv1.Stage(stage) {
-			case "", skyhookv1.StageApply, skyhookv1.StageConfig, skyhookv1.StageUpgrade, skyhookv1.StageInterrupt,
-				skyhookv1.StagePostInterrupt, skyhookv1.StageUninstall:
-			default:
+			if stage != "" && !validStage(stage) {
 				return fmt.Errorf("--stage %q: want apply, config, upgrade, interrupt, post-interrupt or uninstall", stage)
 			}
 			c, _, err := kubeClient()

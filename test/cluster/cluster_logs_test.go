@@ -8,6 +8,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/skyhook-go/skyhook/test/cluster"
 )
 
 // A container's log travels the real path: the apiserver proxies
@@ -66,4 +69,31 @@ func readLine(t *testing.T, r *bufio.Reader) string {
 		t.Fatal(err)
 	}
 	return line[:max(len(line)-1, 0)]
+}
+
+// In the sandbox every stage pod's container gets a log saying what would
+// have run, once it has run.
+func TestSimulatedStagePodLogs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pod := stagePod("logs-simulated", corev1.RestartPolicyNever, "ghcr.io/skyhook/pkg:1.0.0", env2(cluster.SimExitCodeEnv, "3"))
+	pod.Labels = map[string]string{cluster.StagePodSelector: "apply"}
+	pod.Spec.InitContainers[1].Args = []string{"apply", "/root", "/root/var/lib/skyhook/pkg"}
+	createPod(t, pod)
+	env.SimulateContainerLogs(ctx)
+	want := map[string]string{
+		"copy":  "[simulated by KWOK] copy ran ghcr.io/skyhook/pkg:1.0.0\n[simulated by KWOK] copy exited 0\n",
+		"agent": "[simulated by KWOK] agent ran ghcr.io/skyhook/agent:1.0.0 apply /root /root/var/lib/skyhook/pkg\n[simulated by KWOK] agent exited 3\n",
+	}
+	for container, text := range want {
+		var got []byte
+		err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			raw, err := env.Clientset.CoreV1().Pods("default").GetLogs(pod.Name, &corev1.PodLogOptions{Container: container}).DoRaw(ctx)
+			got = raw
+			return err == nil, nil
+		})
+		if err != nil || string(got) != text {
+			t.Errorf("simulated log of %s = %q (%v), want %q", container, got, err, text)
+		}
+	}
 }

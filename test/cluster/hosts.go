@@ -14,7 +14,7 @@ import (
 
 // InterruptPodSelector selects the stage pods that run an interrupt (the
 // operator's stage label; see reconcile/stagepod).
-const InterruptPodSelector = "skyhook.nvidia.com/stage=interrupt"
+const InterruptPodSelector = StagePodSelector + "=interrupt"
 
 // HostSimulator plays the part of the hosts where KWOK's kubelet cannot: a
 // stage pod's init container named "interrupt", run as

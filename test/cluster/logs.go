@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -119,4 +120,50 @@ func (c *Cluster) waitKubeletLog(ctx context.Context, namespace, pod, container 
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return resp.StatusCode == http.StatusOK, nil
 	})
+}
+
+// StagePodSelector selects the operator's stage pods (its stage label; see
+// reconcile/stagepod).
+const StagePodSelector = "skyhook.nvidia.com/stage"
+
+// SimulateContainerLogs gives every container of a stage pod a log once it
+// has run, every 200ms until ctx ends, so `skyhook package logs` has
+// something to show in the sandbox. The lines say they are simulated: no
+// agent runs on a KWOK node, so they name what would have run and its exit
+// code.
+func (c *Cluster) SimulateContainerLogs(ctx context.Context) {
+	logged := map[string]bool{}
+	go wait.UntilWithContext(ctx, func(ctx context.Context) {
+		pods, err := c.Clientset.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: StagePodSelector})
+		if err != nil {
+			return
+		}
+		for i := range pods.Items {
+			pod := &pods.Items[i]
+			for _, s := range pod.Status.InitContainerStatuses {
+				key := string(pod.UID) + "/" + s.Name
+				if s.State.Terminated == nil || logged[key] {
+					continue
+				}
+				lines := []string{
+					fmt.Sprintf("[simulated by KWOK] %s ran %s", s.Name, strings.Join(containerCommand(pod, s.Name), " ")),
+					fmt.Sprintf("[simulated by KWOK] %s exited %d", s.Name, s.State.Terminated.ExitCode),
+				}
+				if c.WriteContainerLog(ctx, pod.Namespace, pod.Name, s.Name, lines...) == nil {
+					logged[key] = true
+				}
+			}
+		}
+	}, 200*time.Millisecond)
+}
+
+// containerCommand is what the pod's container runs: its image, command and
+// arguments.
+func containerCommand(pod *corev1.Pod, name string) []string {
+	for _, ct := range pod.Spec.InitContainers {
+		if ct.Name == name {
+			return append(append([]string{ct.Image}, ct.Command...), ct.Args...)
+		}
+	}
+	return nil
 }

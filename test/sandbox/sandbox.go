@@ -211,6 +211,9 @@ func Serve(ctx context.Context, opts Options) error {
 	// Simulated hosts reboot for interrupt pods that ask for it, so a
 	// Skyhook with reboot interrupts completes in the sandbox too.
 	c.SimulateHosts(ctx, 2*time.Second)
+	// Stage pods' containers get logs saying what would have run, so
+	// `skyhook package logs` shows something here.
+	c.SimulateContainerLogs(ctx)
 	if sc != nil {
 		stop, err := startFlux(ctx, c, sc, opts)
 		if err != nil {

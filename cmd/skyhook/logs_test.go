@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+	"github.com/skyhook-go/skyhook/test/cluster"
+	"github.com/skyhook-go/skyhook/test/testenv"
+)
+
+const logsNode = "logs-node"
+
+// stagePods makes a Skyhook "logs" with package tuning and, on logsNode,
+// the stage pods the operator would make for its apply stage: the first
+// try fails (exit 2), the second keeps running (KWOK does not end it).
+func stagePods(t *testing.T) (failed, running *corev1.Pod) {
+	t.Helper()
+	ctx := context.Background()
+	c := testenv.Client(t, env)
+	if err := env.CreateNodes(ctx, cluster.Node{Name: logsNode}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), &corev1.Node{ObjectMeta: objectMeta(logsNode)}) })
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "skyhook"}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	pkg := skyhookv1.Package{PackageRef: skyhookv1.PackageRef{Name: "tuning", Version: "1.0.0"}, Image: "ghcr.io/x/tuning"}
+	sk := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "logs"}, Spec: skyhookv1.SkyhookSpec{Packages: skyhookv1.Packages{"tuning": pkg}}}
+	if err := c.Create(ctx, sk); err != nil { // the stage pods' owner: without it the garbage collector takes them
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), sk) })
+	spec := stagepod.Spec{Skyhook: sk, Package: "tuning", Version: "1.0.0", Image: pkg.Image, Stage: skyhookv1.StageApply,
+		Node: logsNode, Namespace: "skyhook", AgentImage: "ghcr.io/x/agent:1.0.0", PauseImage: "registry.k8s.io/pause:3.10"}
+	spec.Definition = pkg
+	spec.Definition.Env = []corev1.EnvVar{{Name: cluster.SimExitCodeEnv, Value: "2"}}
+	failed = stagepod.Build(spec)
+	spec.Attempt = 1
+	spec.Definition.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1h"}}
+	running = stagepod.Build(spec)
+	for _, p := range []*corev1.Pod{failed, running} {
+		if err := c.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { deletePod(t, p) })
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(failed), failed)
+		return err == nil && failed.Status.Phase == corev1.PodFailed, nil
+	}); err != nil {
+		t.Fatalf("the first try did not fail: %v", failed.Status)
+	}
+	// The second try as a kubelet reports it while the agent runs: copy
+	// done, the apply container running. (KWOK's stage would only report
+	// it once finished, after SimDurationEnv.)
+	now := metav1.Now()
+	running.Status.Phase = corev1.PodPending
+	running.Status.InitContainerStatuses = []corev1.ContainerStatus{
+		{Name: "copy", Image: pkg.Image, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", StartedAt: now, FinishedAt: now}}},
+		{Name: "apply", Image: spec.AgentImage, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}},
+		{Name: "apply-check", Image: spec.AgentImage, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}},
+	}
+	if err := c.Status().Update(ctx, running); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []struct{ pod, container, line string }{
+		{failed.Name, "copy", "copied /skyhook-package"},
+		{failed.Name, "apply", "2026-11-21T10:00:00Z [install.sh] stdout: installing tuning 1.0.0"},
+		{failed.Name, "apply", "2026-11-21T10:00:01Z [install.sh] stderr: sysctl: permission denied"},
+		{running.Name, "copy", "copied /skyhook-package"},
+		{running.Name, "apply", "2026-11-21T10:01:00Z [install.sh] stdout: installing tuning 1.0.0"},
+	} {
+		if err := env.WriteContainerLog(ctx, "skyhook", l.pod, l.container, l.line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return failed, running
+}
+
+// deletePod removes the pod at once (grace period 0), as a finished stage
+// pod goes.
+func deletePod(t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	zero := int64(0)
+	if err := testenv.Client(t, env).Delete(context.Background(), pod, &client.DeleteOptions{GracePeriodSeconds: &zero}); client.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPackageLogs(t *testing.T) {
+	failed, running := stagePods(t)
+
+	out, err := run(t, withCluster("package", "logs", "tuning", "--node", logsNode, "--stage", "apply")...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, running.Name+" apply: running") {
+		t.Errorf("the newest try is not the one shown:\n%s", out)
+	}
+	golden(t, "package-logs-newest.golden", out)
+
+	// One container of the failed try, as kubectl logs prints it.
+	out, err = run(t, withCluster("-n", "ignored", "package", "logs", "tuning", "--node", logsNode, "--skyhook", "logs", "-c", "apply")...)
+	if err != nil || !strings.Contains(out, "installing") {
+		t.Fatalf("-c apply: %v\n%s", err, out)
+	}
+
+	// The failed try stays readable once its pod is the only one.
+	deletePod(t, running)
+	out, err = run(t, withCluster("package", "logs", "tuning", "--node", logsNode)...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, failed.Name+" apply: exited 2") || !strings.Contains(out, "permission denied") {
+		t.Errorf("the failed try's logs:\n%s", out)
+	}
+	golden(t, "package-logs-failed.golden", out)
+
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"package", "logs", "tuning"}, "--node: required"},
+		{[]string{"package", "logs", "tuning", "--node", logsNode, "--stage", "install"}, `--stage "install"`},
+		{[]string{"package", "logs", "tuning", "--node", logsNode, "-c", "agent"}, "has the containers copy, apply, apply-check"},
+		{[]string{"package", "logs", "tuning", "--node", logsNode, "--stage", "config"}, "no stage pod of package tuning in stage config on node logs-node: the operator deletes"},
+		{[]string{"package", "logs", "other", "--node", logsNode}, "/var/log/skyhook/<skyhook>/other/"},
+	} {
+		if out, err := run(t, withCluster(bad.args...)...); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%v: %v, want an error with %q\n%s", bad.args, err, bad.want, out)
+		}
+	}
+}
+
+// -f prints what the running agent writes as it writes it.
+func TestPackageLogsFollow(t *testing.T) {
+	_, running := stagePods(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		cmd := newRootCommand()
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		cmd.SetArgs(withCluster("package", "logs", "tuning", "--node", logsNode, "-f"))
+		done <- cmd.ExecuteContext(ctx)
+	}()
+	waitOutput(t, &out, "installing tuning 1.0.0")
+	if err := env.WriteContainerLog(ctx, "skyhook", running.Name, "apply", "2026-11-21T10:01:05Z [install.sh] stdout: done"); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, &out, "stdout: done")
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("interrupting -f: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("-f did not end when interrupted")
+	}
+}
+
+func waitOutput(t *testing.T, out *syncBuffer, want string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+		return strings.Contains(out.String(), want), nil
+	})
+	if err != nil {
+		t.Fatalf("no %q in the output:\n%s", want, out.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer a running command writes while the test
+// reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
