@@ -24,6 +24,7 @@ all: build
 
 build:
 	$(GO) build -o bin/skyhook ./cmd/skyhook
+	ln -sf skyhook bin/kubectl-skyhook
 
 ## agent: the node agent, a static binary (the agent image's whole content).
 agent:

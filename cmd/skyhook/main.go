@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -15,7 +17,9 @@ import (
 func main() {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	if err := newRootCommand().ExecuteContext(ctx); err != nil {
+	root := newRootCommand()
+	asKubectlPlugin(root, os.Args[0])
+	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(1)
 	}
@@ -33,4 +37,13 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newSteeringCommands()...)
 	addKubeFlags(root)
 	return root
+}
+
+// asKubectlPlugin makes help and usage say `kubectl skyhook` when kubectl
+// runs the binary as its plugin kubectl-skyhook (kubectl finds plugins on
+// the PATH by that name).
+func asKubectlPlugin(root *cobra.Command, argv0 string) {
+	if name, ok := strings.CutPrefix(filepath.Base(argv0), "kubectl-"); ok {
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl " + name}
+	}
 }
