@@ -87,9 +87,13 @@ func (ps Problems) Error() string {
 
 // Load reads a config.json: from dir/config.json when path is a directory.
 // It returns the config and every problem found in it, the files it names
-// included when a package directory is known; err is for a file that cannot
-// be read at all.
+// included; err is for a file that cannot be read at all.
 func Load(path string) (*Config, Problems, error) {
+	return load(path, true)
+}
+
+// load is Load, with the step files checked or not.
+func load(path string, checkFiles bool) (*Config, Problems, error) {
 	dir, file := path, path
 	if info, err := os.Stat(path); err != nil {
 		return nil, nil, err
@@ -103,7 +107,7 @@ func Load(path string) (*Config, Problems, error) {
 		return nil, nil, err
 	}
 	cfg, problems := Parse(data)
-	if cfg != nil && len(problems) == 0 {
+	if cfg != nil && len(problems) == 0 && checkFiles {
 		problems = append(problems, CheckFiles(cfg, dir)...)
 	}
 	return cfg, problems, nil
@@ -319,10 +323,11 @@ func escapes(p string) bool {
 }
 
 // Report loads the package at path (a directory or its config.json) and
-// writes every problem, one a line with its location, or that it is valid.
-// It returns false when the package has problems or cannot be read.
-func Report(w io.Writer, path string) bool {
-	_, problems, err := Load(path)
+// writes every problem, one a line with its location, or that it is valid;
+// with checkFiles false, the step files it names are not looked for (a
+// config.json checked on its own). It returns false when the package has problems or cannot be read.
+func Report(w io.Writer, path string, checkFiles bool) bool {
+	_, problems, err := load(path, checkFiles)
 	if err != nil {
 		fmt.Fprintf(w, "%s: %v\n", path, err)
 		return false

@@ -43,7 +43,7 @@ func agent(args []string) int {
 		}
 		ok := true
 		for _, path := range args[1:] {
-			ok = pkgconfig.Report(os.Stdout, path) && ok
+			ok = pkgconfig.Report(os.Stdout, path, true) && ok
 		}
 		if !ok {
 			return 1

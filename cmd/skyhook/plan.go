@@ -109,6 +109,9 @@ func printPlan(cmd *cobra.Command, plan *reconcile.Plan, output string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if len(plan.Batches) == 0 && len(plan.Complete) == 0 && len(plan.Blocked) == 0 {
+		fmt.Fprintln(w, "\nNo node matches the Skyhook's nodeSelectors: nothing would run.")
+	}
 	if len(plan.Complete) > 0 {
 		fmt.Fprintf(w, "\nComplete, nothing to do: %s\n", strings.Join(plan.Complete, ", "))
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -79,5 +80,20 @@ spec:
 	if err := json.Unmarshal([]byte(out), &plan); err != nil || plan.Skyhook != "planned" || len(plan.Batches) != 2 || len(plan.Blocked) != 2 ||
 		plan.Batches[0].Nodes[0].Interrupt != "reboot" {
 		t.Errorf("-o json: %v\n%s", err, out)
+	}
+
+	nowhere := filepath.Join(t.TempDir(), "nowhere.yaml")
+	if err := os.WriteFile(nowhere, []byte(`apiVersion: skyhook.nvidia.com/v1alpha1
+kind: Skyhook
+metadata: {name: nowhere}
+spec:
+  nodeSelectors: {matchLabels: {pool: none}}
+  packages:
+    tuning: {version: 1.0.0, image: ghcr.io/x/tuning}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, withCluster("plan", nowhere)...); err != nil || !strings.Contains(out, "No node matches the Skyhook's nodeSelectors") {
+		t.Errorf("a plan without nodes does not say so: %v\n%s", err, out)
 	}
 }

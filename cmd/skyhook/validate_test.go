@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
 func writePackage(t *testing.T, config string, executable bool) string {
@@ -63,5 +65,24 @@ func TestValidateCommand(t *testing.T) {
 	notExec := writePackage(t, packageConfig, false)
 	if out, _ := run(notExec); !strings.Contains(out, `modes.apply[0].path: "apply.sh" is not executable`) {
 		t.Errorf("non-executable steps not reported:\n%s", out)
+	}
+
+	// The reference packages are config.json alone: valid as configs, and
+	// their missing step files are reported unless --config-only.
+	shared, err := testenv.SharedDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tuning := filepath.Join(shared, "testdata", "packages", "tuning", "config.json")
+	if out, err := run(tuning); err == nil || !strings.Contains(out, "no such file") {
+		t.Errorf("missing step files not reported: %v\n%s", err, out)
+	}
+	for _, name := range []string{"shellscript", "tuned", "tuning"} {
+		if out, err := run("--config-only", filepath.Join(shared, "testdata", "packages", name)); err != nil || !strings.Contains(out, ": valid") {
+			t.Errorf("reference package %s with --config-only: %v\n%s", name, err, out)
+		}
+	}
+	if out, err := run("--config-only", broken); err == nil || !strings.Contains(out, "modes.config-check: is required") {
+		t.Errorf("--config-only let a broken config pass: %v\n%s", err, out)
 	}
 }

@@ -29,10 +29,16 @@ func version() string {
 	if Version != "" {
 		return Version
 	}
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+	return BuildVersion()
+}
+
+// BuildVersion is the version Go recorded for the binary's main module, or
+// "devel" for a build from a work tree (Go records "(devel)").
+func BuildVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
 		return info.Main.Version
 	}
-	return "unknown"
+	return "devel"
 }
 
 // publishVersion writes the version ConfigMap once the manager runs.
