@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,7 +66,10 @@ type progress struct {
 	windowWaits int
 	nextWindow  time.Time
 	halted      bool // a compartment halted and nothing runs
-	requeue     time.Duration
+	// behind counts, per Skyhook that goes first, the nodes that wait for
+	// it to finish there (priority).
+	behind  map[string]int
+	requeue time.Duration
 }
 
 // rollout does one pass: reads the selected nodes and the stage pods,
@@ -129,8 +133,9 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		if paused || (gate == nil && p.active >= capacity) {
 			continue // waits for a slot; later nodes are still checked for taints
 		}
-		if waitingFor(ahead, w.node) != "" {
-			continue // a Skyhook of lower priority number is not done here yet
+		if first := waitingFor(ahead, w.node); first != "" {
+			p.waitBehind(first) // a Skyhook of lower priority number is not done here yet
+			continue
 		}
 		if gate != nil && !gate.allows(w) {
 			continue // its compartment's batch is full, still running or halted
@@ -713,6 +718,29 @@ func (r *SkyhookReconciler) summarise(sk *skyhookv1.Skyhook, p progress, paused 
 		s.Status = skyhookv1.StatusInProgress
 	}
 	conditions.Delete(sk, meta.StalledCondition)
-	conditions.MarkReconciling(sk, meta.ProgressingReason, "%d/%d nodes complete, %d in progress", p.complete, p.selected, p.active)
-	conditions.MarkFalse(sk, meta.ReadyCondition, meta.ProgressingReason, "%d/%d nodes complete, %d in progress", p.complete, p.selected, p.active)
+	msg := fmt.Sprintf("%d/%d nodes complete, %d in progress%s", p.complete, p.selected, p.active, p.behindSummary())
+	conditions.MarkReconciling(sk, meta.ProgressingReason, "%s", msg)
+	conditions.MarkFalse(sk, meta.ReadyCondition, meta.ProgressingReason, "%s", msg)
+}
+
+func (p *progress) waitBehind(first string) {
+	if p.behind == nil {
+		p.behind = map[string]int{}
+	}
+	p.behind[first]++
+}
+
+// behindSummary says which Skyhooks hold nodes back, so a rollout that
+// does not move because another Skyhook is erroring says why.
+func (p *progress) behindSummary() string {
+	if len(p.behind) == 0 {
+		return ""
+	}
+	var n int
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(p.behind)) {
+		n += p.behind[name]
+		names = append(names, fmt.Sprintf("%s (%d)", name, p.behind[name]))
+	}
+	return fmt.Sprintf(", %d waiting for Skyhooks that go first there: %s", n, strings.Join(names, ", "))
 }

@@ -2,10 +2,13 @@ package reconcile_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -62,7 +65,7 @@ func TestPriorityOrdersSkyhooksPerNode(t *testing.T) {
 	// labelled, so both see them at once and only priority orders them.
 	for _, sk := range []*skyhookv1.Skyhook{
 		make("later", 20, "200ms", nil),
-		make("earlier", 10, "1s", nil),
+		make("earlier", 10, "3s", nil),
 		make("off", 5, "200ms", map[string]string{skyhookv1.DisableAnnotation: "true"}),
 	} {
 		if err := c.Create(ctx, sk); err != nil {
@@ -76,6 +79,10 @@ func TestPriorityOrdersSkyhooksPerNode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// While it waits, later says for whom.
+	waitSkyhook(t, "later", 30*time.Second, func(sk *skyhookv1.Skyhook) bool {
+		return strings.Contains(conditions.GetMessage(sk, meta.ReadyCondition), "2 waiting for Skyhooks that go first there: earlier (2)")
+	})
 	waitSkyhook(t, "later", time.Minute, isReady)
 	waitSkyhook(t, "earlier", time.Minute, isReady)
 
