@@ -61,7 +61,7 @@ func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.D
 		return nil, fmt.Errorf("spec.nodeSelectors: %w", err)
 	}
 	ahead := selectorsOf(others, func(other *skyhookv1.Skyhook) bool { return goesBefore(other, sk) })
-	p := &Plan{Skyhook: sk.Name}
+	p := &Plan{Skyhook: sk.Name, Batches: []PlannedBatch{}} // [] in JSON when nothing runs
 	var work []*corev1.Node
 	stagesOf := map[string]PlannedNode{}
 	sorted := append([]corev1.Node{}, nodes...)

@@ -1,18 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
@@ -56,7 +53,7 @@ func newGetCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			kept := rows[:0]
+			kept := []row{} // [] rather than null in JSON when nothing matches
 			for _, r := range rows {
 				if want == "" || strings.EqualFold(r.Ready, want) {
 					kept = append(kept, r)
@@ -67,7 +64,7 @@ func newGetCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "PackageSets of every namespace (Skyhooks are cluster-wide)")
 	cmd.Flags().StringVar(&selector, "status-selector", "", "only objects whose Ready status is this, as ready=true|false|unknown")
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, wide, json or yaml")
+	addOutputFlag(cmd, &output, listFormats)
 	return cmd
 }
 
@@ -134,26 +131,12 @@ func readyOf(o conditions.Getter) string {
 }
 
 func printRows(w io.Writer, rows []row, output string, namespaces bool) error {
-	switch output {
-	case "json":
-		out, err := json.MarshalIndent(rows, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(w, string(out))
+	if err := checkOutput(output, listFormats); err != nil {
 		return err
-	case "yaml":
-		out, err := yaml.Marshal(rows)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(out)
-		return err
-	case "table", "wide":
-	default:
-		return fmt.Errorf("--output %q: want table, wide, json or yaml", output)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if done, err := printStructured(w, output, rows); done {
+		return err
+	}
 	header := "NAME\tREVISION\tSUSPENDED\tREADY\tMESSAGE"
 	if namespaces {
 		header = "NAMESPACE\t" + header
@@ -161,7 +144,7 @@ func printRows(w io.Writer, rows []row, output string, namespaces bool) error {
 	if output == "wide" {
 		header += "\tDETAIL"
 	}
-	fmt.Fprintln(tw, header)
+	lines := []string{header}
 	for _, r := range rows {
 		name := strings.ToLower(r.Kind) + "/" + r.Name
 		line := fmt.Sprintf("%s\t%s\t%t\t%s\t%s", name, r.Revision, r.Suspended, r.Ready, r.Message)
@@ -171,7 +154,7 @@ func printRows(w io.Writer, rows []row, output string, namespaces bool) error {
 		if output == "wide" {
 			line += "\t" + r.Detail
 		}
-		fmt.Fprintln(tw, line)
+		lines = append(lines, line)
 	}
-	return tw.Flush()
+	return printTable(w, lines...)
 }

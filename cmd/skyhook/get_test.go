@@ -121,6 +121,9 @@ func TestGet(t *testing.T) {
 			t.Errorf("-o json lacks %q: %s", key, out)
 		}
 	}
+	if out, err := run(t, withCluster("get", "packagesets", "-n", "empty", "-o", "json")...); err != nil || out != "[]\n" {
+		t.Errorf("-o json of nothing: %v, %q, want []", err, out)
+	}
 	if _, err := run(t, withCluster("get", "skyhooks", "--status-selector", "healthy")...); err == nil || !strings.Contains(err.Error(), "want ready=true") {
 		t.Errorf("a bad selector: %v", err)
 	}

@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -21,35 +23,42 @@ import (
 // unignore and reset.
 func newNodeCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "node", Short: "See and steer Skyhooks on nodes"}
-	var skyhook string
+	var skyhook, listOutput, statusOutput string
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "Nodes and each Skyhook's status on them",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(listOutput, listFormats); err != nil {
+				return err
+			}
 			_, nodes, err := clusterNodes(cmd)
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NODE\tSKYHOOK\tSTATUS\tIGNORED")
-			for _, n := range nodes {
-				for _, sk := range skyhooksOn(&n) {
-					if skyhook != "" && sk != skyhook {
-						continue
+			rows := []nodeRow{}
+			for i := range nodes {
+				n := &nodes[i]
+				for _, sk := range skyhooksOn(n) {
+					if skyhook == "" || sk == skyhook {
+						rows = append(rows, nodeRow{Node: n.Name, Skyhook: sk, Status: n.Labels[skyhookv1.StatusKey(sk)],
+							Ignored: n.Labels[skyhookv1.IgnoreNodeLabel] == "true", Packages: packagesOn(n, sk)})
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%t\n", n.Name, sk, n.Labels[skyhookv1.StatusKey(sk)], n.Labels[skyhookv1.IgnoreNodeLabel] == "true")
 				}
 			}
-			return tw.Flush()
+			return printNodeRows(cmd.OutOrStdout(), rows, listOutput)
 		},
 	}
 	list.Flags().StringVar(&skyhook, "skyhook", "", "only this Skyhook")
+	addOutputFlag(list, &listOutput, listFormats)
 	status := &cobra.Command{
 		Use:   "status <node>",
 		Short: "Every package record of every Skyhook on a node",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(statusOutput, listFormats); err != nil {
+				return err
+			}
 			c, _, err := kubeClient()
 			if err != nil {
 				return err
@@ -58,29 +67,117 @@ func newNodeCommand() *cobra.Command {
 			if err := c.Get(cmd.Context(), client.ObjectKey{Name: args[0]}, n); err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SKYHOOK\tPACKAGE\tVERSION\tSTAGE\tSTATE\tRESTARTS")
+			rows := []recordRow{}
 			for _, sk := range skyhooksOn(n) {
-				state, err := nodestate.Read(n, sk)
-				if err != nil {
-					fmt.Fprintf(tw, "%s\t(unreadable record: %v)\t\t\t\t\n", sk, err)
-					continue
-				}
-				keys := make([]string, 0, len(state))
-				for k := range state {
-					keys = append(keys, k)
-				}
-				sort.Strings(keys)
-				for _, k := range keys {
-					e := state[k]
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", sk, e.Name, e.Version, e.Stage, e.State, e.Restarts)
-				}
+				rows = append(rows, records(n, sk, "")...)
 			}
-			return tw.Flush()
+			return printRecordRows(cmd.OutOrStdout(), rows, statusOutput, "SKYHOOK\tPACKAGE", func(r recordRow) string { return r.Skyhook + "\t" + r.Package })
 		},
 	}
+	addOutputFlag(status, &statusOutput, listFormats)
 	cmd.AddCommand(list, status, nodeLabelCommand("ignore", true), nodeLabelCommand("unignore", false), nodeResetCommand())
 	return cmd
+}
+
+// nodeRow is one Skyhook on one node, as `node list` shows it.
+type nodeRow struct {
+	Node    string `json:"node"`
+	Skyhook string `json:"skyhook"`
+	Status  string `json:"status"`
+	Ignored bool   `json:"ignored"`
+	// Packages are the node's records of the Skyhook, as
+	// name:version stage/state (-o wide).
+	Packages []string `json:"packages"`
+}
+
+func printNodeRows(w io.Writer, rows []nodeRow, output string) error {
+	if done, err := printStructured(w, output, rows); done {
+		return err
+	}
+	header := "NODE\tSKYHOOK\tSTATUS\tIGNORED"
+	if output == "wide" {
+		header += "\tPACKAGES"
+	}
+	lines := []string{header}
+	for _, r := range rows {
+		line := fmt.Sprintf("%s\t%s\t%s\t%t", r.Node, r.Skyhook, r.Status, r.Ignored)
+		if output == "wide" {
+			line += "\t" + strings.Join(r.Packages, ", ")
+		}
+		lines = append(lines, line)
+	}
+	return printTable(w, lines...)
+}
+
+// packagesOn lists the Skyhook's records on the node for -o wide.
+func packagesOn(n *corev1.Node, skyhook string) []string {
+	out := []string{}
+	for _, r := range records(n, skyhook, "") {
+		if r.Error != "" {
+			out = append(out, "unreadable record")
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s:%s %s/%s", r.Package, r.Version, r.Stage, r.State))
+	}
+	return out
+}
+
+// recordRow is one package record on one node (`node status`, `package
+// status`).
+type recordRow struct {
+	Node     string `json:"node"`
+	Skyhook  string `json:"skyhook"`
+	Package  string `json:"package"`
+	Version  string `json:"version"`
+	Image    string `json:"image"`
+	Stage    string `json:"stage"`
+	State    string `json:"state"`
+	Restarts int32  `json:"restarts"`
+	// Error says why the Skyhook's record on the node cannot be read.
+	Error string `json:"error,omitempty"`
+}
+
+// records are the Skyhook's package records on the node (of one package
+// when pkg is set), sorted by package and version.
+func records(n *corev1.Node, skyhook, pkg string) []recordRow {
+	state, err := nodestate.Read(n, skyhook)
+	if err != nil {
+		return []recordRow{{Node: n.Name, Skyhook: skyhook, Error: err.Error()}}
+	}
+	var rows []recordRow
+	for _, k := range slices.Sorted(maps.Keys(state)) {
+		e := state[k]
+		if pkg == "" || e.Name == pkg {
+			rows = append(rows, recordRow{Node: n.Name, Skyhook: skyhook, Package: e.Name, Version: e.Version, Image: e.Image,
+				Stage: string(e.Stage), State: string(e.State), Restarts: e.Restarts})
+		}
+	}
+	return rows
+}
+
+// printRecordRows prints records; the table starts with the columns that
+// tell the rows apart (first and firstHeader), -o wide adds the image.
+func printRecordRows(w io.Writer, rows []recordRow, output, firstHeader string, first func(recordRow) string) error {
+	if done, err := printStructured(w, output, rows); done {
+		return err
+	}
+	header := firstHeader + "\tVERSION\tSTAGE\tSTATE\tRESTARTS"
+	if output == "wide" {
+		header += "\tIMAGE"
+	}
+	lines := []string{header}
+	for _, r := range rows {
+		if r.Error != "" {
+			lines = append(lines, fmt.Sprintf("%s\t(unreadable record: %s)", first(r), r.Error))
+			continue
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%d", first(r), r.Version, r.Stage, r.State, r.Restarts)
+		if output == "wide" {
+			line += "\t" + r.Image
+		}
+		lines = append(lines, line)
+	}
+	return printTable(w, lines...)
 }
 
 // skyhooksOn are the Skyhooks with a status on the node, sorted.

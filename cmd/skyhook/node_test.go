@@ -59,6 +59,28 @@ func TestNodeCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "node-status.golden", out)
+	out, err = run(t, withCluster("node", "list", "--skyhook", "fleet", "-o", "wide")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "node-list-wide.golden", out)
+	out, err = run(t, withCluster("node", "list", "--skyhook", "fleet", "-o", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []struct {
+		Node, Skyhook, Status string
+		Ignored               bool
+		Packages              []string
+	}
+	if err := json.Unmarshal([]byte(out), &nodes); err != nil || len(nodes) != 3 || nodes[2].Node != "node-c" || nodes[2].Status != "erroring" ||
+		len(nodes[2].Packages) != 1 || nodes[2].Packages[0] != "tuning:1.0.0 config/erroring" {
+		t.Errorf("node list -o json: %v\n%s", err, out)
+	}
+	out, err = run(t, withCluster("node", "status", "node-c", "-o", "yaml")...)
+	if err != nil || !strings.Contains(out, "- image: ghcr.io/x/tuning\n  node: node-c\n  package: tuning\n  restarts: 2\n  skyhook: fleet\n  stage: config\n  state: erroring\n  version: 1.0.0\n") {
+		t.Errorf("node status -o yaml: %v\n%s", err, out)
+	}
 
 	if _, err := run(t, withCluster("node", "ignore", "node-a", "-y")...); err != nil || getNode(t, "node-a").Labels[skyhookv1.IgnoreNodeLabel] != "true" {
 		t.Fatalf("ignore: %v", err)
@@ -95,6 +117,20 @@ func TestPackageCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "package-status.golden", out)
+	out, err = run(t, withCluster("package", "status", "tuning", "--skyhook", "fleet", "-o", "wide")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "package-status-wide.golden", out)
+	out, err = run(t, withCluster("package", "status", "tuning", "-o", "json")...)
+	var records []struct {
+		Node, Skyhook, Package, Version, Image, Stage, State string
+		Restarts                                             int
+	}
+	if err != nil || json.Unmarshal([]byte(out), &records) != nil || len(records) != 3 || records[1].Node != "node-b" || records[1].State != "in_progress" ||
+		records[1].Restarts != 1 || records[1].Image != "ghcr.io/x/tuning" {
+		t.Errorf("package status -o json: %v\n%s", err, out)
+	}
 	if _, err := run(t, withCluster("package", "rerun", "tuning", "--node", "node-a", "--skyhook", "fleet", "--stage", "config", "-y")...); err != nil {
 		t.Fatal(err)
 	}

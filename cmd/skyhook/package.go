@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -18,39 +17,36 @@ import (
 // rerun.
 func newPackageCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "package", Short: "See, read the logs of and rerun a package on nodes"}
-	var skyhook string
+	var skyhook, output string
 	status := &cobra.Command{
 		Use:   "status <package>",
 		Short: "The package's record on every node",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output, listFormats); err != nil {
+				return err
+			}
 			_, nodes, err := clusterNodes(cmd)
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NODE\tSKYHOOK\tVERSION\tSTAGE\tSTATE\tRESTARTS")
+			rows := []recordRow{}
 			for i := range nodes {
-				n := &nodes[i]
-				for _, sk := range skyhooksOn(n) {
-					if skyhook != "" && sk != skyhook {
-						continue
-					}
-					state, err := nodestate.Read(n, sk)
-					if err != nil {
-						continue
-					}
-					for _, e := range state {
-						if e.Name == args[0] {
-							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", n.Name, sk, e.Version, e.Stage, e.State, e.Restarts)
+				for _, sk := range skyhooksOn(&nodes[i]) {
+					if skyhook == "" || sk == skyhook {
+						for _, r := range records(&nodes[i], sk, args[0]) {
+							if r.Error == "" { // a record that cannot be read has no package to show
+								rows = append(rows, r)
+							}
 						}
 					}
 				}
 			}
-			return tw.Flush()
+			return printRecordRows(cmd.OutOrStdout(), rows, output, "NODE\tSKYHOOK", func(r recordRow) string { return r.Node + "\t" + r.Skyhook })
 		},
 	}
 	status.Flags().StringVar(&skyhook, "skyhook", "", "only this Skyhook")
+	addOutputFlag(status, &output, listFormats)
 	cmd.AddCommand(status, newLogsCommand(), newRerunCommand())
 	return cmd
 }

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -57,7 +55,7 @@ func newPlanCommand() *cobra.Command {
 			return printPlan(cmd, plan, output)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	addOutputFlag(cmd, &output, planFormats)
 	return cmd
 }
 
@@ -83,30 +81,23 @@ func loadSkyhook(cmd *cobra.Command, c client.Client, arg string) (*skyhookv1.Sk
 
 func printPlan(cmd *cobra.Command, plan *reconcile.Plan, output string) error {
 	w := cmd.OutOrStdout()
-	switch output {
-	case "json":
-		out, err := json.MarshalIndent(plan, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(w, string(out))
+	if err := checkOutput(output, planFormats); err != nil {
 		return err
-	case "table":
-	default:
-		return fmt.Errorf("--output %q: want table or json", output)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "COMPARTMENT\tBATCH\tNODE\tSTAGES\tINTERRUPT")
+	if done, err := printStructured(w, output, plan); done {
+		return err
+	}
+	lines := []string{"COMPARTMENT\tBATCH\tNODE\tSTAGES\tINTERRUPT"}
 	for _, b := range plan.Batches {
 		comp := b.Compartment
 		if comp == "" {
 			comp = "-"
 		}
 		for _, n := range b.Nodes {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", comp, b.Number, n.Name, strings.Join(n.Stages, "; "), orDash(n.Interrupt))
+			lines = append(lines, fmt.Sprintf("%s\t%d\t%s\t%s\t%s", comp, b.Number, n.Name, strings.Join(n.Stages, "; "), orDash(n.Interrupt)))
 		}
 	}
-	if err := tw.Flush(); err != nil {
+	if err := printTable(w, lines...); err != nil {
 		return err
 	}
 	if len(plan.Batches) == 0 && len(plan.Complete) == 0 && len(plan.Blocked) == 0 {

@@ -96,4 +96,7 @@ spec:
 	if out, err := run(t, withCluster("plan", nowhere)...); err != nil || !strings.Contains(out, "No node matches the Skyhook's nodeSelectors") {
 		t.Errorf("a plan without nodes does not say so: %v\n%s", err, out)
 	}
+	if out, err := run(t, withCluster("plan", nowhere, "-o", "json")...); err != nil || !strings.Contains(out, `"batches": []`) {
+		t.Errorf("a plan without nodes in JSON: %v\n%s", err, out)
+	}
 }

@@ -1,11 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -22,17 +22,25 @@ import (
 func newStatusCommand() *cobra.Command {
 	var watch bool
 	var interval time.Duration
+	var output string
 	cmd := &cobra.Command{
 		Use:   "status <skyhook>",
 		Short: "A Skyhook's rollout: per package and compartment, and the nodes that need attention",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output, listFormats); err != nil {
+				return err
+			}
 			c, _, err := kubeClient()
 			if err != nil {
 				return err
 			}
 			for {
-				if err := printStatus(cmd, c, args[0]); err != nil {
+				view, err := readStatus(cmd.Context(), c, args[0])
+				if err != nil {
+					return err
+				}
+				if err := printStatus(cmd.OutOrStdout(), view, output); err != nil {
 					return err
 				}
 				if !watch {
@@ -42,73 +50,119 @@ func newStatusCommand() *cobra.Command {
 				case <-cmd.Context().Done():
 					return nil
 				case <-time.After(interval):
-					fmt.Fprintln(cmd.OutOrStdout())
+					if output == "table" || output == "wide" {
+						fmt.Fprintln(cmd.OutOrStdout())
+					}
 				}
 			}
 		},
 	}
-	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "print again every --interval until interrupted")
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "print again every --interval until interrupted (with -o json, one document each time)")
 	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "how often -w prints")
+	addOutputFlag(cmd, &output, listFormats)
 	return cmd
 }
 
-// packageProgress counts a package's nodes by where they stand.
-type packageProgress struct {
-	name, version      string
-	complete, erroring int
-	running            map[string]int // stage → nodes
+// statusView is what `status` shows, also as an object for -o json|yaml.
+type statusView struct {
+	Name            string `json:"name"`
+	Status          string `json:"status"`
+	CompleteNodes   string `json:"completeNodes"`
+	NodesInProgress int    `json:"nodesInProgress"`
+	Ready           string `json:"ready"`
+	Message         string `json:"message"`
+	// Blocking are the conditions that hold the rollout back and are True.
+	Blocking              []conditionView               `json:"blocking"`
+	Packages              []packageProgress             `json:"packages"`
+	Compartments          []skyhookv1.CompartmentStatus `json:"compartments"`
+	NodesNeedingAttention []skyhookv1.NodeAttention     `json:"nodesNeedingAttention"`
 }
 
-func printStatus(cmd *cobra.Command, c client.Client, name string) error {
-	ctx := cmd.Context()
+type conditionView struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// packageProgress counts a package's selected nodes by where they stand.
+type packageProgress struct {
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	Nodes    int    `json:"nodes"`
+	Complete int    `json:"complete"`
+	Erroring int    `json:"erroring"`
+	// InProgress counts nodes per stage they are in.
+	InProgress map[string]int `json:"inProgress"`
+}
+
+// readStatus reads the Skyhook, and the package records off the nodes it
+// selects.
+func readStatus(ctx context.Context, c client.Client, name string) (*statusView, error) {
 	sk := &skyhookv1.Skyhook{}
 	if err := c.Get(ctx, client.ObjectKey{Name: name}, sk); err != nil {
-		return err
+		return nil, err
 	}
 	sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var nodes corev1.NodeList
 	if err := c.List(ctx, &nodes, client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return err
+		return nil, err
 	}
-	w := cmd.OutOrStdout()
-	fmt.Fprintf(w, "Skyhook %s: %s, %s nodes complete, %d in progress\n", sk.Name, orDash(string(sk.Status.Status)), orDash(sk.Status.CompleteNodes), sk.Status.NodesInProgress)
-	fmt.Fprintf(w, "Ready: %s (%s)\n", readyOf(sk), conditions.GetMessage(sk, meta.ReadyCondition))
+	view := &statusView{Name: sk.Name, Status: string(sk.Status.Status), CompleteNodes: sk.Status.CompleteNodes,
+		NodesInProgress: sk.Status.NodesInProgress, Ready: readyOf(sk), Message: conditions.GetMessage(sk, meta.ReadyCondition),
+		Blocking: []conditionView{}, Packages: progressOf(sk, nodes.Items), Compartments: sk.Status.Compartments,
+		NodesNeedingAttention: sk.Status.NodesNeedingAttention}
+	// Empty lists rather than null: tools read the same shape every time.
+	if view.Compartments == nil {
+		view.Compartments = []skyhookv1.CompartmentStatus{}
+	}
+	if view.NodesNeedingAttention == nil {
+		view.NodesNeedingAttention = []skyhookv1.NodeAttention{}
+	}
 	for _, t := range []string{skyhookv1.NodesBlockedCondition, skyhookv1.DrainBlockedCondition, skyhookv1.RolloutHaltedCondition, skyhookv1.InterruptWindowClosedCondition} {
 		if conditions.IsTrue(sk, t) {
-			fmt.Fprintf(w, "%s: %s\n", t, conditions.GetMessage(sk, t))
+			view.Blocking = append(view.Blocking, conditionView{Type: t, Message: conditions.GetMessage(sk, t)})
 		}
 	}
-	total := len(nodes.Items)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nPACKAGE\tVERSION\tPROGRESS\tCOMPLETE\tIN PROGRESS\tERRORING")
-	for _, p := range progressOf(sk, nodes.Items) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%d\n", p.name, p.version, bar(p.complete, total), p.complete, total, stages(p.running), p.erroring)
+	return view, nil
+}
+
+func printStatus(w io.Writer, view *statusView, output string) error {
+	if done, err := printStructured(w, output, view); done {
+		return err
 	}
-	if len(sk.Status.Compartments) > 0 {
-		fmt.Fprintf(tw, "\nCOMPARTMENT\tBATCH\tPROGRESS\tCOMPLETE\tIN PROGRESS\tFAILED BATCHES\n")
-		for _, cp := range sk.Status.Compartments {
+	fmt.Fprintf(w, "Skyhook %s: %s, %s nodes complete, %d in progress\n", view.Name, orDash(view.Status), orDash(view.CompleteNodes), view.NodesInProgress)
+	fmt.Fprintf(w, "Ready: %s (%s)\n", view.Ready, view.Message)
+	for _, b := range view.Blocking {
+		fmt.Fprintf(w, "%s: %s\n", b.Type, b.Message)
+	}
+	lines := []string{"\nPACKAGE\tVERSION\tPROGRESS\tCOMPLETE\tIN PROGRESS\tERRORING"}
+	for _, p := range view.Packages {
+		lines = append(lines, fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%s\t%d", p.Name, p.Version, bar(p.Complete, p.Nodes), p.Complete, p.Nodes, stages(p.InProgress), p.Erroring))
+	}
+	if len(view.Compartments) > 0 {
+		lines = append(lines, "\nCOMPARTMENT\tBATCH\tPROGRESS\tCOMPLETE\tIN PROGRESS\tFAILED BATCHES")
+		for _, cp := range view.Compartments {
 			halted := ""
 			if cp.Halted {
 				halted = " (halted)"
 			}
-			fmt.Fprintf(tw, "%s\t%d (size %d)\t%s\t%d/%d\t%d\t%d%s\n", cp.Name, cp.Batch, cp.BatchSize, bar(int(cp.Complete), int(cp.Nodes)), cp.Complete, cp.Nodes, cp.InProgress, cp.ConsecutiveFailures, halted)
+			lines = append(lines, fmt.Sprintf("%s\t%d (size %d)\t%s\t%d/%d\t%d\t%d%s", cp.Name, cp.Batch, cp.BatchSize, bar(int(cp.Complete), int(cp.Nodes)), cp.Complete, cp.Nodes, cp.InProgress, cp.ConsecutiveFailures, halted))
 		}
 	}
-	if err := tw.Flush(); err != nil {
+	if err := printTable(w, lines...); err != nil {
 		return err
 	}
-	printAttention(w, sk.Status.NodesNeedingAttention)
+	printAttention(w, view.NodesNeedingAttention)
 	return nil
 }
 
 // progressOf reads the declared packages' records off the nodes.
 func progressOf(sk *skyhookv1.Skyhook, nodes []corev1.Node) []packageProgress {
-	var out []packageProgress
+	out := []packageProgress{}
 	for name, pkg := range sk.Spec.Packages {
-		p := packageProgress{name: name, version: pkg.Version, running: map[string]int{}}
+		p := packageProgress{Name: name, Version: pkg.Version, Nodes: len(nodes), InProgress: map[string]int{}}
 		for i := range nodes {
 			state, err := nodestate.Read(&nodes[i], sk.Name)
 			if err != nil {
@@ -118,18 +172,18 @@ func progressOf(sk *skyhookv1.Skyhook, nodes []corev1.Node) []packageProgress {
 			switch {
 			case !ok:
 			case e.State == skyhookv1.StateErroring:
-				p.erroring++
+				p.Erroring++
 			case e.State == skyhookv1.StateInProgress:
-				p.running[string(e.Stage)]++
+				p.InProgress[string(e.Stage)]++
 			case e.State == skyhookv1.StateComplete && lastStage(pkg, e.Stage):
-				p.complete++
+				p.Complete++
 			default:
-				p.running[string(e.Stage)]++ // between stages
+				p.InProgress[string(e.Stage)]++ // between stages
 			}
 		}
 		out = append(out, p)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 

@@ -57,4 +57,33 @@ func TestStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "status.golden", out)
+
+	out, err = run(t, withCluster("status", "rollout", "-o", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var view struct {
+		Name, Status, CompleteNodes, Ready, Message string
+		NodesInProgress                             int
+		Blocking                                    []struct{ Type, Message string }
+		Packages                                    []struct {
+			Name, Version             string
+			Nodes, Complete, Erroring int
+			InProgress                map[string]int
+		}
+		Compartments          []skyhookv1.CompartmentStatus
+		NodesNeedingAttention []skyhookv1.NodeAttention
+	}
+	if err := json.Unmarshal([]byte(out), &view); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, out)
+	}
+	p := view.Packages
+	if view.Name != "rollout" || view.Status != "erroring" || view.Ready != "False" || view.NodesInProgress != 2 || view.Blocking == nil ||
+		len(p) != 1 || p[0].Nodes != 4 || p[0].Complete != 1 || p[0].Erroring != 1 || p[0].InProgress["apply"] != 1 ||
+		len(view.Compartments) != 1 || view.Compartments[0].BatchSize != 2 || len(view.NodesNeedingAttention) != 1 {
+		t.Errorf("-o json shape:\n%s", out)
+	}
+	if _, err := run(t, withCluster("status", "rollout", "-o", "xml")...); err == nil || err.Error() != `--output "xml": want table, wide, json, yaml` {
+		t.Errorf("-o xml: %v", err)
+	}
 }
