@@ -16,6 +16,7 @@ import (
 // rows as objects, for tools.
 var (
 	listFormats = []string{"table", "wide", "json", "yaml"}
+	viewFormats = []string{"table", "json", "yaml"} // one object, no wider table
 	planFormats = []string{"table", "json"}
 )
 

@@ -28,7 +28,7 @@ func newStatusCommand() *cobra.Command {
 		Short: "A Skyhook's rollout: per package and compartment, and the nodes that need attention",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, listFormats); err != nil {
+			if err := checkOutput(output, viewFormats); err != nil {
 				return err
 			}
 			c, _, err := kubeClient()
@@ -50,7 +50,7 @@ func newStatusCommand() *cobra.Command {
 				case <-cmd.Context().Done():
 					return nil
 				case <-time.After(interval):
-					if output == "table" || output == "wide" {
+					if output == "table" {
 						fmt.Fprintln(cmd.OutOrStdout())
 					}
 				}
@@ -59,7 +59,7 @@ func newStatusCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "print again every --interval until interrupted (with -o json, one document each time)")
 	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "how often -w prints")
-	addOutputFlag(cmd, &output, listFormats)
+	addOutputFlag(cmd, &output, viewFormats)
 	return cmd
 }
 
