@@ -28,6 +28,7 @@ import (
 const (
 	defaultDrainTimeout  = 10 * time.Minute
 	defaultRebootTimeout = 10 * time.Minute
+	defaultStageTimeout  = time.Hour
 	// drainRecheck is how often a drain looks again at the node's pods:
 	// the operator does not watch pods outside its namespace.
 	drainRecheck = 2 * time.Second
@@ -174,7 +175,7 @@ func (r *SkyhookReconciler) runInterrupt(ctx context.Context, sk *skyhookv1.Skyh
 	if pod == nil {
 		return false, rec, r.createStagePod(ctx, sk, w, first, step, entry.Restarts, p)
 	}
-	switch outcome := stagepod.Read(pod); outcome.Result {
+	switch outcome := r.outcome(pod, p); outcome.Result {
 	case stagepod.Running:
 		return false, rec, nil
 	case stagepod.Succeeded:
@@ -190,7 +191,7 @@ func (r *SkyhookReconciler) runInterrupt(ctx context.Context, sk *skyhookv1.Skyh
 			state[k] = e
 		}
 		p.erroring = append(p.erroring, skyhookv1.NodeAttention{Name: w.node.Name, Status: skyhookv1.StatusErroring,
-			Message: fmt.Sprintf("interrupt %s for %s: %s (logs: kubectl logs -n %s %s -c %s)", rec.Interrupt.Type, strings.Join(rec.Packages, ", "), outcome.Message, pod.Namespace, pod.Name, outcome.Container)})
+			Message: fmt.Sprintf("interrupt %s for %s: %s (logs: %s)", rec.Interrupt.Type, strings.Join(rec.Packages, ", "), outcome.Message, logsHint(pod, outcome.Container))})
 		entry = state[key]
 		return false, rec, r.retry(ctx, sk, w, pod, first, step, &entry, state, key, true, p)
 	}

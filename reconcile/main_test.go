@@ -43,6 +43,11 @@ const notReadyTimeout = 3 * time.Second
 // wait ten minutes; the simulated reboots of the other tests take a second.
 const rebootTimeout = 6 * time.Second
 
+// stageTimeout is short so that TestStageOverItsTimeoutIsStoppedAndRetried
+// need not wait an hour, and long enough for every other test's stages
+// (3 s at most) with room for KWOK lagging.
+const stageTimeout = 12 * time.Second
+
 func TestMain(m *testing.M) {
 	crds, err := config.CRDs()
 	if err != nil {
@@ -54,7 +59,7 @@ func TestMain(m *testing.M) {
 	}
 	crds = append(crds, flux...)
 	var nodes []cluster.Node
-	for pool, n := range map[string]int{"ready": 5, "failing": 2, "budget": 15, "deps": 2, "versions": 2, "join": 2, "restart": 4, "priority": 2, "config": 2, "pause": 3, "halt": 6, "reboot": 2, "hold": 1, "pdb": 1, "admin": 1, "rebootrestart": 1, "cfgint": 1, "notready": 3, "window": 2, "drainto": 1, "drainskip": 2, "slowboot": 1, "kstatus": 1} {
+	for pool, n := range map[string]int{"ready": 5, "failing": 2, "budget": 15, "deps": 2, "versions": 2, "join": 2, "restart": 4, "priority": 2, "config": 2, "pause": 3, "halt": 6, "reboot": 2, "hold": 1, "pdb": 1, "admin": 1, "rebootrestart": 1, "cfgint": 1, "notready": 3, "window": 2, "drainto": 1, "drainskip": 2, "slowboot": 1, "kstatus": 1, "stagetimeout": 1} {
 		nodes = append(nodes, cluster.NumberedNodes(pool, n, map[string]string{"pool": pool})...)
 	}
 	for i := range 6 {
@@ -111,7 +116,7 @@ var (
 // startOperator runs the operator in this process until stopOperator.
 func startOperator() error {
 	ctx, cancel := context.WithCancel(mainCtx)
-	done, err := operator.StartLocal(ctx, env.Config, operator.Options{Namespace: operatorNamespace, NotReadyTimeout: notReadyTimeout, RebootTimeout: rebootTimeout})
+	done, err := operator.StartLocal(ctx, env.Config, operator.Options{Namespace: operatorNamespace, NotReadyTimeout: notReadyTimeout, RebootTimeout: rebootTimeout, StageTimeout: stageTimeout})
 	if err != nil {
 		cancel()
 		return fmt.Errorf("starting the operator: %w", err)

@@ -498,7 +498,7 @@ func (r *SkyhookReconciler) advancePackage(ctx context.Context, sk *skyhookv1.Sk
 			state[key] = entry
 			return false, r.createStagePod(ctx, sk, w, name, step, entry.Restarts, p)
 		}
-		outcome := stagepod.Read(pod)
+		outcome := r.outcome(pod, p)
 		switch outcome.Result {
 		case stagepod.Running:
 			entry.State = skyhookv1.StateInProgress
@@ -518,7 +518,7 @@ func (r *SkyhookReconciler) advancePackage(ctx context.Context, sk *skyhookv1.Sk
 		entry.State = skyhookv1.StateErroring
 		state[key] = entry
 		p.erroring = append(p.erroring, skyhookv1.NodeAttention{Name: w.node.Name, Status: skyhookv1.StatusErroring,
-			Message: fmt.Sprintf("package %s %s, stage %s: %s (logs: kubectl logs -n %s %s -c %s)", name, step.Version, step.Stage, outcome.Message, pod.Namespace, pod.Name, outcome.Container)})
+			Message: fmt.Sprintf("package %s %s, stage %s: %s (logs: %s)", name, step.Version, step.Stage, outcome.Message, logsHint(pod, outcome.Container))})
 		return false, r.retry(ctx, sk, w, pod, name, step, &entry, state, key, start, p)
 	}
 	return false, nil
@@ -624,7 +624,7 @@ func (r *SkyhookReconciler) createStagePod(ctx context.Context, sk *skyhookv1.Sk
 	spec := stagepod.Spec{
 		Skyhook: sk, Package: name, Definition: def, Version: step.Version, Image: step.Image, Stage: step.Stage, Node: w.node.Name,
 		Namespace: r.Namespace, AgentImage: r.AgentImage, PauseImage: r.PauseImage, Attempt: attempt, ConfigMap: configMap,
-		RuntimeRequiredTaint: r.RuntimeRequiredTaint,
+		RuntimeRequiredTaint: r.RuntimeRequiredTaint, Timeout: r.StageTimeout,
 	}
 	if step.Stage == skyhookv1.StageInterrupt {
 		spec.Interrupt = w.interrupt
@@ -634,6 +634,33 @@ func (r *SkyhookReconciler) createStagePod(ctx context.Context, sk *skyhookv1.Sk
 		return fmt.Errorf("creating stage pod %s: %w", pod.Name, err)
 	}
 	return nil
+}
+
+// logsHint is the kubectl command that shows the failed container's logs
+// (the pod's, when no one container failed).
+func logsHint(pod *corev1.Pod, container string) string {
+	if container == "" {
+		return fmt.Sprintf("kubectl logs -n %s %s --all-containers", pod.Namespace, pod.Name)
+	}
+	return fmt.Sprintf("kubectl logs -n %s %s -c %s", pod.Namespace, pod.Name, container)
+}
+
+// outcome reads how a stage pod stands. A pod still running a tenth of its
+// timeout (at most a minute) past its deadline counts as failed: its
+// kubelet did not stop it, and the stage must not wait forever. Until then
+// the pass comes back at that moment.
+func (r *SkyhookReconciler) outcome(pod *corev1.Pod, p *progress) stagepod.Outcome {
+	outcome := stagepod.Read(pod)
+	if outcome.Result != stagepod.Running {
+		return outcome
+	}
+	grace := min(r.StageTimeout/10, time.Minute)
+	if late, left := stagepod.TimedOut(pod, grace, time.Now()); late {
+		return stagepod.Outcome{Result: stagepod.Failed, Message: fmt.Sprintf("did not finish within the stage timeout (%s)", r.StageTimeout)}
+	} else if left > 0 {
+		p.requeue = minPositive(p.requeue, left)
+	}
+	return outcome
 }
 
 func (r *SkyhookReconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {

@@ -54,6 +54,9 @@ type SkyhookReconciler struct {
 	// keeps its budget slot before the rollout skips it (10 minutes when
 	// zero).
 	NotReadyTimeout time.Duration
+	// StageTimeout bounds one stage pod's run (1 hour when zero): past it
+	// the kubelet stops the pod and the stage is erroring, then retried.
+	StageTimeout time.Duration
 	// RuntimeRequiredTaint is the taint runtimeRequired Skyhooks hold on
 	// their nodes (stagepod.DefaultRuntimeRequiredTaint when its key is
 	// empty).
@@ -204,6 +207,9 @@ func (r *SkyhookReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.RebootTimeout == 0 {
 		r.RebootTimeout = defaultRebootTimeout
+	}
+	if r.StageTimeout == 0 {
+		r.StageTimeout = defaultStageTimeout
 	}
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()

@@ -34,6 +34,7 @@ func main() {
 	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "health probe address")
 	flag.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect one active replica")
 	flag.DurationVar(&opts.NotReadyTimeout, "not-ready-timeout", 0, "how long a NotReady node in progress holds its budget slot before the rollout skips it (default 10m)")
+	flag.DurationVar(&opts.StageTimeout, "stage-timeout", 0, "how long one stage pod may run before it is stopped and the stage retried (default 1h)")
 	flag.DurationVar(&opts.RebootTimeout, "reboot-timeout", 0, "how long a rebooted node may take to come back Ready with a new boot ID (default 10m)")
 	flag.StringVar(&cpuRequest, "default-cpu-request", "", "cpuRequest for packages that set no resources (all four default flags or none)")
 	flag.StringVar(&cpuLimit, "default-cpu-limit", "", "cpuLimit for packages that set no resources")

@@ -2,6 +2,7 @@ package stagepod
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -49,6 +50,9 @@ func Read(pod *corev1.Pod) Outcome {
 			}
 		}
 	}
+	if pod.Status.Phase == corev1.PodFailed && pod.Status.Reason == DeadlineExceeded {
+		return Outcome{Result: Failed, Message: fmt.Sprintf("did not finish within the stage timeout (%ds): %s", deref(pod.Spec.ActiveDeadlineSeconds), pod.Status.Message)}
+	}
 	if pod.Status.Phase == corev1.PodFailed {
 		return Outcome{Result: Failed, Message: fmt.Sprintf("pod failed: %s %s", pod.Status.Reason, pod.Status.Message)}
 	}
@@ -62,4 +66,31 @@ func Read(pod *corev1.Pod) Outcome {
 		return Outcome{Result: Succeeded}
 	}
 	return Outcome{Result: Running}
+}
+
+// DeadlineExceeded is the reason of a pod the kubelet stopped at its
+// activeDeadlineSeconds.
+const DeadlineExceeded = "DeadlineExceeded"
+
+// TimedOut reports whether a pod still running has outlived its deadline
+// by grace: a kubelet that cannot stop it (a simulated one, or one out of
+// reach) must not leave the stage running forever. It also returns how long
+// until that happens.
+func TimedOut(pod *corev1.Pod, grace time.Duration, now time.Time) (bool, time.Duration) {
+	if pod.Spec.ActiveDeadlineSeconds == nil {
+		return false, 0
+	}
+	start := pod.CreationTimestamp.Time
+	if pod.Status.StartTime != nil {
+		start = pod.Status.StartTime.Time
+	}
+	left := start.Add(time.Duration(*pod.Spec.ActiveDeadlineSeconds)*time.Second + grace).Sub(now)
+	return left <= 0, left
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -118,6 +119,9 @@ type Spec struct {
 	// ConfigMap is the name of the ConfigMap holding the Definition's
 	// configMap, empty when it has none.
 	ConfigMap string
+	// Timeout bounds the pod's run: the kubelet stops it past that
+	// (activeDeadlineSeconds). Zero sets no deadline.
+	Timeout time.Duration
 }
 
 // Name is the pod's name: readable, unique per (skyhook, package, version,
@@ -197,8 +201,18 @@ func Build(s Spec) *corev1.Pod {
 			Containers:                    []corev1.Container{{Name: "pause", Image: s.PauseImage}},
 			Volumes:                       volumes(s),
 			TerminationGracePeriodSeconds: gracePeriod(pkg),
+			ActiveDeadlineSeconds:         deadline(s.Timeout),
 		},
 	}
+}
+
+// deadline is the timeout in whole seconds (at least one), nil for none.
+func deadline(timeout time.Duration) *int64 {
+	if timeout <= 0 {
+		return nil
+	}
+	seconds := max(int64(timeout/time.Second), 1)
+	return &seconds
 }
 
 func stageEnv(s Spec) []corev1.EnvVar {

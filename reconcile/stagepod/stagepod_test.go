@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -124,5 +125,36 @@ func TestStagePodsTolerateTheConfiguredRuntimeTaint(t *testing.T) {
 	tol := Build(s).Spec.Tolerations[0]
 	if tol.Key != custom.Key || tol.Value != custom.Value || tol.Effect != custom.Effect {
 		t.Errorf("first toleration %+v, want the configured taint", tol)
+	}
+}
+
+// A stage pod carries its timeout as activeDeadlineSeconds; the kubelet's
+// DeadlineExceeded reads as a failure naming the timeout; a pod still
+// running past deadline and grace has timed out.
+func TestStageTimeout(t *testing.T) {
+	s := spec()
+	if pod := Build(s); pod.Spec.ActiveDeadlineSeconds != nil {
+		t.Errorf("no timeout, deadline %d", *pod.Spec.ActiveDeadlineSeconds)
+	}
+	s.Timeout = 90 * time.Second
+	pod := Build(s)
+	if d := pod.Spec.ActiveDeadlineSeconds; d == nil || *d != 90 {
+		t.Fatalf("deadline %v, want 90", d)
+	}
+	start := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	pod.CreationTimestamp = metav1.NewTime(start.Add(-time.Minute))
+	pod.Status.StartTime = &metav1.Time{Time: start} // the deadline counts from the start
+	for _, c := range []struct {
+		at   time.Duration
+		late bool
+		left time.Duration
+	}{{0, false, 100 * time.Second}, {95 * time.Second, false, 5 * time.Second}, {100 * time.Second, true, 0}} {
+		if late, left := TimedOut(pod, 10*time.Second, start.Add(c.at)); late != c.late || left != c.left {
+			t.Errorf("at %v: late %v, left %v; want %v, %v", c.at, late, left, c.late, c.left)
+		}
+	}
+	pod.Status.Phase, pod.Status.Reason, pod.Status.Message = corev1.PodFailed, DeadlineExceeded, "Pod was active on the node longer than the specified deadline"
+	if got := Read(pod); got.Result != Failed || !strings.Contains(got.Message, "did not finish within the stage timeout (90s)") {
+		t.Errorf("deadline exceeded: %+v", got)
 	}
 }

@@ -85,6 +85,9 @@ type Options struct {
 	// reconciler's defaults when zero).
 	NotReadyTimeout time.Duration
 	RebootTimeout   time.Duration
+	// StageTimeout bounds one stage pod's run (the reconciler's default
+	// when zero).
+	StageTimeout time.Duration
 	// ArtifactHostname replaces the host of Flux artifact URLs, for an
 	// operator outside the cluster (empty keeps them).
 	ArtifactHostname string
@@ -169,7 +172,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	if err := (&reconcile.SkyhookReconciler{
 		Client: mgr.GetClient(), Namespace: opts.Namespace, AgentImage: opts.AgentImage, PauseImage: opts.PauseImage,
 		Recorder: mgr.GetEventRecorder("skyhook-operator"), APIReader: mgr.GetAPIReader(),
-		NotReadyTimeout: opts.NotReadyTimeout, RebootTimeout: opts.RebootTimeout, RuntimeRequiredTaint: opts.RuntimeRequiredTaint,
+		NotReadyTimeout: opts.NotReadyTimeout, RebootTimeout: opts.RebootTimeout, StageTimeout: opts.StageTimeout, RuntimeRequiredTaint: opts.RuntimeRequiredTaint,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
