@@ -625,6 +625,7 @@ func (r *SkyhookReconciler) createStagePod(ctx context.Context, sk *skyhookv1.Sk
 		Skyhook: sk, Package: name, Definition: def, Version: step.Version, Image: step.Image, Stage: step.Stage, Node: w.node.Name,
 		Namespace: r.Namespace, AgentImage: r.AgentImage, PauseImage: r.PauseImage, Attempt: attempt, ConfigMap: configMap,
 		RuntimeRequiredTaint: r.RuntimeRequiredTaint, Timeout: r.StageTimeout,
+		NodeLabels: w.node.Labels, NodeAnnotations: w.node.Annotations,
 	}
 	if step.Stage == skyhookv1.StageInterrupt {
 		spec.Interrupt = w.interrupt

@@ -62,6 +62,13 @@ func TestFailingStepErrorsThenSpecFixRecovers(t *testing.T) {
 	if err := c.List(ctx, &pods, client.InNamespace(operatorNamespace), client.MatchingLabels{stagepod.SkyhookLabel: "failing"}); err != nil || len(pods.Items) == 0 {
 		t.Fatalf("the failed stage pods are gone (%v); their logs must stay reachable", err)
 	}
+	// The steps' node-metadata files: the node's labels and the Skyhook's
+	// packages, snapshotted into the pod (the apiserver took its downward
+	// API volume).
+	if meta := pods.Items[0].Annotations; !strings.Contains(meta[stagepod.NodeLabelsAnnotation], `"pool":"failing"`) ||
+		!strings.Contains(meta[stagepod.PackagesAnnotation], `"tuning":{"name":"tuning","version":"1.0.0","image":"ghcr.io/nvidia/tuning"}`) {
+		t.Errorf("node metadata of the stage pod: labels %s, packages %s", meta[stagepod.NodeLabelsAnnotation], meta[stagepod.PackagesAnnotation])
+	}
 
 	waitWarning(t, "failing", "StageFailed", "exited with code 7")
 

@@ -31,6 +31,10 @@ type Options struct {
 	// ConfigMapDir holds the package's configMap files as mounted in the
 	// pod; they are copied to <CopyDir>/configmaps for the steps.
 	ConfigMapDir string
+	// NodeMetadataDir holds labels.json, annotations.json and
+	// packages.json of the node as mounted in the pod; they are copied to
+	// <CopyDir>/node-metadata for the steps.
+	NodeMetadataDir string
 	// Skyhook, Package, Version and Generation name the run; flags, history
 	// and interrupt records are kept per Skyhook and package.
 	Skyhook, Package, Version, Generation string
@@ -98,6 +102,11 @@ func Run(ctx context.Context, o Options) ([]StepResult, error) {
 	if o.ConfigMapDir != "" {
 		if err := copyTree(o.ConfigMapDir, filepath.Join(o.CopyDir, "configmaps")); err != nil {
 			return nil, fmt.Errorf("copying the configMap: %w", err)
+		}
+	}
+	if o.NodeMetadataDir != "" {
+		if err := copyTree(o.NodeMetadataDir, filepath.Join(o.CopyDir, "node-metadata")); err != nil {
+			return nil, fmt.Errorf("copying the node metadata: %w", err)
 		}
 	}
 	r := runner{o: o, h: h, inside: "/" + inside, cfg: cfg}

@@ -26,6 +26,7 @@ var scripts = map[string]string{
 	// Inside the chroot: the host root is /, the package at $SKYHOOK_DIR.
 	"write.sh": `echo "greeting=$1 second=$2 step=$STEP_VAR pod=$POD_VAR dir=$SKYHOOK_DIR root=$STEP_ROOT" > /tmp/write.out
 cat "$SKYHOOK_DIR/configmaps/settings.conf" > /tmp/configmap.out
+cat "$SKYHOOK_DIR/node-metadata/labels.json" > /tmp/labels.out
 echo to-stdout; echo to-stderr >&2
 `,
 	"once.sh":    "echo ran >> /tmp/once.count\n",
@@ -40,9 +41,22 @@ func options(p pkg, mode, version, generation string, out *bytes.Buffer) Options
 	configMaps := filepath.Join(p.root, "..", "configmap-mount")
 	_ = os.MkdirAll(configMaps, 0o755)
 	_ = os.WriteFile(filepath.Join(configMaps, "settings.conf"), []byte("mode=fast\n"), 0o644)
-	return Options{Mode: mode, HostRoot: p.root, CopyDir: p.copyDir, ConfigMapDir: configMaps,
+	return Options{Mode: mode, HostRoot: p.root, CopyDir: p.copyDir, ConfigMapDir: configMaps, NodeMetadataDir: downwardAPIVolume(p.root),
 		Skyhook: "demo", Package: "tuning", Version: version, Generation: generation,
 		Env: []string{"PATH=/bin:/usr/bin", "GREETING=hello", "POD_VAR=from-pod"}, Out: out, KeepLogs: 2}
+}
+
+// downwardAPIVolume lays out node-metadata files the way the kubelet
+// writes a downward API volume: each file a symlink through ..data to a
+// timestamped directory.
+func downwardAPIVolume(root string) string {
+	dir := filepath.Join(root, "..", "node-metadata-mount")
+	data := filepath.Join(dir, "..2026_11_21_10_00_00.000000001")
+	_ = os.MkdirAll(data, 0o755)
+	_ = os.WriteFile(filepath.Join(data, "labels.json"), []byte(`{"kubernetes.io/hostname":"node-1"}`), 0o644)
+	_ = os.Symlink(filepath.Base(data), filepath.Join(dir, "..data"))
+	_ = os.Symlink("..data/labels.json", filepath.Join(dir, "labels.json"))
+	return dir
 }
 
 func read(t *testing.T, root, path string) string {
@@ -75,6 +89,9 @@ func TestApplyAndCheckRunStepsInTheHostRoot(t *testing.T) {
 	}
 	if got := read(t, root, "tmp/configmap.out"); got != "mode=fast\n" {
 		t.Errorf("configMap as the step read it: %q", got)
+	}
+	if got := read(t, root, "tmp/labels.out"); got != `{"kubernetes.io/hostname":"node-1"}` {
+		t.Errorf("node-metadata/labels.json as the step read it: %q", got)
 	}
 	if read(t, root, "etc/tuning.conf") != "x=1\n" {
 		t.Error("root_dir was not copied over the host root")

@@ -63,12 +63,10 @@ func agent(args []string) int {
 		}
 		keep = n
 	}
-	configMaps := os.Getenv("SKYHOOK_CONFIGMAP_DIR")
-	if configMaps == "" {
-		configMaps = "/skyhook-package/configmaps"
-	}
+	configMaps := envOr("SKYHOOK_CONFIGMAP_DIR", "/skyhook-package/configmaps")
+	nodeMetadata := envOr("SKYHOOK_NODE_METADATA_DIR", "/skyhook-package/node-metadata")
 	o := run.Options{
-		Mode: args[0], HostRoot: args[1], CopyDir: args[2], ConfigMapDir: configMaps,
+		Mode: args[0], HostRoot: args[1], CopyDir: args[2], ConfigMapDir: configMaps, NodeMetadataDir: nodeMetadata,
 		Skyhook: os.Getenv("SKYHOOK_NAME"), Package: os.Getenv("SKYHOOK_PACKAGE"),
 		Version: os.Getenv("SKYHOOK_VERSION"), Generation: os.Getenv("SKYHOOK_GENERATION"),
 		Env: os.Environ(), Out: os.Stdout, KeepLogs: keep,
@@ -89,4 +87,11 @@ func agent(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
 }

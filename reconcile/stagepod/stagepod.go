@@ -122,6 +122,9 @@ type Spec struct {
 	// Timeout bounds the pod's run: the kubelet stops it past that
 	// (activeDeadlineSeconds). Zero sets no deadline.
 	Timeout time.Duration
+	// NodeLabels and NodeAnnotations are the node's, for the steps'
+	// node-metadata files (see metadata.go).
+	NodeLabels, NodeAnnotations map[string]string
 }
 
 // Name is the pod's name: readable, unique per (skyhook, package, version,
@@ -181,15 +184,10 @@ func Build(s Spec) *corev1.Pod {
 	owner := metav1.NewControllerRef(s.Skyhook, skyhookv1.GroupVersion.WithKind(skyhookv1.SkyhookKind))
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      s.Name(),
-			Namespace: s.Namespace,
-			Labels:    map[string]string{SkyhookLabel: s.Skyhook.Name, PackageLabel: s.Package, StageLabel: string(s.Stage)},
-			Annotations: map[string]string{
-				VersionAnnotation:    s.Version,
-				GenerationAnnotation: strconv.FormatInt(s.Skyhook.Generation, 10),
-				AttemptAnnotation:    strconv.Itoa(int(s.Attempt)),
-				ConfigHashAnnotation: ConfigHash(pkg.ConfigMap),
-			},
+			Name:            s.Name(),
+			Namespace:       s.Namespace,
+			Labels:          map[string]string{SkyhookLabel: s.Skyhook.Name, PackageLabel: s.Package, StageLabel: string(s.Stage)},
+			Annotations:     annotations(s),
 			OwnerReferences: []metav1.OwnerReference{*owner},
 		},
 		Spec: corev1.PodSpec{
@@ -215,6 +213,15 @@ func deadline(timeout time.Duration) *int64 {
 	return &seconds
 }
 
+func annotations(s Spec) map[string]string {
+	a := metadataAnnotations(s)
+	a[VersionAnnotation] = s.Version
+	a[GenerationAnnotation] = strconv.FormatInt(s.Skyhook.Generation, 10)
+	a[AttemptAnnotation] = strconv.Itoa(int(s.Attempt))
+	a[ConfigHashAnnotation] = ConfigHash(s.Definition.ConfigMap)
+	return a
+}
+
 func stageEnv(s Spec) []corev1.EnvVar {
 	return []corev1.EnvVar{
 		{Name: "SKYHOOK_NAME", Value: s.Skyhook.Name},
@@ -236,7 +243,7 @@ func packageImage(image, version string) string {
 }
 
 func mounts(s Spec) []corev1.VolumeMount {
-	m := []corev1.VolumeMount{{Name: "host-root", MountPath: HostRoot}}
+	m := []corev1.VolumeMount{{Name: "host-root", MountPath: HostRoot}, {Name: "node-metadata", MountPath: NodeMetadataDir, ReadOnly: true}}
 	if s.ConfigMap != "" {
 		m = append(m, corev1.VolumeMount{Name: "configmap", MountPath: "/skyhook-package/configmaps", ReadOnly: true})
 	}
@@ -244,7 +251,7 @@ func mounts(s Spec) []corev1.VolumeMount {
 }
 
 func volumes(s Spec) []corev1.Volume {
-	v := []corev1.Volume{{Name: "host-root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
+	v := []corev1.Volume{{Name: "host-root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}, metadataVolume()}
 	if s.ConfigMap != "" {
 		v = append(v, corev1.Volume{Name: "configmap", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: s.ConfigMap},

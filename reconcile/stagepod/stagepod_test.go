@@ -1,6 +1,8 @@
 package stagepod
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -156,5 +158,56 @@ func TestStageTimeout(t *testing.T) {
 	pod.Status.Phase, pod.Status.Reason, pod.Status.Message = corev1.PodFailed, DeadlineExceeded, "Pod was active on the node longer than the specified deadline"
 	if got := Read(pod); got.Result != Failed || !strings.Contains(got.Message, "did not finish within the stage timeout (90s)") {
 		t.Errorf("deadline exceeded: %+v", got)
+	}
+}
+
+// The pod snapshots the node's labels and annotations and the Skyhook's
+// packages into annotations, which a downward API volume mounted in the
+// agent containers turns into node-metadata/*.json.
+func TestNodeMetadata(t *testing.T) {
+	s := spec()
+	s.NodeLabels = map[string]string{"pool": "gpu"}
+	s.NodeAnnotations = map[string]string{"small": "x", "huge": strings.Repeat("y", maxAnnotationValue+1)}
+	pod := Build(s)
+	if got := pod.Annotations[NodeLabelsAnnotation]; got != `{"pool":"gpu"}` {
+		t.Errorf("labels.json: %s", got)
+	}
+	var annotations map[string]string
+	if err := json.Unmarshal([]byte(pod.Annotations[NodeAnnotationsAnnotation]), &annotations); err != nil || annotations["small"] != "x" ||
+		!strings.HasPrefix(annotations["huge"], "(omitted by Skyhook: 16385 bytes") {
+		t.Errorf("annotations.json: %v %v", err, annotations)
+	}
+	var pkgs packagesMetadata
+	if err := json.Unmarshal([]byte(pod.Annotations[PackagesAnnotation]), &pkgs); err != nil || pkgs.AgentVersion != "1" ||
+		pkgs.Packages["tuning"].Version != "1.1.0" || pkgs.Packages["tuning"].Image != "ghcr.io/nvidia/skyhook-packages/shellscript" {
+		t.Errorf("packages.json: %v %+v", err, pkgs)
+	}
+	var volume *corev1.Volume
+	for i := range pod.Spec.Volumes {
+		if pod.Spec.Volumes[i].Name == "node-metadata" {
+			volume = &pod.Spec.Volumes[i]
+		}
+	}
+	if volume == nil || volume.DownwardAPI == nil || len(volume.DownwardAPI.Items) != 3 ||
+		volume.DownwardAPI.Items[0].FieldRef.FieldPath != "metadata.annotations['skyhook.nvidia.com/node-labels']" {
+		t.Fatalf("node-metadata volume: %+v", volume)
+	}
+	for _, c := range pod.Spec.InitContainers[1:] {
+		if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == "node-metadata" && m.MountPath == NodeMetadataDir }) {
+			t.Errorf("container %s does not mount the node metadata", c.Name)
+		}
+	}
+
+	many := map[string]string{}
+	for i := range 200 {
+		many[fmt.Sprintf("key-%03d", i)] = strings.Repeat("v", 1000)
+	}
+	if got := boundedAnnotations(many); len(got) > maxAnnotationsJSON+1000 || !strings.Contains(got, "skyhook.nvidia.com/truncated") {
+		t.Errorf("200 KB of annotations: %d bytes, truncated marker %v", len(got), strings.Contains(got, "truncated"))
+	}
+	for image, tag := range map[string]string{"ghcr.io/a/agent:1.2.0": "1.2.0", "registry:5000/agent": "", "ghcr.io/a/agent@sha256:ab": ""} {
+		if got := imageTag(image); got != tag {
+			t.Errorf("imageTag(%s) = %q, want %q", image, got, tag)
+		}
 	}
 }
