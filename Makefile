@@ -79,9 +79,7 @@ bench-agent:
 	$(GO) test -run XXX -bench TwentyTrueSteps -benchtime 50x -count 3 ./agent/run/
 
 ## bench-rollout: rollout at fleet scale, a table (docs/rollout.md). BENCH_NODES=100,1000,5000 for more.
-BENCH_NODES ?= 10
-# SANDBOX_FLAGS=--flux also runs Flux's source-controller, a Git server and an OCI registry.
-SANDBOX_FLAGS ?=0,1000
+BENCH_NODES ?= 100,1000
 bench-rollout: prepare
 	$(GO) run ./test/bench/rollout -nodes $(BENCH_NODES)
 
