@@ -32,6 +32,7 @@ func main() {
 	flag.StringVar(&opts.LocalWebhookHost, "local-webhook-host", "", "run outside the cluster: the apiserver calls https://<host>:<webhook-port>")
 	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `metrics address ("0" disables)`)
 	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "health probe address")
+	flag.StringVar(&opts.PprofAddr, "pprof-bind-address", "", "address of Go's profiles (/debug/pprof/), off when empty")
 	flag.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect one active replica")
 	flag.DurationVar(&opts.NotReadyTimeout, "not-ready-timeout", 0, "how long a NotReady node in progress holds its budget slot before the rollout skips it (default 10m)")
 	flag.DurationVar(&opts.StageTimeout, "stage-timeout", 0, "how long one stage pod may run before it is stopped and the stage retried (default 1h)")

@@ -73,7 +73,10 @@ type Options struct {
 	// MetricsAddr and ProbeAddr serve metrics and health probes; "0"
 	// disables them.
 	MetricsAddr string
-	ProbeAddr   string
+	// PprofAddr serves Go's profiles (net/http/pprof) when set, for
+	// measuring the operator (the rollout benchmark's -profile).
+	PprofAddr string
+	ProbeAddr string
 	// LeaderElection makes one replica of several active.
 	LeaderElection bool
 	// AgentImage runs the package stages; PauseImage holds a finished stage
@@ -132,6 +135,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Scheme:                 sch,
 		Metrics:                metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress: opts.ProbeAddr,
+		PprofBindAddress:       opts.PprofAddr,
 		LeaderElection:         opts.LeaderElection,
 		LeaderElectionID:       "skyhook-operator.skyhook.nvidia.com",
 		Controller:             ctrlconfig.Controller{SkipNameValidation: &opts.inProcess},

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -49,6 +50,7 @@ func main() {
 	stage := flag.Duration("stage", 2*time.Second, "simulated duration of each stage")
 	percent := flag.Int("budget", 10, "interruption budget, percent of the nodes")
 	audit := flag.Bool("audit", true, "count the operator's requests with the apiserver's audit log (which slows the apiserver)")
+	profile := flag.String("profile", "", "write a CPU profile of the operator during each install to <profile>-<nodes>.pprof")
 	flag.Parse()
 	root, err := testenv.RepoRoot()
 	check(err)
@@ -62,7 +64,7 @@ func main() {
 	for _, s := range strings.Split(*nodesFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		check(err)
-		for _, row := range run(manager, n, *stage, *percent, *audit) {
+		for _, row := range run(manager, n, *stage, *percent, *audit, *profile) {
 			fmt.Println(row)
 		}
 	}
@@ -76,7 +78,7 @@ func check(err error) {
 }
 
 // run measures one fleet size and returns its table rows.
-func run(manager string, n int, stage time.Duration, percent int, audit bool) []string {
+func run(manager string, n int, stage time.Duration, percent int, audit bool, profile string) []string {
 	ctx := context.Background()
 	crds, err := config.CRDs()
 	check(err)
@@ -88,7 +90,7 @@ func run(manager string, n int, stage time.Duration, percent int, audit bool) []
 	check(err)
 	check(cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "skyhook-system"}}))
 
-	proc, metricsURL := startManager(manager, c)
+	proc, metricsURL, pprofURL := startManager(manager, c)
 	defer func() { _ = proc.Process.Kill(); _ = proc.Wait() }()
 	check(operator.WaitAdmission(ctx, cl, nil))
 
@@ -116,6 +118,9 @@ func run(manager string, n int, stage time.Duration, percent int, audit bool) []
 		planeStart := controlPlaneCPU(c)
 		start := time.Now()
 		if phase == "install" {
+			if profile != "" {
+				go captureProfile(pprofURL, fmt.Sprintf("%s-%d.pprof", profile, n), ideal)
+			}
 			check(cl.Create(ctx, sk))
 		} else {
 			check(cl.Get(ctx, client.ObjectKeyFromObject(sk), sk))
@@ -145,20 +150,22 @@ func run(manager string, n int, stage time.Duration, percent int, audit bool) []
 // startManager runs the operator binary against the cluster as the
 // operator user, with its webhooks on localhost, and returns it with the
 // address of its metrics.
-func startManager(manager string, c *cluster.Cluster) (*exec.Cmd, string) {
-	ports, err := cluster.FreePorts(2)
+func startManager(manager string, c *cluster.Cluster) (*exec.Cmd, string, string) {
+	ports, err := cluster.FreePorts(3)
 	check(err)
 	certs, err := os.MkdirTemp("", "skyhook-bench-certs-")
 	check(err)
 	logFile, err := os.Create(filepath.Join(c.Dir, "logs", "operator.log"))
 	check(err)
 	metricsAddr := "127.0.0.1:" + strconv.Itoa(ports[1])
+	pprofAddr := "127.0.0.1:" + strconv.Itoa(ports[2])
 	cmd := exec.Command(manager, "--kubeconfig="+c.OperatorKubeconfig, "--namespace=skyhook-system",
 		"--webhook-host=127.0.0.1", "--webhook-port="+strconv.Itoa(ports[0]), "--local-webhook-host=localhost",
-		"--cert-dir="+certs, "--metrics-bind-address="+metricsAddr, "--health-probe-bind-address=0")
+		"--cert-dir="+certs, "--metrics-bind-address="+metricsAddr, "--health-probe-bind-address=0",
+		"--pprof-bind-address="+pprofAddr)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	check(cmd.Start())
-	return cmd, "http://" + metricsAddr + "/metrics"
+	return cmd, "http://" + metricsAddr + "/metrics", "http://" + pprofAddr + "/debug/pprof/profile"
 }
 
 // reconciles reads the Skyhook controller's reconcile count and their
@@ -287,4 +294,25 @@ func peakRSS(pid int) int {
 		}
 	}
 	return 0
+}
+
+// captureProfile records the operator's CPU for about the ideal makespan
+// (the install phase) into file.
+func captureProfile(url, file string, ideal time.Duration) {
+	seconds := max(int(ideal.Seconds()), 5)
+	resp, err := http.Get(fmt.Sprintf("%s?seconds=%d", url, seconds))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: profile:", err)
+		return
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(file)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: profile:", err)
+		return
+	}
+	defer f.Close()
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: profile:", err)
+	}
 }
