@@ -184,9 +184,13 @@ func ready(n *corev1.Node) corev1.ConditionStatus {
 }
 
 // finishedAt is when the pod's last container ended (its creation when
-// none says).
+// none says); a pod past its deadline that no container says ended failed
+// at the deadline, so the retry backs off from there.
 func finishedAt(pod *corev1.Pod) time.Time {
 	t := pod.CreationTimestamp.Time
+	if deadline, ok := stagepod.Deadline(pod); ok && deadline.Before(time.Now()) {
+		t = deadline
+	}
 	for _, s := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
 		for _, term := range []*corev1.ContainerStateTerminated{s.State.Terminated, s.LastTerminationState.Terminated} {
 			if term != nil && term.FinishedAt.After(t) {

@@ -18,7 +18,7 @@ import (
 // A stage that runs past the stage timeout does not hold its node forever:
 // its pod carries the deadline for the kubelet, and when the pod still runs
 // past it (KWOK's kubelet does not enforce deadlines) the stage is erroring
-// with the timeout named, and retried.
+// with the timeout named, and retried after the backoff.
 func TestStageOverItsTimeoutIsStoppedAndRetried(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
@@ -50,6 +50,11 @@ func TestStageOverItsTimeoutIsStoppedAndRetried(t *testing.T) {
 	})
 	if msg := got.Status.NodesNeedingAttention[0].Message; !strings.Contains(msg, "stage apply") || !strings.Contains(msg, "--all-containers") {
 		t.Errorf("attention message %q lacks the stage or the logs hint", msg)
+	}
+	// The retry backs off from the deadline (5 s), so the erroring state is
+	// there to see rather than replaced by the next try at once.
+	if n := created()["stagetimeout-0/apply"]; n != 1 {
+		t.Errorf("%d tries when the timeout was reported, want 1 (the retry waits its backoff)", n)
 	}
 	eventually(t, "a second try of the stage", func() bool { return created()["stagetimeout-0/apply"] >= 2 })
 

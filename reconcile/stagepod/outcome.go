@@ -77,15 +77,25 @@ const DeadlineExceeded = "DeadlineExceeded"
 // reach) must not leave the stage running forever. It also returns how long
 // until that happens.
 func TimedOut(pod *corev1.Pod, grace time.Duration, now time.Time) (bool, time.Duration) {
-	if pod.Spec.ActiveDeadlineSeconds == nil {
+	deadline, ok := Deadline(pod)
+	if !ok {
 		return false, 0
+	}
+	left := deadline.Add(grace).Sub(now)
+	return left <= 0, left
+}
+
+// Deadline is when the pod's activeDeadlineSeconds runs out, counted from
+// its start (its creation until the kubelet reports one).
+func Deadline(pod *corev1.Pod) (time.Time, bool) {
+	if pod.Spec.ActiveDeadlineSeconds == nil {
+		return time.Time{}, false
 	}
 	start := pod.CreationTimestamp.Time
 	if pod.Status.StartTime != nil {
 		start = pod.Status.StartTime.Time
 	}
-	left := start.Add(time.Duration(*pod.Spec.ActiveDeadlineSeconds)*time.Second + grace).Sub(now)
-	return left <= 0, left
+	return start.Add(time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second), true
 }
 
 func deref(p *int64) int64 {
