@@ -18,7 +18,7 @@ TEST_TIMEOUT ?= 30m
 
 GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' -o -path 'config/webhook/manifests.yaml' | LC_ALL=C sort | xargs sha256sum
 
-.PHONY: all build agent test test-race generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status bench bench-rollout bench-agent bench-gitops clean
+.PHONY: all build agent agent-image test test-race generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status bench bench-rollout bench-agent bench-gitops clean
 
 all: build
 
@@ -29,6 +29,12 @@ build:
 ## agent: the node agent, a static binary (the agent image's whole content).
 agent:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o bin/skyhook-agent ./cmd/skyhook-agent
+
+## agent-image: the agent image as a tarball (docker load, crane push); AGENT_IMAGE_FLAGS=-push pushes it to AGENT_IMAGE.
+AGENT_IMAGE ?= ghcr.io/skyhook-go/skyhook-agent:dev
+AGENT_IMAGE_FLAGS ?=
+agent-image: agent
+	$(GO) run ./agent/image/build -binary bin/skyhook-agent -tag $(AGENT_IMAGE) -o bin/skyhook-agent-image.tar $(AGENT_IMAGE_FLAGS)
 
 ## generate: regenerate deepcopy code, CRDs, RBAC and webhook configurations from the Go markers.
 generate:

@@ -35,6 +35,8 @@ func main() {
 	flag.StringVar(&opts.PprofAddr, "pprof-bind-address", "", "address of Go's profiles (/debug/pprof/), off when empty")
 	flag.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect one active replica")
 	flag.DurationVar(&opts.NotReadyTimeout, "not-ready-timeout", 0, "how long a NotReady node in progress holds its budget slot before the rollout skips it (default 10m)")
+	flag.StringVar(&opts.AgentImage, "agent-image", operator.DefaultAgentImage, "the image that runs the package stages (make agent-image builds it); a package's agentImageOverride wins")
+	flag.StringVar(&opts.PauseImage, "pause-image", operator.DefaultPauseImage, "the image that keeps a finished stage pod until its outcome is recorded")
 	flag.DurationVar(&opts.StageTimeout, "stage-timeout", 0, "how long one stage pod may run before it is stopped and the stage retried (default 1h)")
 	flag.DurationVar(&opts.RebootTimeout, "reboot-timeout", 0, "how long a rebooted node may take to come back Ready with a new boot ID (default 10m)")
 	flag.StringVar(&cpuRequest, "default-cpu-request", "", "cpuRequest for packages that set no resources (all four default flags or none)")
