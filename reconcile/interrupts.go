@@ -144,7 +144,9 @@ func (r *SkyhookReconciler) drainNode(ctx context.Context, sk *skyhookv1.Skyhook
 	if !res.Done() {
 		p.drainBlocked = append(p.drainBlocked, drainReport{node: w.node.Name, blockers: res.Blockers})
 		p.requeue = minPositive(p.requeue, drainRecheck)
-		if timedOut && onTimeout == skyhookv1.DrainSkip && !waitsForNonInterrupt(res) {
+		// Skip gives up on the node whatever holds it, pods matching
+		// podNonInterruptLabels included: skipping disturbs nobody.
+		if timedOut && onTimeout == skyhookv1.DrainSkip {
 			rec.Phase = interrupt.PhaseSkipped
 			return false, rec, r.releaseCordon(ctx, sk, w.node)
 		}
@@ -152,15 +154,6 @@ func (r *SkyhookReconciler) drainNode(ctx context.Context, sk *skyhookv1.Skyhook
 	}
 	rec.Phase, rec.Since, rec.BootID = interrupt.PhaseInterrupt, time.Now().UTC(), w.node.Status.NodeInfo.BootID
 	return false, rec, nil // the interrupt pod starts in the next pass, after the record says drained
-}
-
-func waitsForNonInterrupt(res drain.Result) bool {
-	for _, b := range res.Blockers {
-		if strings.HasPrefix(b.Reason, "matches podNonInterruptLabels") {
-			return true
-		}
-	}
-	return false
 }
 
 // runInterrupt runs the merged interrupt as one stage pod (labelled with

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
@@ -98,5 +99,35 @@ func TestDrainTimeoutSkipsTheNode(t *testing.T) {
 	}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(stuck), stuck); err != nil || !stuck.DeletionTimestamp.IsZero() {
 		t.Errorf("the pod was removed although the node was skipped: %v", err)
+	}
+}
+
+// drain.onTimeout Skip also gives up on a node held by a pod matching
+// podNonInterruptLabels: the pod is left alone, the node uncordoned and
+// blocked for this generation, and the next node gets the slot.
+func TestDrainTimeoutSkipsANodeHeldByANonInterruptPod(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	training := unmanagedPod(t, "training-skip", "holdskip-0")
+	label := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"app":"training"}}}`))
+	if err := c.Patch(ctx, training, label); err != nil {
+		t.Fatal(err)
+	}
+	sk := drainSkyhook("holdskip", skyhookv1.DrainSkip)
+	sk.Spec.PodNonInterruptLabels = metav1.LabelSelector{MatchLabels: map[string]string{"app": "training"}}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+	waitSkyhook(t, "holdskip", time.Minute, func(s *skyhookv1.Skyhook) bool {
+		return strings.Contains(conditions.GetMessage(s, skyhookv1.NodesBlockedCondition), "holdskip-0 (drain timed out; skipped") &&
+			s.Status.CompleteNodes == "1/2"
+	})
+	n := getNode(t, "holdskip-0")
+	if n.Spec.Unschedulable || hosts.Reboots()["holdskip-0"] != 0 {
+		t.Errorf("the skipped node: cordoned %v, reboots %d; want uncordoned, not rebooted", n.Spec.Unschedulable, hosts.Reboots()["holdskip-0"])
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(training), training); err != nil || !training.DeletionTimestamp.IsZero() {
+		t.Errorf("the non-interrupt pod was touched: %v", err)
 	}
 }
