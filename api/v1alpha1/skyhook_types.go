@@ -106,12 +106,14 @@ const (
 	DrainDelete DrainOnTimeout = "Delete"
 	// DrainSkip gives the node up for this generation of the Skyhook: it is
 	// uncordoned, its interrupt is not run, it is reported blocked and its
-	// budget slot goes to the next node.
+	// budget slot goes to the next node. It also ends a wait for pods
+	// matching podNonInterruptLabels, which stay.
 	DrainSkip DrainOnTimeout = "Skip"
 )
 
 // DrainOptions tune the drain before an interrupt. Pods matching
-// podNonInterruptLabels are never deleted; the node waits for them.
+// podNonInterruptLabels are never deleted; the node waits for them, until
+// the timeout when OnTimeout is Skip.
 type DrainOptions struct {
 	// Timeout after which OnTimeout applies, counted from the start of the
 	// evictions.
