@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/webhook/validate"
 )
 
 // Node metadata for the steps. A package's steps find the node's labels and
@@ -57,7 +57,8 @@ type packageMetadata struct {
 // Skyhook's packages.
 func metadataAnnotations(s Spec) map[string]string {
 	labels, _ := json.Marshal(nonNil(s.NodeLabels)) // a map of strings always encodes
-	pkgs := packagesMetadata{AgentVersion: imageTag(s.AgentImage), Packages: map[string]packageMetadata{}}
+	agent, _ := validate.ParseImage(s.AgentImage)   // the operator's flag; a bad one leaves the version empty
+	pkgs := packagesMetadata{AgentVersion: agent.Tag, Packages: map[string]packageMetadata{}}
 	for name, p := range s.Skyhook.Spec.Packages {
 		pkgs.Packages[name] = packageMetadata{Name: name, Version: p.Version, Image: p.Image, AgentImageOverride: p.AgentImageOverride,
 			Interrupt: p.Interrupt, ConfigInterrupts: p.ConfigInterrupts}
@@ -100,14 +101,6 @@ func metadataVolume() corev1.Volume {
 		item("annotations.json", NodeAnnotationsAnnotation),
 		item("packages.json", PackagesAnnotation),
 	}}}}
-}
-
-// imageTag is the tag of an image reference, empty without one.
-func imageTag(image string) string {
-	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") && !strings.Contains(image, "@") {
-		return image[i+1:]
-	}
-	return ""
 }
 
 func nonNil(m map[string]string) map[string]string {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 )
 
 // Result is how a stage pod stands.
@@ -51,7 +52,7 @@ func Read(pod *corev1.Pod) Outcome {
 		}
 	}
 	if pod.Status.Phase == corev1.PodFailed && pod.Status.Reason == DeadlineExceeded {
-		return Outcome{Result: Failed, Message: fmt.Sprintf("did not finish within the stage timeout (%ds): %s", deref(pod.Spec.ActiveDeadlineSeconds), pod.Status.Message)}
+		return Outcome{Result: Failed, Message: fmt.Sprintf("did not finish within the stage timeout (%ds): %s", ptr.Deref(pod.Spec.ActiveDeadlineSeconds, 0), pod.Status.Message)}
 	}
 	if pod.Status.Phase == corev1.PodFailed {
 		return Outcome{Result: Failed, Message: fmt.Sprintf("pod failed: %s %s", pod.Status.Reason, pod.Status.Message)}
@@ -96,11 +97,4 @@ func Deadline(pod *corev1.Pod) (time.Time, bool) {
 		start = pod.Status.StartTime.Time
 	}
 	return start.Add(time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second), true
-}
-
-func deref(p *int64) int64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }

@@ -206,8 +206,10 @@ func TestNodeMetadata(t *testing.T) {
 		t.Errorf("200 KB of annotations: %d bytes, truncated marker %v", len(got), strings.Contains(got, "truncated"))
 	}
 	for image, tag := range map[string]string{"ghcr.io/a/agent:1.2.0": "1.2.0", "registry:5000/agent": "", "ghcr.io/a/agent@sha256:ab": ""} {
-		if got := imageTag(image); got != tag {
-			t.Errorf("imageTag(%s) = %q, want %q", image, got, tag)
+		s.AgentImage = image
+		var got packagesMetadata
+		if err := json.Unmarshal([]byte(Build(s).Annotations[PackagesAnnotation]), &got); err != nil || got.AgentVersion != tag {
+			t.Errorf("agentVersion of %s = %q (%v), want %q", image, got.AgentVersion, err, tag)
 		}
 	}
 }
