@@ -44,6 +44,19 @@ func kubeClient() (client.Client, string, error) {
 // objectMeta names a cluster-scoped object.
 func objectMeta(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
 
+// clusterNode is a client and the named node.
+func clusterNode(cmd *cobra.Command, name string) (client.Client, *corev1.Node, error) {
+	c, _, err := kubeClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	n := &corev1.Node{}
+	if err := c.Get(cmd.Context(), client.ObjectKey{Name: name}, n); err != nil {
+		return nil, nil, err
+	}
+	return c, n, nil
+}
+
 // clusterNodes is a client and every node of the cluster.
 func clusterNodes(cmd *cobra.Command) (client.Client, []corev1.Node, error) {
 	c, _, err := kubeClient()

@@ -59,12 +59,8 @@ func newNodeCommand() *cobra.Command {
 			if err := checkOutput(statusOutput, listFormats); err != nil {
 				return err
 			}
-			c, _, err := kubeClient()
+			_, n, err := clusterNode(cmd, args[0])
 			if err != nil {
-				return err
-			}
-			n := &corev1.Node{}
-			if err := c.Get(cmd.Context(), client.ObjectKey{Name: args[0]}, n); err != nil {
 				return err
 			}
 			rows := []recordRow{}
@@ -231,12 +227,8 @@ func nodeResetCommand() *cobra.Command {
 			if skyhook == "" {
 				return fmt.Errorf("--skyhook: required")
 			}
-			c, _, err := kubeClient()
+			c, n, err := clusterNode(cmd, args[0])
 			if err != nil {
-				return err
-			}
-			n := &corev1.Node{}
-			if err := c.Get(cmd.Context(), client.ObjectKey{Name: args[0]}, n); err != nil {
 				return err
 			}
 			return forgetOn(cmd, c, n, skyhook, yes, dryRun)

@@ -67,12 +67,8 @@ func newRerunCommand() *cobra.Command {
 			if stage != "" && !validStage(stage) {
 				return fmt.Errorf("--stage %q: want apply, config, upgrade, interrupt, post-interrupt or uninstall", stage)
 			}
-			c, _, err := kubeClient()
+			c, n, err := clusterNode(cmd, node)
 			if err != nil {
-				return err
-			}
-			n := &corev1.Node{}
-			if err := c.Get(cmd.Context(), client.ObjectKey{Name: node}, n); err != nil {
 				return err
 			}
 			state, err := nodestate.Read(n, skyhook)
