@@ -65,6 +65,21 @@ type Options struct {
 	Log io.Writer
 }
 
+// withDefaults fills in the log and the cache directory.
+func (o *Options) withDefaults() error {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.CacheDir == "" {
+		dir, err := DefaultCacheDir()
+		if err != nil {
+			return err
+		}
+		o.CacheDir = dir
+	}
+	return nil
+}
+
 // CacheDirEnv overrides the cache directory.
 const CacheDirEnv = "SKYHOOK_CACHE_DIR"
 
@@ -87,15 +102,8 @@ func Ensure(ctx context.Context, opts Options) (*Set, error) {
 	if opts.Versions == (Versions{}) {
 		opts.Versions = DefaultVersions
 	}
-	if opts.Log == nil {
-		opts.Log = io.Discard
-	}
-	if opts.CacheDir == "" {
-		dir, err := DefaultCacheDir()
-		if err != nil {
-			return nil, err
-		}
-		opts.CacheDir = dir
+	if err := opts.withDefaults(); err != nil {
+		return nil, err
 	}
 	v := opts.Versions
 	set := &Set{Versions: v}
@@ -203,15 +211,8 @@ type SourceController struct {
 // EnsureSourceController builds source-controller into the cache unless it
 // is there.
 func EnsureSourceController(ctx context.Context, opts Options) (*SourceController, error) {
-	if opts.Log == nil {
-		opts.Log = io.Discard
-	}
-	if opts.CacheDir == "" {
-		dir, err := DefaultCacheDir()
-		if err != nil {
-			return nil, err
-		}
-		opts.CacheDir = dir
+	if err := opts.withDefaults(); err != nil {
+		return nil, err
 	}
 	r := sourceControllerRecipe(SourceControllerVersion)
 	dir, err := ensure(ctx, opts, r)
