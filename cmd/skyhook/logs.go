@@ -216,7 +216,7 @@ func waitStarted(ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod, 
 		}
 		current = p
 		s := containerState(p, name)
-		ended := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || stagepod.Read(p).Result != stagepod.Running
+		ended := stagepod.Read(p).Result != stagepod.Running // its outcome is known: nothing more starts
 		return !follow || s.Running != nil || s.Terminated != nil || ended, nil
 	}
 	if err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, check); err != nil {
