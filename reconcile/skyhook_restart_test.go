@@ -49,9 +49,13 @@ func TestOperatorRestartResumesWithoutRedoingWork(t *testing.T) {
 	if n := completeNodes(); n == 4 {
 		t.Fatal("the rollout finished before the operator was stopped; the test proves nothing")
 	}
+	restart := time.Now()
 	if err := startOperator(); err != nil {
 		t.Fatal(err)
 	}
+	// How long the operator takes from start to webhooks answering
+	// (go test -run TestOperatorRestart -v shows it; docs/testing.md).
+	t.Logf("operator restarted: webhooks answer after %v", time.Since(restart).Round(10*time.Millisecond))
 	waitSkyhook(t, "restart", time.Minute, isReady)
 
 	runs := created()
