@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/skyhook-go/skyhook/api/timewindow"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/budget"
 	"github.com/skyhook-go/skyhook/reconcile/cordon"
@@ -28,7 +29,6 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
 	"github.com/skyhook-go/skyhook/reconcile/nodestate"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
-	"github.com/skyhook-go/skyhook/reconcile/timewindow"
 )
 
 // nodeWork is one selected node and what this Skyhook has on it.

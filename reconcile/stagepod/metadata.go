@@ -8,8 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/skyhook-go/skyhook/api/imageref"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/webhook/validate"
 )
 
 // Node metadata for the steps. A package's steps find the node's labels and
@@ -57,7 +57,7 @@ type packageMetadata struct {
 // Skyhook's packages.
 func metadataAnnotations(s Spec) map[string]string {
 	labels, _ := json.Marshal(nonNil(s.NodeLabels)) // a map of strings always encodes
-	agent, _ := validate.ParseImage(s.AgentImage)   // the operator's flag; a bad one leaves the version empty
+	agent, _ := imageref.Parse(s.AgentImage)        // the operator's flag; a bad one leaves the version empty
 	pkgs := packagesMetadata{AgentVersion: agent.Tag, Packages: map[string]packageMetadata{}}
 	for name, p := range s.Skyhook.Spec.Packages {
 		pkgs.Packages[name] = packageMetadata{Name: name, Version: p.Version, Image: p.Image, AgentImageOverride: p.AgentImageOverride,

@@ -5,6 +5,7 @@
 package defaults
 
 import (
+	"github.com/skyhook-go/skyhook/api/imageref"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/webhook/validate"
 )
@@ -49,7 +50,7 @@ func Skyhook(sk *skyhookv1.Skyhook, opts Options) {
 // of the image: the image becomes the repository, the digest goes to
 // containerSHA. Anything inconsistent is left as written for the validator.
 func splitImage(pkg *skyhookv1.Package) {
-	ref, err := validate.ParseImage(pkg.Image)
+	ref, err := imageref.Parse(pkg.Image)
 	if err != nil || (ref.Tag == "" && ref.Digest == "") {
 		return
 	}

@@ -30,8 +30,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/skyhook-go/skyhook/api/imageref"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/webhook/validate"
 )
 
 // Parse reads the ValidatingPolicy documents of a YAML stream. kyverno-json's
@@ -181,7 +181,7 @@ func packagesBinding(resource map[string]any, names []string) []any {
 			entry[k] = v
 		}
 		if image, ok := p["image"].(string); ok {
-			if ref, err := validate.ParseImage(image); err == nil {
+			if ref, err := imageref.Parse(image); err == nil {
 				entry["imageRef"] = map[string]any{
 					"registry": ref.Registry, "repository": ref.Repository, "tag": ref.Tag,
 					"digest": ref.Digest, "explicitRegistry": ref.ExplicitRegistry,

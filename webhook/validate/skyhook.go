@@ -21,6 +21,7 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/skyhook-go/skyhook/api/imageref"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
@@ -110,7 +111,7 @@ func pkg(key string, pk skyhookv1.Package, p *field.Path) field.ErrorList {
 	errs = append(errs, verr...)
 	errs = append(errs, image(pk, version, p)...)
 	if pk.AgentImageOverride != "" {
-		if _, err := ParseImage(pk.AgentImageOverride); err != nil {
+		if _, err := imageref.Parse(pk.AgentImageOverride); err != nil {
 			errs = append(errs, field.Invalid(p.Child("agentImageOverride"), pk.AgentImageOverride, "not an image reference: "+err.Error()))
 		}
 	}
@@ -145,7 +146,7 @@ func image(pk skyhookv1.Package, version *semver.Version, p *field.Path) field.E
 	if pk.Image == "" {
 		return field.ErrorList{field.Required(p.Child("image"), "the package's container image")}
 	}
-	ref, err := ParseImage(pk.Image)
+	ref, err := imageref.Parse(pk.Image)
 	if err != nil {
 		return field.ErrorList{field.Invalid(p.Child("image"), pk.Image, "not an image reference: "+err.Error())}
 	}

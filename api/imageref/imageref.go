@@ -1,4 +1,8 @@
-package validate
+// Package imageref reads a package or agent image reference the way the
+// API defines it: the tag as written (a missing tag is not "latest"), the
+// digest, and the registry it resolves to. Admission, defaulting and the
+// stage pods read images through it.
+package imageref
 
 import (
 	"strings"
@@ -6,8 +10,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 )
 
-// ImageRef is a package image as written, split into its parts.
-type ImageRef struct {
+// Ref is an image reference as written, split into its parts.
+type Ref struct {
 	// Repository is the image without tag or digest, registry (and port)
 	// included as written.
 	Repository string
@@ -22,16 +26,16 @@ type ImageRef struct {
 	ExplicitRegistry bool
 }
 
-// ParseImage splits an image reference. go-containerregistry parses it (and
+// Parse splits an image reference. go-containerregistry parses it (and
 // knows about registries with ports); it fills in "latest" for a missing tag,
 // so whether a tag was written is read from the string itself: a ':' after
 // the last '/' of the part before any '@'.
-func ParseImage(image string) (ImageRef, error) {
+func Parse(image string) (Ref, error) {
 	ref, err := name.ParseReference(image)
 	if err != nil {
-		return ImageRef{}, err
+		return Ref{}, err
 	}
-	out := ImageRef{Registry: ref.Context().RegistryStr(), Repository: image}
+	out := Ref{Registry: ref.Context().RegistryStr(), Repository: image}
 	beforeDigest := image
 	if i := strings.IndexByte(image, '@'); i >= 0 {
 		out.Digest = image[i+1:]
