@@ -8,14 +8,15 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/config"
-	"github.com/skyhook-go/skyhook/test/cluster"
+	"github.com/skyhook-go/skyhook/test/clustertest"
 )
 
 var env *cluster.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(cluster.Main(m, cluster.Options{}, &env))
+	os.Exit(clustertest.Main(m, cluster.Options{}, &env))
 }
 
 func kubectl(t *testing.T, args ...string) string {

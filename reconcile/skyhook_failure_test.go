@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
-	"github.com/skyhook-go/skyhook/test/cluster"
 )
 
 // A failing step is recorded as erroring with its exit code and where its
@@ -29,7 +29,7 @@ func TestFailingStepErrorsThenSpecFixRecovers(t *testing.T) {
 			Packages: skyhookv1.Packages{"tuning": {
 				PackageRef: skyhookv1.PackageRef{Version: "1.0.0"},
 				Image:      "ghcr.io/nvidia/tuning",
-				// The simulated agent exits 7 (see test/cluster).
+				// The simulated agent exits 7 (see cmd/skyhook/sandbox/cluster).
 				Env: []corev1.EnvVar{{Name: cluster.SimExitCodeEnv, Value: "7"}},
 			}},
 		},

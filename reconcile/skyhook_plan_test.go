@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/reconcile"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
-	"github.com/skyhook-go/skyhook/test/cluster"
 )
 
 // The plan computed from the cluster before a rollout is the rollout that

@@ -4,10 +4,9 @@
 package scheme
 
 import (
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )

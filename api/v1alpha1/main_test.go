@@ -13,8 +13,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/config"
-	"github.com/skyhook-go/skyhook/test/cluster"
+	"github.com/skyhook-go/skyhook/test/clustertest"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -28,7 +29,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	os.Exit(cluster.Main(m, cluster.Options{CRDs: crds}, &env))
+	os.Exit(clustertest.Main(m, cluster.Options{CRDs: crds}, &env))
 }
 
 func k8sClient(t *testing.T) client.Client { return testenv.Client(t, env) }

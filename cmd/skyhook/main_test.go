@@ -4,8 +4,9 @@ import (
 	"os"
 	"testing"
 
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/config"
-	"github.com/skyhook-go/skyhook/test/cluster"
+	"github.com/skyhook-go/skyhook/test/clustertest"
 )
 
 // env is a real API server with the Skyhook CRDs for the commands that
@@ -17,5 +18,5 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	os.Exit(cluster.Main(m, cluster.Options{CRDs: crds}, &env))
+	os.Exit(clustertest.Main(m, cluster.Options{CRDs: crds}, &env))
 }

@@ -5,8 +5,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/skyhook-go/skyhook/test/cluster/binaries"
-	"github.com/skyhook-go/skyhook/test/sandbox"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 )
 
 func newSandboxCommand() *cobra.Command {

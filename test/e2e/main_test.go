@@ -15,10 +15,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/gitserver"
 	"github.com/skyhook-go/skyhook/config"
-	"github.com/skyhook-go/skyhook/test/cluster"
-	"github.com/skyhook-go/skyhook/test/cluster/binaries"
-	"github.com/skyhook-go/skyhook/test/gitserver"
+	"github.com/skyhook-go/skyhook/test/clustertest"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -58,7 +59,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	defer os.RemoveAll(gitRoot)
-	os.Exit(cluster.Main(m, cluster.Options{CRDs: crds, Nodes: cluster.NumberedNodes("e2e", 3, map[string]string{"pool": "e2e"})}, &env,
+	os.Exit(clustertest.Main(m, cluster.Options{CRDs: crds, Nodes: cluster.NumberedNodes("e2e", 3, map[string]string{"pool": "e2e"})}, &env,
 		func(ctx context.Context, c *cluster.Cluster) error {
 			if err := testenv.OperatorLogs(c); err != nil {
 				return err

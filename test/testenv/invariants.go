@@ -16,7 +16,7 @@ import (
 
 	"github.com/skyhook-go/skyhook/api/scheme"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/test/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 )
 
 // Invariants watches a whole test package's cluster for what must never

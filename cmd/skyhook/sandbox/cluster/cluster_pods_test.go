@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/skyhook-go/skyhook/test/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 )
 
 // stagePod is shaped like a Skyhook stage pod: init containers that copy the

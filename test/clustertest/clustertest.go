@@ -1,4 +1,6 @@
-package cluster
+// Package clustertest starts one local control plane (package cluster) for
+// a test package, from its TestMain, and stops it when the tests end.
+package clustertest
 
 import (
 	"context"
@@ -8,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 )
 
 // Main starts one cluster for a test package, points *into at it, runs the
@@ -17,18 +21,18 @@ import (
 //
 //	var env *cluster.Cluster
 //
-//	func TestMain(m *testing.M) { os.Exit(cluster.Main(m, cluster.Options{...}, &env)) }
+//	func TestMain(m *testing.M) { os.Exit(clustertest.Main(m, cluster.Options{...}, &env)) }
 //
 // An interrupt or termination signal stops the cluster before the process
 // exits. Set SKYHOOK_TEST_LOG=1 to see the start-up progress.
-func Main(m *testing.M, opts Options, into **Cluster, setup ...func(context.Context, *Cluster) error) int {
+func Main(m *testing.M, opts cluster.Options, into **cluster.Cluster, setup ...func(context.Context, *cluster.Cluster) error) int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	if opts.Log == nil && os.Getenv("SKYHOOK_TEST_LOG") != "" {
 		opts.Log = os.Stderr
 	}
 	start := time.Now()
-	c, err := Start(ctx, opts)
+	c, err := cluster.Start(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting the local cluster: %v\n", err)
 		return 1

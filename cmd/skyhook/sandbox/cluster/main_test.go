@@ -7,7 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/skyhook-go/skyhook/test/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/test/clustertest"
 )
 
 // The harness tests share one cluster of nodeCount nodes, each with labels,
@@ -21,7 +22,7 @@ func TestMain(m *testing.M) {
 		runChild() // for TestKilledOwnerTakesTheClusterWithIt
 		return
 	}
-	os.Exit(cluster.Main(m, cluster.Options{Nodes: testNodes()}, &env))
+	os.Exit(clustertest.Main(m, cluster.Options{Nodes: testNodes()}, &env))
 }
 
 func testNodes() []cluster.Node {

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skyhook-go/skyhook/test/cluster"
-	"github.com/skyhook-go/skyhook/test/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/skyhook-go/skyhook/test/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 )
 
 // Stop ends every process the cluster started and removes its temporary

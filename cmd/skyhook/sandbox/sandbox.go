@@ -30,9 +30,9 @@ import (
 
 	"github.com/skyhook-go/skyhook/api/scheme"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 	"github.com/skyhook-go/skyhook/config"
-	"github.com/skyhook-go/skyhook/test/cluster"
-	"github.com/skyhook-go/skyhook/test/cluster/binaries"
 )
 
 // Options configure the sandbox.

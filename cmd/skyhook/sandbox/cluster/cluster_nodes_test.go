@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/skyhook-go/skyhook/test/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 )
 
 // Start returns with every node Ready (the node lifecycle controller of the

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/skyhook-go/skyhook/test/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 )
 
 // StartSourceController runs Flux's source-controller against the cluster

@@ -13,9 +13,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/skyhook-go/skyhook/test/cluster"
-	"github.com/skyhook-go/skyhook/test/cluster/binaries"
-	"github.com/skyhook-go/skyhook/test/gitserver"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/gitserver"
 )
 
 // fluxFile, in the state directory, says where the Git server and the OCI

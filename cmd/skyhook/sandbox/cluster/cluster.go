@@ -7,7 +7,7 @@
 // children also die with this process if it is killed, so an interrupted or
 // timed-out test leaves nothing running.
 //
-// Tests start one cluster per package from TestMain with Main.
+// Tests start one cluster per package from TestMain with test/clustertest.
 //
 // envtest is not used to start the processes: it cannot run the
 // controller-manager or KWOK, cannot tie children to the parent's life
@@ -40,7 +40,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/skyhook-go/skyhook/test/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 )
 
 // Options configure Start.
