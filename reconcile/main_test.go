@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -151,12 +150,7 @@ func isReady(sk *skyhookv1.Skyhook) bool {
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
+	testenv.Eventually(t, what, time.Minute, cond)
 }
 
 // countStagePods counts the stage pods created for a Skyhook from now on,
@@ -187,22 +181,11 @@ func countStagePods(t *testing.T, skyhook string) func() map[string]int {
 	}
 }
 
-// waitEvent waits for an event about the named object with the reason and
-// a note containing note.
+// waitWarning waits for a Warning event about the named object with the
+// reason and a note containing note.
 func waitWarning(t *testing.T, regarding, reason, note string) {
 	t.Helper()
-	eventually(t, "a "+reason+" event about "+regarding, func() bool {
-		events, err := env.Clientset.EventsV1().Events("").List(context.Background(), metav1.ListOptions{})
-		if err != nil {
-			return false
-		}
-		for _, e := range events.Items {
-			if e.Regarding.Name == regarding && e.Reason == reason && e.Type == corev1.EventTypeWarning && strings.Contains(e.Note, note) {
-				return true
-			}
-		}
-		return false
-	})
+	testenv.WaitWarning(t, env, regarding, reason, note)
 }
 
 // createPolicyYAML creates the DeploymentPolicy the YAML describes (see

@@ -2,7 +2,6 @@ package webhook_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 
@@ -26,12 +25,6 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Exit(clustertest.Main(m, cluster.Options{CRDs: crds}, &env, func(ctx context.Context, c *cluster.Cluster) error {
-		if err := testenv.OperatorLogs(c); err != nil {
-			return err
-		}
-		if _, err := operator.StartLocal(ctx, c.Config, operator.Options{Namespace: operatorNamespace}); err != nil {
-			return fmt.Errorf("starting the operator: %w", err)
-		}
-		return nil
+		return testenv.StartOperator(ctx, c, operator.Options{Namespace: operatorNamespace})
 	}))
 }

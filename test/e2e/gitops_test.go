@@ -110,7 +110,7 @@ func TestGitPushRollsOut(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), repo) })
 	key := packageSet(t, "fleet", "gpu", skyhookv1.SourceReference{Kind: sourcev1.GitRepositoryKind, Name: "fleet"})
-	eventually(t, "the first push to roll out", 2*time.Minute, func() bool {
+	testenv.Eventually(t, "the first push to roll out", 2*time.Minute, func() bool {
 		v, ready := skyhookVersion(t, "e2e-git")
 		return v == "1.0.0" && ready && conditions.IsReady(getPackageSet(t, key))
 	})
@@ -118,7 +118,7 @@ func TestGitPushRollsOut(t *testing.T) {
 	if _, err := gitserver.Push(work, url, map[string]string{"sets/gpu.yaml": skyhookYAML("e2e-git", "1.1.0")}, "second"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the second push to roll out", 2*time.Minute, func() bool {
+	testenv.Eventually(t, "the second push to roll out", 2*time.Minute, func() bool {
 		v, ready := skyhookVersion(t, "e2e-git")
 		return v == "1.1.0" && ready
 	})
@@ -134,7 +134,7 @@ func TestGitPushRollsOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the PackageSet to refuse the broken push", 2*time.Minute, func() bool {
+	testenv.Eventually(t, "the PackageSet to refuse the broken push", 2*time.Minute, func() bool {
 		ps := getPackageSet(t, key)
 		return strings.Contains(ps.Status.LastAttemptedRevision, commit) && conditions.IsStalled(ps)
 	})
@@ -188,7 +188,7 @@ func TestOCIArtifactIsConsumed(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), repo) })
 	key := packageSetAt(t, "oci", "gpu", ".", skyhookv1.SourceReference{Kind: sourcev1.OCIRepositoryKind, Name: "gpu"})
-	eventually(t, "the OCI artifact to roll out", 2*time.Minute, func() bool {
+	testenv.Eventually(t, "the OCI artifact to roll out", 2*time.Minute, func() bool {
 		v, ready := skyhookVersion(t, "e2e-oci")
 		return v == "2.0.0" && ready && conditions.IsReady(getPackageSet(t, key))
 	})

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"testing"
-	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -61,31 +60,14 @@ func TestMain(m *testing.M) {
 	defer os.RemoveAll(gitRoot)
 	os.Exit(clustertest.Main(m, cluster.Options{CRDs: crds, Nodes: cluster.NumberedNodes("e2e", 3, map[string]string{"pool": "e2e"})}, &env,
 		func(ctx context.Context, c *cluster.Cluster) error {
-			if err := testenv.OperatorLogs(c); err != nil {
-				return err
-			}
 			if err := c.StartSourceController(ctx, sc); err != nil {
 				return err
 			}
 			if git, err = gitserver.Start(gitRoot); err != nil {
 				return err
 			}
-			if _, err := operator.StartLocal(ctx, c.Config, operator.Options{Namespace: operatorNamespace}); err != nil {
-				return err
-			}
-			return nil
+			return testenv.StartOperator(ctx, c, operator.Options{Namespace: operatorNamespace})
 		}))
 }
 
 func k8sClient(t testing.TB) client.Client { return testenv.Client(t, env) }
-
-func eventually(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: timed out after %s", what, timeout)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}

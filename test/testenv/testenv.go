@@ -8,17 +8,21 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/skyhook-go/skyhook/api/scheme"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 )
 
@@ -171,4 +175,47 @@ func (b *BusyWatcher) TakeMost() int {
 	m := b.most
 	b.most = b.busy
 	return m
+}
+
+// Eventually polls cond every 200 ms until it holds, and fails the test
+// when it does not within timeout.
+func Eventually(t testing.TB, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// WaitWarning waits up to a minute for a Warning event about the named
+// object with the reason and a note containing note.
+func WaitWarning(t testing.TB, c *cluster.Cluster, regarding, reason, note string) {
+	t.Helper()
+	Eventually(t, "a "+reason+" event about "+regarding, time.Minute, func() bool {
+		events, err := c.Clientset.EventsV1().Events("").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, e := range events.Items {
+			if e.Regarding.Name == regarding && e.Reason == reason && e.Type == corev1.EventTypeWarning && strings.Contains(e.Note, note) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// StartOperator runs the operator in the test process against the cluster
+// until ctx ends, its log in <cluster dir>/logs/operator.log; it returns
+// once the apiserver routes admission through its webhooks.
+func StartOperator(ctx context.Context, c *cluster.Cluster, opts operator.Options) error {
+	if err := OperatorLogs(c); err != nil {
+		return err
+	}
+	if _, err := operator.StartLocal(ctx, c.Config, opts); err != nil {
+		return fmt.Errorf("starting the operator: %w", err)
+	}
+	return nil
 }

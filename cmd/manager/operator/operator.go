@@ -30,6 +30,7 @@ import (
 
 	"github.com/skyhook-go/skyhook/api/scheme"
 	"github.com/skyhook-go/skyhook/reconcile"
+	"github.com/skyhook-go/skyhook/reconcile/packageset"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	skyhookwebhook "github.com/skyhook-go/skyhook/webhook"
 	"github.com/skyhook-go/skyhook/webhook/defaults"
@@ -290,7 +291,7 @@ func setupPackageSets(ctx context.Context, mgr manager.Manager, opts Options) er
 			return nil
 		}
 	}
-	return (&reconcile.PackageSetReconciler{
+	return (&packageset.Reconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("skyhook-packageset"), HostnameOverwrite: opts.ArtifactHostname,
 	}).SetupWithManager(ctx, mgr)
 }

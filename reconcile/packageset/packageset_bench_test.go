@@ -1,4 +1,4 @@
-package reconcile_test
+package packageset_test
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // the source showing the revision to the PackageSet having applied all 50
 // (dry run of all, then apply of all, through the admission webhooks).
 //
-//	go test -run XXX -bench PackageSetRevisionToApplied -benchtime 5x ./reconcile/
+//	go test -run XXX -bench PackageSetRevisionToApplied -benchtime 5x ./reconcile/packageset/
 var benchRuns int
 
 func BenchmarkPackageSetRevisionToApplied(b *testing.B) {

@@ -1,4 +1,4 @@
-package reconcile_test
+package packageset_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
 // source plays source-controller for one GitRepository: it serves tarballs
@@ -187,7 +188,7 @@ func TestPackageSetAppliesAllOrNothingAndPrunes(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Name: "ps-broken"}, &skyhookv1.Skyhook{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the invalid Skyhook exists: %v", err)
 	}
-	waitWarning(t, "gpu", "ValidationFailed", "main@sha1:4444")
+	testenv.WaitWarning(t, env, "gpu", "ValidationFailed", "main@sha1:4444")
 
 	src.publish("main@sha1:5555", map[string]string{"sets/gpu.yaml": skyhookManifest("ps-gpu", "1.2.0")})
 	waitPackageSet(t, key, func(p *skyhookv1.PackageSet) bool {

@@ -1,4 +1,8 @@
-package reconcile
+// Package packageset is the GitOps side of the operator: the PackageSet
+// reconciler applies the Skyhook and DeploymentPolicy manifests of a Flux
+// GitRepository or OCIRepository artifact, all or nothing, and reports
+// Flux-compatible conditions. Package manifests (beside it) reads the files.
+package packageset
 
 import (
 	"context"
@@ -31,14 +35,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/reconcile/manifests"
+	"github.com/skyhook-go/skyhook/reconcile/packageset/manifests"
 )
 
-// PackageSetFinalizer lets the operator prune a deleted PackageSet's objects.
-const PackageSetFinalizer = skyhookv1.MetadataPrefix + "/packageset"
+// Finalizer lets the operator prune a deleted PackageSet's objects.
+const Finalizer = skyhookv1.MetadataPrefix + "/packageset"
 
-// PackageSetFieldOwner is the field manager of everything a PackageSet applies.
-const PackageSetFieldOwner = "skyhook-packageset"
+// FieldOwner is the field manager of everything a PackageSet applies.
+const FieldOwner = "skyhook-packageset"
 
 // sourceIndex indexes PackageSets by "<kind>/<namespace>/<name>" of their source.
 const sourceIndex = ".spec.sourceRef"
@@ -49,10 +53,10 @@ const (
 	maxUntarSize    = 100 << 20
 )
 
-// PackageSetReconciler applies the Skyhook and DeploymentPolicy manifests
+// Reconciler applies the Skyhook and DeploymentPolicy manifests
 // of a Flux source artifact: all of them, after the API server (and with it
 // the admission webhooks) accepted every one in a dry run, or none.
-type PackageSetReconciler struct {
+type Reconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
 	// HostnameOverwrite replaces the host of artifact URLs (to reach
@@ -63,7 +67,7 @@ type PackageSetReconciler struct {
 // Reconcile reads top to bottom, as Flux's controllers do: get, patch helper
 // with a deferred status patch, finalizer, suspend, dependencies, source,
 // apply.
-func (r *PackageSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	ps := &skyhookv1.PackageSet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, ps); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -77,7 +81,7 @@ func (r *PackageSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			ps.Status.ObservedGeneration = ps.Generation
 		}
 		opts := []patch.Option{patch.WithOwnedConditions{Conditions: []string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition}},
-			patch.WithFieldOwner(PackageSetFieldOwner)}
+			patch.WithFieldOwner(FieldOwner)}
 		if err := patcher.Patch(ctx, ps, opts...); err != nil && !apierrors.IsNotFound(err) {
 			retErr = errors.Join(retErr, err)
 		}
@@ -86,8 +90,8 @@ func (r *PackageSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if !ps.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, ps)
 	}
-	if !controllerutil.ContainsFinalizer(ps, PackageSetFinalizer) {
-		controllerutil.AddFinalizer(ps, PackageSetFinalizer)
+	if !controllerutil.ContainsFinalizer(ps, Finalizer) {
+		controllerutil.AddFinalizer(ps, Finalizer)
 		return ctrl.Result{Requeue: true}, nil
 	}
 	if ps.Spec.Suspend {
@@ -145,14 +149,14 @@ func (r *PackageSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 }
 
 // fail marks the PackageSet not ready for a reason that may pass.
-func (r *PackageSetReconciler) fail(ps *skyhookv1.PackageSet, reason, format string, args ...any) {
+func (r *Reconciler) fail(ps *skyhookv1.PackageSet, reason, format string, args ...any) {
 	conditions.MarkFalse(ps, meta.ReadyCondition, reason, format, args...)
 	r.event(ps, corev1.EventTypeWarning, reason, fmt.Sprintf(format, args...))
 }
 
 // reject reports a revision whose manifests were refused: nothing of it
 // was applied and the last good revision stays.
-func (r *PackageSetReconciler) reject(ps *skyhookv1.PackageSet, revision string, problems []string) {
+func (r *Reconciler) reject(ps *skyhookv1.PackageSet, revision string, problems []string) {
 	msg := fmt.Sprintf("revision %s was not applied (%d problems; %s stays): %s", revision, len(problems),
 		orNone(ps.Status.LastAppliedRevision), strings.Join(problems, "; "))
 	conditions.Delete(ps, meta.ReconcilingCondition)
@@ -168,7 +172,7 @@ func orNone(revision string) string {
 	return "revision " + revision
 }
 
-func (r *PackageSetReconciler) event(ps *skyhookv1.PackageSet, kind, reason, note string) {
+func (r *Reconciler) event(ps *skyhookv1.PackageSet, kind, reason, note string) {
 	if r.Recorder != nil {
 		r.Recorder.Eventf(ps, nil, kind, reason, "Reconcile", "%s", note)
 	}
@@ -183,7 +187,7 @@ func retryInterval(ps *skyhookv1.PackageSet) time.Duration {
 
 // dependencyNotReady names the first PackageSet of dependsOn that is not
 // Ready for its current generation, or is empty.
-func (r *PackageSetReconciler) dependencyNotReady(ctx context.Context, ps *skyhookv1.PackageSet) string {
+func (r *Reconciler) dependencyNotReady(ctx context.Context, ps *skyhookv1.PackageSet) string {
 	for _, dep := range ps.Spec.DependsOn {
 		ns := dep.Namespace
 		if ns == "" {
@@ -199,7 +203,7 @@ func (r *PackageSetReconciler) dependencyNotReady(ctx context.Context, ps *skyho
 }
 
 // artifact is the source's current artifact.
-func (r *PackageSetReconciler) artifact(ctx context.Context, ps *skyhookv1.PackageSet) (*meta.Artifact, error) {
+func (r *Reconciler) artifact(ctx context.Context, ps *skyhookv1.PackageSet) (*meta.Artifact, error) {
 	ref := ps.Spec.SourceRef
 	key := types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}
 	if key.Namespace == "" {
@@ -231,7 +235,7 @@ func (r *PackageSetReconciler) artifact(ctx context.Context, ps *skyhookv1.Packa
 
 // fetch downloads the artifact (digest verified, size limited, untarred
 // without path escapes) and reads the manifests at spec.path.
-func (r *PackageSetReconciler) fetch(ctx context.Context, ps *skyhookv1.PackageSet, artifact *meta.Artifact) ([]manifests.Object, []string, error) {
+func (r *Reconciler) fetch(ctx context.Context, ps *skyhookv1.PackageSet, artifact *meta.Artifact) ([]manifests.Object, []string, error) {
 	dir, err := os.MkdirTemp("", "packageset-")
 	if err != nil {
 		return nil, nil, err
@@ -253,11 +257,11 @@ func (r *PackageSetReconciler) fetch(ctx context.Context, ps *skyhookv1.PackageS
 // apply server-side applies the objects under one field manager; with
 // dryRun only the API server judges them (schema, admission webhooks,
 // policies). It returns every refusal with its file, object and field.
-func (r *PackageSetReconciler) apply(ctx context.Context, objects []manifests.Object, dryRun bool) []string {
+func (r *Reconciler) apply(ctx context.Context, objects []manifests.Object, dryRun bool) []string {
 	var problems []string
 	for _, o := range objects {
 		obj := o.Object.DeepCopy()
-		opts := []client.PatchOption{client.FieldOwner(PackageSetFieldOwner), client.ForceOwnership}
+		opts := []client.PatchOption{client.FieldOwner(FieldOwner), client.ForceOwnership}
 		if dryRun {
 			opts = append(opts, client.DryRunAll)
 		}
@@ -287,7 +291,7 @@ func refusal(err error) string {
 
 // record keeps the inventory of what was applied and, with prune, deletes
 // what the previous revision applied and this one does not.
-func (r *PackageSetReconciler) record(ctx context.Context, ps *skyhookv1.PackageSet, objects []manifests.Object) error {
+func (r *Reconciler) record(ctx context.Context, ps *skyhookv1.PackageSet, objects []manifests.Object) error {
 	inventory := &skyhookv1.ResourceInventory{Entries: []skyhookv1.ResourceRef{}}
 	now := map[string]bool{}
 	for _, o := range objects {
@@ -317,7 +321,7 @@ func inventoryRef(u *unstructured.Unstructured) skyhookv1.ResourceRef {
 }
 
 // delete deletes an inventory entry's object.
-func (r *PackageSetReconciler) delete(ctx context.Context, ref skyhookv1.ResourceRef) error {
+func (r *Reconciler) delete(ctx context.Context, ref skyhookv1.ResourceRef) error {
 	parts := strings.Split(ref.ID, "_")
 	if len(parts) != 4 {
 		return nil // not one of ours
@@ -331,7 +335,7 @@ func (r *PackageSetReconciler) delete(ctx context.Context, ref skyhookv1.Resourc
 
 // notReady names the first applied Skyhook that is not Ready for its
 // current generation, or is empty.
-func (r *PackageSetReconciler) notReady(ctx context.Context, objects []manifests.Object) string {
+func (r *Reconciler) notReady(ctx context.Context, objects []manifests.Object) string {
 	for _, o := range objects {
 		if o.Object.GetKind() != skyhookv1.SkyhookKind {
 			continue
@@ -346,7 +350,7 @@ func (r *PackageSetReconciler) notReady(ctx context.Context, objects []manifests
 }
 
 // finalize prunes the set's objects when it prunes, then lets it go.
-func (r *PackageSetReconciler) finalize(ctx context.Context, ps *skyhookv1.PackageSet) error {
+func (r *Reconciler) finalize(ctx context.Context, ps *skyhookv1.PackageSet) error {
 	if ps.Spec.Prune && ps.Status.Inventory != nil && !ps.Spec.Suspend {
 		for _, ref := range ps.Status.Inventory.Entries {
 			if err := r.delete(ctx, ref); err != nil {
@@ -354,13 +358,13 @@ func (r *PackageSetReconciler) finalize(ctx context.Context, ps *skyhookv1.Packa
 			}
 		}
 	}
-	controllerutil.RemoveFinalizer(ps, PackageSetFinalizer)
+	controllerutil.RemoveFinalizer(ps, Finalizer)
 	return nil
 }
 
 // SetupWithManager watches PackageSets, their sources (only a new artifact
 // revision counts) and the Skyhooks they applied (for wait).
-func (r *PackageSetReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &skyhookv1.PackageSet{}, sourceIndex, func(o client.Object) []string {
 		ps := o.(*skyhookv1.PackageSet)
 		ns := ps.Spec.SourceRef.Namespace
@@ -383,7 +387,7 @@ func (r *PackageSetReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 }
 
 // forSource maps a source to the PackageSets that use it.
-func (r *PackageSetReconciler) forSource(kind string) handler.MapFunc {
+func (r *Reconciler) forSource(kind string) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []ctrl.Request {
 		var list skyhookv1.PackageSetList
 		if err := r.Client.List(ctx, &list, client.MatchingFields{sourceIndex: kind + "/" + o.GetNamespace() + "/" + o.GetName()}); err != nil {
@@ -398,7 +402,7 @@ func (r *PackageSetReconciler) forSource(kind string) handler.MapFunc {
 }
 
 // forSkyhook maps a Skyhook to the waiting PackageSets that applied it.
-func (r *PackageSetReconciler) forSkyhook(ctx context.Context, o client.Object) []ctrl.Request {
+func (r *Reconciler) forSkyhook(ctx context.Context, o client.Object) []ctrl.Request {
 	var list skyhookv1.PackageSetList
 	if err := r.Client.List(ctx, &list); err != nil {
 		return nil
