@@ -1,11 +1,38 @@
-// Package reconcile holds the operator's controllers: the node lifecycle
-// reconciler for Skyhooks and the PackageSet reconciler for Flux sources.
+// Package reconcile is the Skyhook controller: it rolls a Skyhook's
+// packages across the nodes it selects, stage by stage, within its
+// interruption budget or DeploymentPolicy. The PackageSet controller is in
+// reconcile/packageset; the leaf packages beside this one each hold one
+// idea (lifecycle, stagepod, nodestate, budget, compartment, snapshot,
+// cordon, drain, interrupt, taints).
 //
-// The RBAC markers below are the operator's whole permission set; `make
-// generate` turns them into config/rbac/role.yaml: a ClusterRole for what
-// spans the cluster (nodes, reading pods for drains, evictions) and a Role
-// in the operator's namespace for its own stage pods, ConfigMaps (package
-// snapshots, policies), Secret (webhook certificates) and leader lease.
+// The files, one concept each:
+//
+//	skyhook_controller.go  Reconcile (get, patch helper with a deferred finalizeStatus,
+//	                       finalizer, disable, rollout), deletion, watches
+//	rollout.go             one pass over a Skyhook's nodes (rolloutPass): follow the
+//	                       active nodes, admit waiting ones within the budget, finish
+//	gather.go              what a pass reads: selected nodes, their records and stage pods
+//	node.go                one node's turn in a pass (nodePass): its packages, stages, retries
+//	stagepods.go           finding, creating, reading and deleting stage pods; backoff
+//	interrupts.go          a node's interrupt: cordon, drain, run, verify the reboot
+//	packages.go            the package lifecycle on a node: order, next step, node status
+//	priority.go            ordering between Skyhooks on a shared node
+//	policy.go              DeploymentPolicy compartments and batches in a pass
+//	notready.go            NotReady nodes keep, then give up, their budget slot
+//	runtime_required.go    the runtime-required taint
+//	snapshots.go           package snapshots kept for uninstalling old versions
+//	status.go              all status writing and events: progress, summarise, conditions
+//	memory.go              the operator's memory of its own writes between passes
+//	pool.go                the writes of a pass, sent for several nodes at once
+//	metrics.go             the rollout gauges
+//	plan.go                PlanRollout: what a rollout would do, for `skyhook plan`
+//
+// The RBAC markers below are the operator's whole permission set (both
+// controllers and the webhooks); `make generate` turns them into
+// config/rbac/role.yaml: a ClusterRole for what spans the cluster (nodes,
+// reading pods for drains, evictions) and a Role in the operator's
+// namespace for its own stage pods, ConfigMaps (package snapshots,
+// policies), Secret (webhook certificates) and leader lease.
 //
 // +kubebuilder:rbac:groups=skyhook.nvidia.com,resources=skyhooks;deploymentpolicies;packagesets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=skyhook.nvidia.com,resources=skyhooks/status;deploymentpolicies/status;packagesets/status,verbs=get;update;patch

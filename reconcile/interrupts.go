@@ -9,13 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/skyhook-go/skyhook/api/timewindow"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/cordon"
 	"github.com/skyhook-go/skyhook/reconcile/drain"
@@ -28,17 +24,10 @@ import (
 const (
 	defaultDrainTimeout  = 10 * time.Minute
 	defaultRebootTimeout = 10 * time.Minute
-	defaultStageTimeout  = time.Hour
 	// drainRecheck is how often a drain looks again at the node's pods:
 	// the operator does not watch pods outside its namespace.
 	drainRecheck = 2 * time.Second
 )
-
-// drainReport says what holds a node's interrupt.
-type drainReport struct {
-	node     string
-	blockers []drain.Blocker
-}
 
 // interruptDue reports whether the package's next stage is the interrupt.
 func interruptDue(sk *skyhookv1.Skyhook, state skyhookv1.NodeState, config map[string]string, name string) bool {
@@ -61,41 +50,34 @@ func othersRunning(state skyhookv1.NodeState, due []string) bool {
 	return false
 }
 
+// interruptOf is the interrupt a package due for one asks for: the one its
+// changed configMap keys asked for, or its own.
+func interruptOf(sk *skyhookv1.Skyhook, name string, config map[string]string) *skyhookv1.Interrupt {
+	if marker := config[rerunKey(name)]; marker != "" {
+		var in skyhookv1.Interrupt
+		if json.Unmarshal([]byte(marker), &in) == nil {
+			return &in
+		}
+	}
+	if d := declared(sk, name); d != nil {
+		return d.Interrupt
+	}
+	return nil
+}
+
 // interruptNode moves the node's interrupt one step: cordon, wait for pods
 // matching podNonInterruptLabels, drain, run the merged interrupt, verify a
 // reboot. It returns true once the interrupt is done, with the record to
 // keep on the node (nil when done).
-func (r *SkyhookReconciler) interruptNode(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, state skyhookv1.NodeState, config map[string]string, due []string, rec *interrupt.Record, p *progress) (bool, *interrupt.Record, error) {
+func (n *nodePass) interruptNode(ctx context.Context, due []string, rec *interrupt.Record) (bool, *interrupt.Record, error) {
+	sk := n.sk
 	sort.Strings(due)
-	keys := make([]string, len(due))
-	var asked []skyhookv1.Interrupt
-	for i, name := range due {
-		d := declared(sk, name)
-		keys[i] = skyhookv1.NodeStateKey(name, d.Version)
-		if in := interruptOf(sk, name, config); in != nil {
-			asked = append(asked, *in)
-		}
-		entry := state[keys[i]]
-		entry.Stage = skyhookv1.StageInterrupt
-		if entry.State != skyhookv1.StateErroring && entry.State != skyhookv1.StateInProgress {
-			entry.State, entry.Restarts = skyhookv1.StateInProgress, 0
-		}
-		state[keys[i]] = entry
-	}
-	merged := interrupt.Merge(asked)
-	if merged == nil {
-		merged = &skyhookv1.Interrupt{Type: skyhookv1.InterruptNoop}
-	}
-	w.interrupt = merged
+	keys, merged := n.enterInterrupt(due)
+	n.interrupt = merged
 	if !rec.For(sk.Generation, keys) {
 		// A new interrupt: it starts only inside the policy's window.
-		if now := time.Now(); p.window != nil && !p.window.Contains(now) {
-			next := p.window.Next(now)
-			p.windowWaits++
-			if p.nextWindow.IsZero() || next.Before(p.nextWindow) {
-				p.nextWindow = next
-			}
-			p.requeue = minPositive(p.requeue, next.Sub(now))
+		if now := time.Now(); n.window != nil && !n.window.Contains(now) {
+			n.progress.waitsForWindow(n.window.Next(now), now)
 			return false, nil, nil
 		}
 		rec = &interrupt.Record{Generation: sk.Generation, Phase: interrupt.PhaseDrain, Since: time.Now().UTC(), Packages: keys, Interrupt: *merged}
@@ -104,25 +86,51 @@ func (r *SkyhookReconciler) interruptNode(ctx context.Context, sk *skyhookv1.Sky
 	case interrupt.PhaseSkipped:
 		return false, rec, nil // reported by skippedDrain once its status says blocked
 	case interrupt.PhaseDrain:
-		return r.drainNode(ctx, sk, w, rec, p)
+		return n.drainNode(ctx, rec)
 	case interrupt.PhaseInterrupt:
-		return r.runInterrupt(ctx, sk, w, state, due, rec, p)
+		return n.runInterrupt(ctx, due, rec)
 	case interrupt.PhaseVerify:
-		return r.verifyReboot(sk, w, state, keys, rec, p)
+		return n.verifyReboot(keys, rec)
 	}
 	return false, rec, nil
+}
+
+// enterInterrupt records the packages due in their interrupt stage and
+// returns their record keys and the one interrupt that serves them all.
+func (n *nodePass) enterInterrupt(due []string) ([]string, *skyhookv1.Interrupt) {
+	keys := make([]string, len(due))
+	var asked []skyhookv1.Interrupt
+	for i, name := range due {
+		d := declared(n.sk, name)
+		keys[i] = skyhookv1.NodeStateKey(name, d.Version)
+		if in := interruptOf(n.sk, name, n.config); in != nil {
+			asked = append(asked, *in)
+		}
+		entry := n.state[keys[i]]
+		entry.Stage = skyhookv1.StageInterrupt
+		if entry.State != skyhookv1.StateErroring && entry.State != skyhookv1.StateInProgress {
+			entry.State, entry.Restarts = skyhookv1.StateInProgress, 0
+		}
+		n.state[keys[i]] = entry
+	}
+	merged := interrupt.Merge(asked)
+	if merged == nil {
+		merged = &skyhookv1.Interrupt{Type: skyhookv1.InterruptNoop}
+	}
+	return keys, merged
 }
 
 // drainNode cordons the node (signing the cordon), waits for pods that must
 // not be interrupted, and evicts the rest; once the node is empty the
 // interrupt pod starts.
-func (r *SkyhookReconciler) drainNode(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, rec *interrupt.Record, p *progress) (bool, *interrupt.Record, error) {
-	if !w.node.Spec.Unschedulable {
-		patch, err := cordon.Patch(w.node, sk)
+func (n *nodePass) drainNode(ctx context.Context, rec *interrupt.Record) (bool, *interrupt.Record, error) {
+	r, sk, node := n.r, n.sk, n.work.node
+	if !node.Spec.Unschedulable {
+		patch, err := cordon.Patch(node, sk)
 		if err != nil {
 			return false, rec, err
 		}
-		if err := r.patchNode(ctx, w.node.Name, patch); err != nil {
+		if err := r.patchNode(ctx, node.Name, patch); err != nil {
 			return false, rec, err
 		}
 		rec.Since = time.Now().UTC()
@@ -134,7 +142,7 @@ func (r *SkyhookReconciler) drainNode(ctx context.Context, sk *skyhookv1.Skyhook
 	if err != nil {
 		return false, rec, err
 	}
-	res, err := drain.Step(ctx, r.Client, r.APIReader, w.node.Name, drain.Options{
+	res, err := drain.Step(ctx, r.Client, r.APIReader, node.Name, drain.Options{
 		OperatorNamespace: r.Namespace, StagePodLabel: stagepod.SkyhookLabel, NonInterrupt: nonInterrupt,
 		Force: timedOut && onTimeout == skyhookv1.DrainDelete,
 	})
@@ -142,74 +150,74 @@ func (r *SkyhookReconciler) drainNode(ctx context.Context, sk *skyhookv1.Skyhook
 		return false, rec, err
 	}
 	if !res.Done() {
-		p.drainBlocked = append(p.drainBlocked, drainReport{node: w.node.Name, blockers: res.Blockers})
-		p.requeue = minPositive(p.requeue, drainRecheck)
+		n.progress.drainWaits(node.Name, res.Blockers)
+		n.progress.requeueIn(drainRecheck)
 		// Skip gives up on the node whatever holds it, pods matching
 		// podNonInterruptLabels included: skipping disturbs nobody.
 		if timedOut && onTimeout == skyhookv1.DrainSkip {
 			rec.Phase = interrupt.PhaseSkipped
-			return false, rec, r.releaseCordon(ctx, sk, w.node)
+			return false, rec, r.releaseCordon(ctx, sk, node)
 		}
 		return false, rec, nil
 	}
-	rec.Phase, rec.Since, rec.BootID = interrupt.PhaseInterrupt, time.Now().UTC(), w.node.Status.NodeInfo.BootID
+	rec.Phase, rec.Since, rec.BootID = interrupt.PhaseInterrupt, time.Now().UTC(), node.Status.NodeInfo.BootID
 	return false, rec, nil // the interrupt pod starts in the next pass, after the record says drained
 }
 
 // runInterrupt runs the merged interrupt as one stage pod (labelled with
 // the first package due) and follows it.
-func (r *SkyhookReconciler) runInterrupt(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, state skyhookv1.NodeState, due []string, rec *interrupt.Record, p *progress) (bool, *interrupt.Record, error) {
+func (n *nodePass) runInterrupt(ctx context.Context, due []string, rec *interrupt.Record) (bool, *interrupt.Record, error) {
 	first := due[0]
-	d := declared(sk, first)
+	d := declared(n.sk, first)
 	step := lifecycle.Step{Action: lifecycle.Run, Stage: skyhookv1.StageInterrupt, Version: d.Version, Image: d.Image}
-	key := skyhookv1.NodeStateKey(first, d.Version)
-	entry := state[key]
-	pod := stagePodFor(sk, first, w.pods[first], step)
+	pod := stagePodFor(n.sk, first, n.work.pods[first], step)
 	if pod == nil {
-		return false, rec, r.createStagePod(ctx, sk, w, first, step, entry.Restarts, p)
+		return false, rec, n.createStagePod(ctx, first, step, n.state[skyhookv1.NodeStateKey(first, d.Version)].Restarts)
 	}
-	switch outcome := r.outcome(pod, p); outcome.Result {
+	switch outcome := n.outcome(pod); outcome.Result {
 	case stagepod.Running:
 		return false, rec, nil
 	case stagepod.Succeeded:
 		if rec.Interrupt.Type == skyhookv1.InterruptReboot {
 			rec.Phase, rec.Since = interrupt.PhaseVerify, time.Now().UTC()
-			return r.verifyReboot(sk, w, state, rec.Packages, rec, p)
+			return n.verifyReboot(rec.Packages, rec)
 		}
-		return finishInterrupt(state, rec.Packages), nil, nil
+		return finishInterrupt(n.state, rec.Packages), nil, nil
 	default:
-		for _, k := range rec.Packages {
-			e := state[k]
-			e.State = skyhookv1.StateErroring
-			state[k] = e
-		}
-		p.erroring = append(p.erroring, skyhookv1.NodeAttention{Name: w.node.Name, Status: skyhookv1.StatusErroring,
-			Message: fmt.Sprintf("interrupt %s for %s: %s (logs: %s)", rec.Interrupt.Type, strings.Join(rec.Packages, ", "), outcome.Message, logsHint(pod, outcome.Container))})
-		entry = state[key]
-		return false, rec, r.retry(ctx, sk, w, pod, first, step, &entry, state, key, true, p)
+		markErroring(n.state, rec.Packages)
+		n.progress.nodeErroring(n.work.node.Name, fmt.Sprintf("interrupt %s for %s: %s (logs: %s)",
+			rec.Interrupt.Type, strings.Join(rec.Packages, ", "), outcome.Message, logsHint(pod, outcome.Container)))
+		// An interrupt under way is followed through, paused or not.
+		return false, rec, n.retry(ctx, pod, first, step, true)
 	}
 }
 
 // verifyReboot counts a reboot as done only when the node is back Ready
 // with a new boot ID; past the reboot timeout the packages are erroring
 // (and still complete if the node comes back later).
-func (r *SkyhookReconciler) verifyReboot(sk *skyhookv1.Skyhook, w *nodeWork, state skyhookv1.NodeState, keys []string, rec *interrupt.Record, p *progress) (bool, *interrupt.Record, error) {
-	if w.node.Status.NodeInfo.BootID != rec.BootID && ready(w.node) == corev1.ConditionTrue {
-		return finishInterrupt(state, keys), nil, nil
+func (n *nodePass) verifyReboot(keys []string, rec *interrupt.Record) (bool, *interrupt.Record, error) {
+	node, timeout := n.work.node, n.r.RebootTimeout
+	if node.Status.NodeInfo.BootID != rec.BootID && ready(node) == corev1.ConditionTrue {
+		return finishInterrupt(n.state, keys), nil, nil
 	}
-	left := r.RebootTimeout - time.Since(rec.Since)
+	left := timeout - time.Since(rec.Since)
 	if left > 0 {
-		p.requeue = minPositive(p.requeue, left)
+		n.progress.requeueIn(left)
 		return false, rec, nil
 	}
+	markErroring(n.state, keys)
+	n.progress.nodeErroring(node.Name, fmt.Sprintf("rebooted %s ago and not back Ready with a new boot ID (was %s) within %s",
+		time.Since(rec.Since).Round(time.Second), rec.BootID, timeout))
+	return false, rec, nil
+}
+
+// markErroring records the packages' interrupt erroring.
+func markErroring(state skyhookv1.NodeState, keys []string) {
 	for _, k := range keys {
 		e := state[k]
 		e.State = skyhookv1.StateErroring
 		state[k] = e
 	}
-	p.erroring = append(p.erroring, skyhookv1.NodeAttention{Name: w.node.Name, Status: skyhookv1.StatusErroring,
-		Message: fmt.Sprintf("rebooted %s ago and not back Ready with a new boot ID (was %s) within %s", time.Since(rec.Since).Round(time.Second), rec.BootID, r.RebootTimeout)})
-	return false, rec, nil
 }
 
 // finishInterrupt records the interrupt complete for its packages.
@@ -220,22 +228,6 @@ func finishInterrupt(state skyhookv1.NodeState, keys []string) bool {
 		state[k] = e
 	}
 	return true
-}
-
-// releaseCordon lifts the node's cordon when the Skyhook placed it.
-func (r *SkyhookReconciler) releaseCordon(ctx context.Context, sk *skyhookv1.Skyhook, node *corev1.Node) error {
-	patch, err := cordon.Release(node, sk)
-	if err != nil || patch == nil {
-		return err
-	}
-	return r.patchNode(ctx, node.Name, patch)
-}
-
-// patchNode sends a merge patch through a fresh object (the cached node
-// must not be written into).
-func (r *SkyhookReconciler) patchNode(ctx context.Context, name string, patch []byte) error {
-	target := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	return client.IgnoreNotFound(r.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch)))
 }
 
 // drainOptions are the Skyhook's drain timeout and what happens after it.
@@ -250,37 +242,6 @@ func drainOptions(sk *skyhookv1.Skyhook) (time.Duration, skyhookv1.DrainOnTimeou
 		}
 	}
 	return timeout, onTimeout
-}
-
-// reportDrains sets the DrainBlocked condition naming the nodes whose
-// interrupt waits and the pods that hold them, and lists those nodes among
-// the ones needing attention.
-func (r *SkyhookReconciler) reportDrains(sk *skyhookv1.Skyhook, reports []drainReport) {
-	if len(reports) == 0 {
-		conditions.Delete(sk, skyhookv1.DrainBlockedCondition)
-		return
-	}
-	parts := make([]string, 0, min(len(reports), 10))
-	for _, rep := range reports {
-		var pods []string
-		for _, b := range rep.blockers {
-			pods = append(pods, b.Pod+" ("+b.Reason+")")
-		}
-		msg := "evicted pods still terminating"
-		if len(pods) > 0 {
-			msg = strings.Join(pods, ", ")
-		}
-		sk.Status.NodesNeedingAttention = append(sk.Status.NodesNeedingAttention, skyhookv1.NodeAttention{
-			Name: rep.node, Status: skyhookv1.StatusBlocked, Message: "interrupt waits: " + msg})
-		if len(parts) < 10 {
-			parts = append(parts, rep.node+": "+msg)
-		}
-	}
-	more := ""
-	if len(reports) > 10 {
-		more = fmt.Sprintf(" and %d more nodes", len(reports)-10)
-	}
-	conditions.MarkTrue(sk, skyhookv1.DrainBlockedCondition, "DrainBlocked", "%d nodes wait to be drained: %s%s", len(reports), strings.Join(parts, "; "), more)
 }
 
 // configInterruptMarker is the rerun marker for a config stage that ran
@@ -302,43 +263,18 @@ func configInterruptMarker(sk *skyhookv1.Skyhook, name, last, ran string) string
 	return string(encoded)
 }
 
-// interruptWindow is the window of the DeploymentPolicy, nil when there is
-// none. Admission refuses windows that do not parse.
-func interruptWindow(policy *skyhookv1.DeploymentPolicy) *timewindow.Window {
-	if policy == nil || policy.Spec.InterruptWindow == nil {
-		return nil
-	}
-	w := policy.Spec.InterruptWindow
-	window, err := timewindow.Parse(w.Days, w.Start, w.End, w.TimeZone)
-	if err != nil {
-		return nil
-	}
-	return &window
-}
-
-// reportWindow sets the InterruptWindowClosed condition while nodes wait
-// for the window, saying when it opens.
-func reportWindow(sk *skyhookv1.Skyhook, waits int, next time.Time) {
-	if waits == 0 {
-		conditions.Delete(sk, skyhookv1.InterruptWindowClosedCondition)
-		return
-	}
-	conditions.MarkTrue(sk, skyhookv1.InterruptWindowClosedCondition, "OutsideInterruptWindow",
-		"%d nodes wait for the interrupt window of policy %s, which opens next at %s", waits, sk.Spec.DeploymentPolicy, next.UTC().Format(time.RFC3339))
-}
-
 // skippedDrain reports a node whose drain timed out in this generation with
 // drain.onTimeout Skip: it is blocked, holds no budget slot, and is tried
 // again with the next generation.
-func (r *SkyhookReconciler) skippedDrain(sk *skyhookv1.Skyhook, w *nodeWork, p *progress) bool {
+func (pass *rolloutPass) skippedDrain(w *nodeWork, p *progress) bool {
+	sk := pass.sk
 	rec := interrupt.Read(w.node, sk.Name)
 	if rec == nil || rec.Phase != interrupt.PhaseSkipped || rec.Generation != sk.Generation ||
 		w.node.Labels[skyhookv1.StatusKey(sk.Name)] != string(skyhookv1.StatusBlocked) {
 		return false
 	}
 	w.now = skyhookv1.StatusBlocked
-	r.started.remove(sk.UID, w.node.Name)
-	p.blocked = append(p.blocked, skyhookv1.NodeAttention{Name: w.node.Name, Status: skyhookv1.StatusBlocked,
-		Message: "drain timed out; skipped for this generation (drain.onTimeout: Skip)"})
+	pass.r.started.remove(sk.UID, w.node.Name)
+	p.nodeBlocked(w.node.Name, "drain timed out; skipped for this generation (drain.onTimeout: Skip)")
 	return true
 }

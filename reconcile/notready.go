@@ -31,7 +31,8 @@ func notReadySince(node *corev1.Node) (bool, time.Time) {
 // its slot goes to the next node. Back Ready, it resumes when the budget
 // lets it. A node rebooting for an interrupt is the interrupt path's. It
 // returns true when the node is skipped in this pass.
-func (r *SkyhookReconciler) skipNotReady(sk *skyhookv1.Skyhook, w *nodeWork, pool *nodePool, p *progress) bool {
+func (pass *rolloutPass) skipNotReady(w *nodeWork, pool *nodePool, p *progress) bool {
+	r, sk := pass.r, pass.sk
 	down, since := notReadySince(w.node)
 	if !down || nodeComplete(sk, w) {
 		return false
@@ -39,9 +40,9 @@ func (r *SkyhookReconciler) skipNotReady(sk *skyhookv1.Skyhook, w *nodeWork, poo
 	if rec := interrupt.Read(w.node, sk.Name); rec != nil && rec.Phase == interrupt.PhaseVerify {
 		return false
 	}
-	active := r.nodeActive(sk, w)
+	active := pass.nodeActive(w)
 	if left := r.NotReadyTimeout - time.Since(since); active && left > 0 {
-		p.requeue = minPositive(p.requeue, left)
+		p.requeueIn(left)
 		return false
 	}
 	message := fmt.Sprintf("NotReady since %s", since.UTC().Format(time.RFC3339))
@@ -57,6 +58,6 @@ func (r *SkyhookReconciler) skipNotReady(sk *skyhookv1.Skyhook, w *nodeWork, poo
 			Interrupt: w.node.Annotations[skyhookv1.InterruptAnnotation(sk.Name)]})
 	}
 	w.now = skyhookv1.StatusBlocked
-	p.blocked = append(p.blocked, skyhookv1.NodeAttention{Name: w.node.Name, Status: skyhookv1.StatusBlocked, Message: message})
+	p.nodeBlocked(w.node.Name, message)
 	return true
 }

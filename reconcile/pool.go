@@ -2,15 +2,21 @@ package reconcile
 
 import (
 	"context"
-	"sort"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/cordon"
 	"github.com/skyhook-go/skyhook/reconcile/nodestate"
 )
+
+// The writes of a pass (stage pod deletes, node records, cordons, taints)
+// and the pool that sends them for several nodes at once.
 
 // defaultParallelism is how many nodes a pass works on at once when the
 // reconciler does not say.
@@ -22,32 +28,32 @@ const defaultParallelism = 16
 // write node records) are independent per node, and at fleet scale a pass
 // that sends them one by one spends its time waiting on the API server.
 type nodePool struct {
-	r     *SkyhookReconciler
-	sk    *skyhookv1.Skyhook
+	pass  *rolloutPass
 	group *errgroup.Group
 	ctx   context.Context
 	p     *progress
-	// mu guards reports: what each advance reported, for wait to add up.
+	// mu guards reports: what each node's turn reported, for wait to add up.
 	mu      sync.Mutex
 	reports []progress
 }
 
-func (r *SkyhookReconciler) pool(ctx context.Context, sk *skyhookv1.Skyhook, p *progress) *nodePool {
+// pool starts a pool whose reports wait adds to p.
+func (pass *rolloutPass) pool(ctx context.Context, p *progress) *nodePool {
 	group, ctx := errgroup.WithContext(ctx)
-	group.SetLimit(max(1, r.Parallelism))
-	return &nodePool{r: r, sk: sk, group: group, ctx: ctx, p: p}
+	group.SetLimit(max(1, pass.r.Parallelism))
+	return &nodePool{pass: pass, group: group, ctx: ctx, p: p}
 }
 
-// advance advances the node (see SkyhookReconciler.advance) in the pool.
-// What it reports joins the pass's progress in wait, so the pass may keep
-// reading its counters meanwhile.
+// advance runs the node's turn (nodePass.advance) in the pool. What it
+// reports joins the pass's progress in wait, so the pass may keep reading
+// its counters meanwhile.
 func (n *nodePool) advance(w *nodeWork, start bool) {
 	n.group.Go(func() error {
-		local := progress{snapshots: n.p.snapshots, window: n.p.window}
-		err := n.r.advance(n.ctx, n.sk, w, start, &local)
+		turn := n.pass.nodePass(w, start)
+		err := turn.advance(n.ctx)
 		n.mu.Lock()
 		defer n.mu.Unlock()
-		n.reports = append(n.reports, local)
+		n.reports = append(n.reports, *turn.progress)
 		return err
 	})
 }
@@ -55,47 +61,71 @@ func (n *nodePool) advance(w *nodeWork, start bool) {
 // deletePods deletes finished stage pods in the pool.
 func (n *nodePool) deletePods(pods []*corev1.Pod) {
 	for _, pod := range pods {
-		n.group.Go(func() error { return n.r.deletePod(n.ctx, pod) })
+		n.group.Go(func() error { return n.pass.r.deletePod(n.ctx, pod) })
 	}
 }
 
 // releaseCordon lifts the Skyhook's cordon of the node in the pool.
 func (n *nodePool) releaseCordon(node *corev1.Node) {
-	n.group.Go(func() error { return n.r.releaseCordon(n.ctx, n.sk, node) })
+	n.group.Go(func() error { return n.pass.r.releaseCordon(n.ctx, n.pass.sk, node) })
 }
 
 // changeTaints adds or removes the runtime-required taint in the pool.
 func (n *nodePool) changeTaints(node *corev1.Node, change func(*corev1.Node, corev1.Taint) ([]byte, error)) {
-	n.group.Go(func() error { return n.r.changeTaint(n.ctx, node, change) })
+	n.group.Go(func() error { return n.pass.r.changeTaint(n.ctx, node, change) })
 }
 
 // writeRecord writes a node record in the pool.
 func (n *nodePool) writeRecord(w *nodeWork, rec nodestate.Record) {
-	n.group.Go(func() error { return n.r.writeRecord(n.ctx, n.sk, w, rec) })
+	n.group.Go(func() error { return n.pass.r.writeRecord(n.ctx, n.pass.sk, w, rec) })
 }
 
 // wait waits for every request, adds what the nodes reported to the pass's
-// progress and puts it in a stable order (the status must not change with
-// the order the nodes finished in).
+// progress and puts it in a stable order.
 func (n *nodePool) wait() error {
 	err := n.group.Wait()
 	for _, local := range n.reports {
-		n.p.active += local.active
-		n.p.complete += local.complete
-		n.p.erroring = append(n.p.erroring, local.erroring...)
-		n.p.stalled = append(n.p.stalled, local.stalled...)
-		n.p.requeue = minPositive(n.p.requeue, local.requeue)
-		n.p.blocked = append(n.p.blocked, local.blocked...)
-		n.p.drainBlocked = append(n.p.drainBlocked, local.drainBlocked...)
-		n.p.windowWaits += local.windowWaits
-		if !local.nextWindow.IsZero() && (n.p.nextWindow.IsZero() || local.nextWindow.Before(n.p.nextWindow)) {
-			n.p.nextWindow = local.nextWindow
-		}
+		n.p.add(local)
 	}
 	n.reports = nil
-	sort.SliceStable(n.p.erroring, func(i, j int) bool { return n.p.erroring[i].Name < n.p.erroring[j].Name })
-	sort.Strings(n.p.stalled)
-	sort.SliceStable(n.p.blocked, func(i, j int) bool { return n.p.blocked[i].Name < n.p.blocked[j].Name })
-	sort.Slice(n.p.drainBlocked, func(i, j int) bool { return n.p.drainBlocked[i].node < n.p.drainBlocked[j].node })
+	n.p.sortByNode()
 	return err
+}
+
+// writeRecord writes the Skyhook's record on the node when it differs from
+// what the node, and this operator's last write, say.
+func (r *SkyhookReconciler) writeRecord(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, rec nodestate.Record) error {
+	patchData, err := nodestate.Patch(w.node, sk.Name, rec)
+	if err != nil || patchData == nil {
+		return err
+	}
+	// The cached node may not show the last write yet; writing the same
+	// record again would only cost a request.
+	if r.written.same(sk.UID, string(w.node.UID), patchData) {
+		return nil
+	}
+	// A fresh object: Patch decodes the answer into it, and w.node is the
+	// cache's own copy.
+	target := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: w.node.Name}}
+	if err := r.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patchData)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	r.written.record(sk.UID, string(w.node.UID), patchData)
+	return nil
+}
+
+// releaseCordon lifts the node's cordon when the Skyhook placed it.
+func (r *SkyhookReconciler) releaseCordon(ctx context.Context, sk *skyhookv1.Skyhook, node *corev1.Node) error {
+	patch, err := cordon.Release(node, sk)
+	if err != nil || patch == nil {
+		return err
+	}
+	return r.patchNode(ctx, node.Name, patch)
+}
+
+// patchNode sends a merge patch through a fresh object (the cached node
+// must not be written into).
+func (r *SkyhookReconciler) patchNode(ctx context.Context, name string, patch []byte) error {
+	target := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	return client.IgnoreNotFound(r.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch)))
 }

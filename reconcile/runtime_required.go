@@ -43,7 +43,8 @@ func runtimeTaintDone(required []skyhookAhead, node *corev1.Node, leaving string
 // nodes where every runtimeRequired Skyhook is complete, and with
 // autoTaintNewNodes puts it on nodes that joined after the Skyhook and have
 // not started it.
-func (r *SkyhookReconciler) runtimeTaints(ctx context.Context, sk *skyhookv1.Skyhook, work []*nodeWork, pool *nodePool) error {
+func (pass *rolloutPass) runtimeTaints(ctx context.Context, work []*nodeWork, pool *nodePool) error {
+	r, sk := pass.r, pass.sk
 	if !sk.Spec.RuntimeRequired {
 		return nil
 	}

@@ -5,12 +5,9 @@ import (
 	"maps"
 	"time"
 
-	"github.com/fluxcd/pkg/apis/meta"
-	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -84,20 +81,11 @@ func (r *SkyhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	patcher := patch.NewSerialPatcher(sk, r.Client)
 	before := sk.DeepCopy()
 	defer func() {
-		if v, ok := meta.ReconcileAnnotationValue(sk.GetAnnotations()); ok {
-			sk.Status.SetLastHandledReconcileRequest(v) // reconcile.fluxcd.io/requestedAt, as Flux's kinds do
-		}
-		r.announce(before, sk)
-		if wait, hold := r.statusWrites.hold(before, sk); hold {
-			result.RequeueAfter = minPositive(result.RequeueAfter, wait)
-			return
-		}
-		opts := []patch.Option{patch.WithOwnedConditions{Conditions: ownedConditions}, patch.WithFieldOwner(fieldOwner)}
-		if err := patcher.Patch(ctx, sk, opts...); err != nil && !apierrors.IsNotFound(err) {
+		wait, err := r.finalizeStatus(ctx, patcher, before, sk)
+		result.RequeueAfter = minPositive(result.RequeueAfter, wait)
+		if err != nil {
 			retErr = err
-			return
 		}
-		r.statusWrites.wrote(sk.UID)
 	}()
 
 	if !sk.DeletionTimestamp.IsZero() {
@@ -108,45 +96,10 @@ func (r *SkyhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		return ctrl.Result{Requeue: true}, nil
 	}
 	if sk.Annotations[skyhookv1.DisableAnnotation] == "true" {
-		sk.Status.Status = skyhookv1.StatusDisabled
-		conditions.Delete(sk, meta.ReconcilingCondition)
-		conditions.MarkFalse(sk, meta.ReadyCondition, "Disabled", "the %s annotation is set", skyhookv1.DisableAnnotation)
+		markDisabled(sk)
 		return ctrl.Result{}, nil
 	}
 	return r.rollout(ctx, sk)
-}
-
-var ownedConditions = []string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition,
-	skyhookv1.NodesBlockedCondition, skyhookv1.RolloutHaltedCondition, skyhookv1.DrainBlockedCondition,
-	skyhookv1.InterruptWindowClosedCondition}
-
-const fieldOwner = "skyhook-operator"
-
-// announce emits an event when the Skyhook's summary status changes: the
-// rollout started, completed, a stage failed, it stalled.
-func (r *SkyhookReconciler) announce(before, after *skyhookv1.Skyhook) {
-	if r.Recorder != nil && conditions.IsTrue(after, skyhookv1.DrainBlockedCondition) &&
-		conditions.GetMessage(after, skyhookv1.DrainBlockedCondition) != conditions.GetMessage(before, skyhookv1.DrainBlockedCondition) {
-		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, "DrainBlocked", "Drain", "%s", conditions.GetMessage(after, skyhookv1.DrainBlockedCondition))
-	}
-	if r.Recorder == nil || before.Status.Status == after.Status.Status || after.Status.Status == "" {
-		return
-	}
-	kind, reason, note := corev1.EventTypeNormal, "Progressing", conditions.GetMessage(after, meta.ReadyCondition)
-	switch after.Status.Status {
-	case skyhookv1.StatusComplete:
-		reason = "Complete"
-	case skyhookv1.StatusErroring:
-		kind, reason = corev1.EventTypeWarning, "StageFailed"
-		if conditions.IsStalled(after) {
-			reason, note = "Stalled", conditions.GetMessage(after, meta.StalledCondition)
-		} else if len(after.Status.NodesNeedingAttention) > 0 {
-			note = after.Status.NodesNeedingAttention[0].Name + ": " + after.Status.NodesNeedingAttention[0].Message
-		}
-	case skyhookv1.StatusPaused, skyhookv1.StatusDisabled:
-		reason = string(after.Status.Status)
-	}
-	r.Recorder.Eventf(after, nil, kind, reason, "Rollout", "%s", note)
 }
 
 // finalize removes the Skyhook's records from every node, then the
@@ -276,11 +229,4 @@ var nodeChanged = predicate.Funcs{
 			oldNode.Spec.Unschedulable != newNode.Spec.Unschedulable ||
 			ready(oldNode) != ready(newNode) || oldNode.Status.NodeInfo.BootID != newNode.Status.NodeInfo.BootID
 	},
-}
-
-// backoff is the wait before the next try of a failed stage: 5 s, doubling,
-// at most 5 minutes.
-func backoff(attempt int32) time.Duration {
-	d := 5 * time.Second << min(attempt, 6)
-	return min(d, 5*time.Minute)
 }

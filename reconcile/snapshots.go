@@ -38,13 +38,14 @@ func (r *SkyhookReconciler) snapshots(ctx context.Context, sk *skyhookv1.Skyhook
 
 // pruneSnapshots deletes the snapshots of versions the spec no longer
 // declares and no node records (recorded holds snapshot.Keys).
-func (r *SkyhookReconciler) pruneSnapshots(ctx context.Context, sk *skyhookv1.Skyhook, snapshots map[string]*corev1.ConfigMap, recorded map[string]bool) error {
-	for key, cm := range snapshots {
+func (pass *rolloutPass) pruneSnapshots(ctx context.Context, recorded map[string]bool) error {
+	sk := pass.sk
+	for key, cm := range pass.snapshots {
 		pkg, declared := sk.Spec.Packages[cm.Labels[snapshot.PackageLabel]]
 		if recorded[key] || (declared && snapshot.Key(cm.Labels[snapshot.PackageLabel], pkg.Version) == key) {
 			continue
 		}
-		if err := client.IgnoreNotFound(r.Client.Delete(ctx, cm)); err != nil {
+		if err := client.IgnoreNotFound(pass.r.Client.Delete(ctx, cm)); err != nil {
 			return err
 		}
 	}

@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"sync"
 
-	"github.com/fluxcd/pkg/runtime/conditions"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skyhook-go/skyhook/api/timewindow"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/compartment"
 )
@@ -56,7 +53,8 @@ func (r *SkyhookReconciler) deploymentPolicy(ctx context.Context, sk *skyhookv1.
 // policyGate applies the policy (nil when the Skyhook names one that does
 // not exist: nothing starts) to the pass; it is nil when the Skyhook has an
 // interruption budget instead.
-func (r *SkyhookReconciler) policyGate(sk *skyhookv1.Skyhook, work []*nodeWork, policy *skyhookv1.DeploymentPolicy) *policyGate {
+func (pass *rolloutPass) policyGate(work []*nodeWork) *policyGate {
+	sk, policy := pass.sk, pass.policy
 	if sk.Spec.DeploymentPolicy == "" {
 		return nil
 	}
@@ -64,7 +62,7 @@ func (r *SkyhookReconciler) policyGate(sk *skyhookv1.Skyhook, work []*nodeWork, 
 	if policy == nil {
 		return g
 	}
-	known := r.batches.load(sk)
+	known := pass.r.batches.load(sk)
 	for _, w := range work {
 		name := compartment.Of(policy, w.node)
 		g.of[w] = name
@@ -146,26 +144,37 @@ func (g *policyGate) allows(w *nodeWork) bool {
 	return true
 }
 
-// finishPolicy keeps the compartments' batch state (in memory, and in the
-// status for a restart and for admins), resets it when the rollout
-// completed and the policy says so, and reports a halt. It returns true when
-// a compartment halted and no other compartment has a node running a stage:
-// the rollout cannot finish until someone changes the spec (retries of the
-// halted compartment's failed nodes do not lift a halt).
-func (r *SkyhookReconciler) finishPolicy(sk *skyhookv1.Skyhook, g *policyGate, complete bool) bool {
+// policyOutcome is how a pass's policy gate ends, for the status (see
+// rolloutPass.reportPolicy).
+type policyOutcome struct {
+	// compartments is the batch state of each compartment, nil without a
+	// policy.
+	compartments []skyhookv1.CompartmentStatus
+	// halted describes the halted compartments; haltedNow, for an event
+	// each, the ones that halted in this pass.
+	halted, haltedNow []string
+	policy            string
+	// stopped is true when a compartment halted and no other compartment
+	// has a node running a stage: the rollout cannot finish until someone
+	// changes the spec (retries of the halted compartment's failed nodes do
+	// not lift a halt).
+	stopped bool
+}
+
+// finishPolicy keeps the compartments' batch state in memory (the status
+// keeps it too, for a restart and for admins), resets it when the rollout
+// completed and the policy says so, and says how the gate ended.
+func (pass *rolloutPass) finishPolicy(g *policyGate, complete bool) policyOutcome {
 	if g == nil {
-		sk.Status.Compartments = nil
-		conditions.Delete(sk, skyhookv1.RolloutHaltedCondition)
-		return false
+		return policyOutcome{}
 	}
 	names := make([]string, 0, len(g.compartments))
 	for name := range g.compartments {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	reset := complete && g.policy != nil && resetOnCompletion(sk, g.policy)
-	statuses := make([]skyhookv1.CompartmentStatus, 0, len(names))
-	var halted []string
+	reset := complete && g.policy != nil && resetOnCompletion(pass.sk, g.policy)
+	out := policyOutcome{compartments: make([]skyhookv1.CompartmentStatus, 0, len(names))}
 	running := 0
 	for _, name := range names {
 		c := g.compartments[name]
@@ -177,26 +186,21 @@ func (r *SkyhookReconciler) finishPolicy(sk *skyhookv1.Skyhook, g *policyGate, c
 		}
 		st := c.state
 		st.Nodes, st.Complete, st.InProgress = int32(c.nodes), int32(c.complete), int32(c.running+c.erroring)
-		statuses = append(statuses, st)
+		out.compartments = append(out.compartments, st)
 		if st.Halted {
-			halted = append(halted, fmt.Sprintf("%s (%d failed batches in a row)", name, st.ConsecutiveFailures))
+			out.halted = append(out.halted, fmt.Sprintf("%s (%d failed batches in a row)", name, st.ConsecutiveFailures))
 		}
 	}
-	r.batches.store(sk.UID, statuses)
-	sk.Status.Compartments = statuses
-	if len(halted) == 0 {
-		conditions.Delete(sk, skyhookv1.RolloutHaltedCondition)
-		return false
+	pass.r.batches.store(pass.sk.UID, out.compartments)
+	if len(out.halted) == 0 {
+		return out
 	}
-	conditions.MarkTrue(sk, skyhookv1.RolloutHaltedCondition, "FailureThresholdReached",
-		"no new nodes start in compartment %v: the failureThreshold of policy %s was reached; change the Skyhook's spec to resume", halted, g.policy.Name)
+	out.policy, out.stopped = g.policy.Name, running == 0
 	for _, name := range g.halted {
-		if r.Recorder != nil {
-			r.Recorder.Eventf(sk, nil, corev1.EventTypeWarning, "RolloutHalted", "Rollout",
-				"compartment %s halted after %d failed batches in a row (policy %s)", name, g.compartments[name].state.ConsecutiveFailures, g.policy.Name)
-		}
+		out.haltedNow = append(out.haltedNow, fmt.Sprintf("compartment %s halted after %d failed batches in a row (policy %s)",
+			name, g.compartments[name].state.ConsecutiveFailures, g.policy.Name))
 	}
-	return running == 0
+	return out
 }
 
 // resetOnCompletion is the Skyhook's resetBatchStateOnCompletion, else the
@@ -211,46 +215,16 @@ func resetOnCompletion(sk *skyhookv1.Skyhook, policy *skyhookv1.DeploymentPolicy
 	return true
 }
 
-// batchStates holds each Skyhook's compartment batch state between passes.
-// The status carries it too, but the cached Skyhook can lag this
-// operator's own status writes, and judging a batch twice would count its
-// failures twice; the status is read only when the process has nothing
-// newer (after a restart).
-type batchStates struct {
-	mu     sync.Mutex
-	states map[types.UID]map[string]skyhookv1.CompartmentStatus
-}
-
-func (b *batchStates) load(sk *skyhookv1.Skyhook) map[string]skyhookv1.CompartmentStatus {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := map[string]skyhookv1.CompartmentStatus{}
-	for _, st := range sk.Status.Compartments {
-		out[st.Name] = st
+// interruptWindow is the window of the DeploymentPolicy, nil when there is
+// none. Admission refuses windows that do not parse.
+func interruptWindow(policy *skyhookv1.DeploymentPolicy) *timewindow.Window {
+	if policy == nil || policy.Spec.InterruptWindow == nil {
+		return nil
 	}
-	for name, st := range b.states[sk.UID] {
-		if st.Batch >= out[name].Batch {
-			out[name] = st
-		}
+	w := policy.Spec.InterruptWindow
+	window, err := timewindow.Parse(w.Days, w.Start, w.End, w.TimeZone)
+	if err != nil {
+		return nil
 	}
-	return out
-}
-
-func (b *batchStates) store(uid types.UID, statuses []skyhookv1.CompartmentStatus) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.states == nil {
-		b.states = map[types.UID]map[string]skyhookv1.CompartmentStatus{}
-	}
-	m := map[string]skyhookv1.CompartmentStatus{}
-	for _, st := range statuses {
-		m[st.Name] = st
-	}
-	b.states[uid] = m
-}
-
-func (b *batchStates) forget(uid types.UID) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	delete(b.states, uid)
+	return &window
 }

@@ -1,0 +1,251 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/interrupt"
+	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
+	"github.com/skyhook-go/skyhook/reconcile/nodestate"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+)
+
+// nodePass is one node's turn in a pass: the record it builds (state and
+// config start as copies of what the node shows) and what it reports. Its
+// methods advance the node's packages, start and follow their stage pods
+// (stagepods.go) and run the node's interrupt (interrupts.go). Turns of
+// different nodes run at once in the pass's pool, so a turn writes only its
+// own fields, its node's record and the API.
+type nodePass struct {
+	*rolloutPass
+	work   *nodeWork
+	state  skyhookv1.NodeState
+	config map[string]string
+	// start lets the turn start new stages; false (a paused Skyhook) only
+	// follows the running ones.
+	start bool
+	// interrupt is the merged interrupt due on the node in this turn.
+	interrupt *skyhookv1.Interrupt
+	progress  *progress
+}
+
+// nodePass begins the node's turn.
+func (pass *rolloutPass) nodePass(w *nodeWork, start bool) *nodePass {
+	return &nodePass{rolloutPass: pass, work: w, state: maps.Clone(w.state), config: maps.Clone(w.config), start: start, progress: &progress{}}
+}
+
+// advance moves every package of the node as far as it can go now, in
+// dependency order, and records the result on the node in one write.
+func (n *nodePass) advance(ctx context.Context) error {
+	due, err := n.advancePackages(ctx)
+	if err != nil {
+		return err
+	}
+	rec, err := n.followInterrupt(ctx, due)
+	if err != nil {
+		return err
+	}
+	status := nodeStatus(n.sk, n.state, n.config)
+	if rec != nil && rec.Phase == interrupt.PhaseSkipped {
+		status = skyhookv1.StatusBlocked // given up for this generation (drain.onTimeout: Skip)
+	}
+	n.work.now = status
+	if status == skyhookv1.StatusComplete {
+		n.progress.nodeFinished()
+		n.r.started.remove(n.sk.UID, n.work.node.Name)
+	}
+	if rec == nil || rec.Phase == interrupt.PhaseSkipped {
+		// Not interrupting (any more): a cordon of this Skyhook's goes,
+		// also one a crash left behind.
+		if err := n.r.releaseCordon(ctx, n.sk, n.work.node); err != nil {
+			return err
+		}
+	}
+	encoded, err := interrupt.Encode(rec)
+	if err != nil {
+		return err
+	}
+	return n.r.writeRecord(ctx, n.sk, n.work, nodestate.Record{State: n.state, Config: n.config, Status: status, Batch: n.work.batch, Interrupt: encoded})
+}
+
+// followInterrupt moves the node's interrupt for the packages due one
+// step, once nothing else runs on the node (one interrupt serves them all);
+// a paused Skyhook starts none. It returns the interrupt record to keep on
+// the node, nil when none is under way.
+func (n *nodePass) followInterrupt(ctx context.Context, due []string) (*interrupt.Record, error) {
+	rec := interrupt.Read(n.work.node, n.sk.Name)
+	switch {
+	case len(due) == 0:
+		return nil, nil
+	case othersRunning(n.state, due) || (!n.start && rec == nil):
+		return rec, nil
+	}
+	done, next, err := n.interruptNode(ctx, due, rec)
+	if err != nil {
+		return nil, err
+	}
+	if done { // the post-interrupt stages start in this same turn
+		if _, err := n.advancePackages(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return next, nil
+}
+
+// advancePackages advances every package of the node whose dependencies
+// are done, in dependency order, and returns the packages whose next stage
+// is the interrupt.
+func (n *nodePass) advancePackages(ctx context.Context) ([]string, error) {
+	done := map[string]bool{}
+	var due []string
+	for _, name := range dependencyOrder(n.sk, n.state) {
+		if !dependenciesDone(n.sk, name, done) {
+			continue
+		}
+		finished, err := n.advancePackage(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		done[name] = finished
+		if !finished && interruptDue(n.sk, n.state, n.config, name) {
+			due = append(due, name)
+		}
+	}
+	return due, nil
+}
+
+// advancePackage runs the package's lifecycle on the node as far as it goes
+// now: records finished stages and starts the next one. It reports whether
+// the package is done.
+func (n *nodePass) advancePackage(ctx context.Context, name string) (bool, error) {
+	for range 8 { // a package has at most 5 stages; each turn settles one
+		step := nextStep(n.sk, name, n.state, n.config)
+		key := skyhookv1.NodeStateKey(name, step.Version)
+		switch step.Action {
+		case lifecycle.Done:
+			delete(n.config, rerunKey(name)) // the rerun, and its interrupt, are over
+			return true, nil
+		case lifecycle.Forget:
+			delete(n.state, key)
+			if declared(n.sk, name) == nil {
+				delete(n.config, name)
+			}
+			continue
+		}
+		if step.Stage == skyhookv1.StageInterrupt {
+			return false, nil // the node's interrupt path runs it, merged (interruptNode)
+		}
+		pod := stagePodFor(n.sk, name, n.work.pods[name], step)
+		entry := n.beginStep(name, step, pod)
+		if pod == nil {
+			return false, n.startStage(ctx, name, step, entry)
+		}
+		outcome := n.outcome(pod)
+		switch outcome.Result {
+		case stagepod.Running:
+			entry.State = skyhookv1.StateInProgress
+			n.state[key] = entry
+			return false, nil
+		case stagepod.Succeeded:
+			// The pod stays until the cache shows the stage recorded
+			// (cleanUp), so a pass that reads an older record cannot run
+			// the stage again.
+			entry.State = skyhookv1.StateComplete
+			n.state[key] = entry
+			if step.Stage == skyhookv1.StageConfig {
+				n.config[name] = pod.Annotations[stagepod.ConfigHashAnnotation]
+			}
+			continue
+		}
+		entry.State = skyhookv1.StateErroring
+		n.state[key] = entry
+		n.progress.nodeErroring(n.work.node.Name, fmt.Sprintf("package %s %s, stage %s: %s (logs: %s)",
+			name, step.Version, step.Stage, outcome.Message, logsHint(pod, outcome.Container)))
+		return false, n.retry(ctx, pod, name, step, n.start)
+	}
+	return false, nil
+}
+
+// beginStep is the package's entry as the step begins: named for the
+// step's version, image and stage. A config rerun for a changed configMap
+// decides its interrupt now, while the last hash is known; an install or
+// upgrade runs the package's own interrupt; an upgrade replaces the old
+// version's record.
+func (n *nodePass) beginStep(name string, step lifecycle.Step, pod *corev1.Pod) skyhookv1.PackageStatus {
+	key := skyhookv1.NodeStateKey(name, step.Version)
+	entry := n.state[key]
+	if rerun := step.Stage == skyhookv1.StageConfig && entry.State == skyhookv1.StateComplete &&
+		lifecycle.Order(entry.Stage) >= lifecycle.Order(skyhookv1.StageConfig); rerun && pod == nil && n.start {
+		n.config[rerunKey(name)] = configInterruptMarker(n.sk, name, n.config[name], stagepod.ConfigHash(n.sk.Spec.Packages[name].ConfigMap))
+	}
+	entry.Name, entry.Version, entry.Image, entry.Stage = name, step.Version, step.Image, step.Stage
+	if step.Stage == skyhookv1.StageUpgrade || step.Stage == skyhookv1.StageApply {
+		delete(n.config, rerunKey(name)) // a new install runs the package's own interrupt
+	}
+	if step.Stage == skyhookv1.StageUpgrade {
+		for k, e := range n.state {
+			if e.Name == name && k != key {
+				delete(n.state, k) // the upgrade replaces the old version's record
+			}
+		}
+	}
+	return entry
+}
+
+// startStage records the step in progress and creates its stage pod; a
+// paused Skyhook starts nothing.
+func (n *nodePass) startStage(ctx context.Context, name string, step lifecycle.Step, entry skyhookv1.PackageStatus) error {
+	if !n.start {
+		return nil
+	}
+	if entry.State != skyhookv1.StateInProgress && entry.State != skyhookv1.StateErroring {
+		entry.Restarts = 0
+	}
+	if step.Stage == skyhookv1.StageConfig && entry.State == skyhookv1.StateComplete {
+		// A rerun for a changed configMap: the pod of the earlier run
+		// was cleaned up; this one is a new attempt.
+		entry.Restarts = 0
+	}
+	entry.State = skyhookv1.StateInProgress
+	n.state[skyhookv1.NodeStateKey(name, step.Version)] = entry
+	return n.createStagePod(ctx, name, step, entry.Restarts)
+}
+
+// retry starts the next try of a failed stage after its backoff, at once for
+// a new generation of the Skyhook (the spec may fix it), or gives up after
+// MaxAttempts, keeping the failed pod so its logs stay readable. The
+// package's entry is already recorded erroring; start=false only waits.
+func (n *nodePass) retry(ctx context.Context, pod *corev1.Pod, name string, step lifecycle.Step, start bool) error {
+	newGeneration := pod.Annotations[stagepod.GenerationAnnotation] != strconv.FormatInt(n.sk.Generation, 10)
+	if !start {
+		return nil
+	}
+	key := skyhookv1.NodeStateKey(name, step.Version)
+	entry := n.state[key]
+	if !newGeneration {
+		if entry.Restarts+1 >= n.r.MaxAttempts {
+			n.progress.gaveUp(fmt.Sprintf("%s on %s", name, n.work.node.Name))
+			return nil
+		}
+		if wait := backoff(entry.Restarts) - time.Since(finishedAt(pod)); wait > 0 {
+			n.progress.requeueIn(wait)
+			return nil
+		}
+	}
+	if err := n.r.deletePod(ctx, pod); err != nil {
+		return err
+	}
+	if newGeneration {
+		entry.Restarts = 0
+	} else {
+		entry.Restarts++
+	}
+	n.state[key] = entry
+	return n.createStagePod(ctx, name, step, entry.Restarts)
+}

@@ -1,0 +1,175 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+)
+
+// Stage pods: finding the pod of a step among a node's, creating one,
+// reading how it ended (with the stage timeout), deleting the ones behind
+// the record, and the backoff between tries. Package stagepod builds and
+// reads a single pod.
+
+// stagePodFor is the newest try of the step's stage among a package's pods;
+// for the config stage, one that mounts the declared configMap.
+func stagePodFor(sk *skyhookv1.Skyhook, name string, pods []*corev1.Pod, step lifecycle.Step) *corev1.Pod {
+	var found *corev1.Pod
+	for _, pod := range pods {
+		if pod.Annotations[stagepod.VersionAnnotation] != step.Version || pod.Labels[stagepod.StageLabel] != string(step.Stage) {
+			continue
+		}
+		if step.Stage == skyhookv1.StageConfig && pod.Annotations[stagepod.ConfigHashAnnotation] != stagepod.ConfigHash(sk.Spec.Packages[name].ConfigMap) {
+			continue
+		}
+		if found == nil || attempt(pod) > attempt(found) {
+			found = pod
+		}
+	}
+	return found
+}
+
+// attempt is the try a stage pod runs (0 for the first).
+func attempt(pod *corev1.Pod) int {
+	n, _ := strconv.Atoi(pod.Annotations[stagepod.AttemptAnnotation])
+	return n
+}
+
+// finishedPods takes out of w.pods, and returns, the node's stage pods that
+// are behind the cached record: their stage is recorded complete or a later
+// stage is, or their version was forgotten (an uninstall) and is not the
+// declared one. They are to be deleted.
+func finishedPods(sk *skyhookv1.Skyhook, w *nodeWork) []*corev1.Pod {
+	var finishedPods []*corev1.Pod
+	for name, pods := range w.pods {
+		kept := pods[:0]
+		for _, pod := range pods {
+			version := pod.Annotations[stagepod.VersionAnnotation]
+			entry, ok := w.state[skyhookv1.NodeStateKey(name, version)]
+			// The cache can lag this operator's writes, so a pod ahead of the
+			// record (started after it was written) is not finished.
+			podStage := skyhookv1.Stage(pod.Labels[stagepod.StageLabel])
+			finished := ok && (lifecycle.Order(entry.Stage) > lifecycle.Order(podStage) ||
+				(entry.Stage == podStage && entry.State == skyhookv1.StateComplete))
+			if podStage == skyhookv1.StageConfig {
+				switch hash := pod.Annotations[stagepod.ConfigHashAnnotation]; {
+				case hash == w.config[name]:
+				case hash == stagepod.ConfigHash(sk.Spec.Packages[name].ConfigMap):
+					finished = false // a rerun for a changed configMap, not recorded yet
+				default: // ran with a configMap that changed again since
+					finished = stagepod.Read(pod).Result != stagepod.Running
+				}
+			}
+			if !ok && version != sk.Spec.Packages[name].Version {
+				finished = stagepod.Read(pod).Result != stagepod.Running
+			}
+			if !finished {
+				kept = append(kept, pod)
+				continue
+			}
+			finishedPods = append(finishedPods, pod)
+		}
+		w.pods[name] = kept
+	}
+	return finishedPods
+}
+
+// defaultStageTimeout bounds a stage pod's run when the reconciler does not
+// say.
+const defaultStageTimeout = time.Hour
+
+// createStagePod creates the pod that runs the step on the node.
+func (n *nodePass) createStagePod(ctx context.Context, name string, step lifecycle.Step, attempt int32) error {
+	r := n.r
+	def, configMap := definition(n.sk, name, step, n.snapshots)
+	spec := stagepod.Spec{
+		Skyhook: n.sk, Package: name, Definition: def, Version: step.Version, Image: step.Image, Stage: step.Stage, Node: n.work.node.Name,
+		Namespace: r.Namespace, AgentImage: r.AgentImage, PauseImage: r.PauseImage, Attempt: attempt, ConfigMap: configMap,
+		RuntimeRequiredTaint: r.RuntimeRequiredTaint, Timeout: r.StageTimeout,
+		NodeLabels: n.work.node.Labels, NodeAnnotations: n.work.node.Annotations,
+	}
+	if step.Stage == skyhookv1.StageInterrupt {
+		spec.Interrupt = n.interrupt
+	}
+	pod := stagepod.Build(spec)
+	if err := r.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating stage pod %s: %w", pod.Name, err)
+	}
+	return nil
+}
+
+// outcome reads how a stage pod stands. A pod still running a tenth of its
+// timeout (at most a minute) past its deadline counts as failed: its
+// kubelet did not stop it, and the stage must not wait forever. Until then
+// the pass comes back at that moment.
+func (n *nodePass) outcome(pod *corev1.Pod) stagepod.Outcome {
+	outcome := stagepod.Read(pod)
+	if outcome.Result != stagepod.Running {
+		return outcome
+	}
+	timeout := n.r.StageTimeout
+	grace := min(timeout/10, time.Minute)
+	if late, left := stagepod.TimedOut(pod, grace, time.Now()); late {
+		return stagepod.Outcome{Result: stagepod.Failed, Message: fmt.Sprintf("did not finish within the stage timeout (%s)", timeout)}
+	} else if left > 0 {
+		n.progress.requeueIn(left)
+	}
+	return outcome
+}
+
+// logsHint is the kubectl command that shows the failed container's logs
+// (the pod's, when no one container failed).
+func logsHint(pod *corev1.Pod, container string) string {
+	if container == "" {
+		return fmt.Sprintf("kubectl logs -n %s %s --all-containers", pod.Namespace, pod.Name)
+	}
+	return fmt.Sprintf("kubectl logs -n %s %s -c %s", pod.Namespace, pod.Name, container)
+}
+
+// deletePod deletes a stage pod once: the cache shows a deleted pod until
+// its delete event arrives (recentDeletes).
+func (r *SkyhookReconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
+	if r.deleted.has(pod.UID) {
+		return nil
+	}
+	if err := r.Client.Delete(ctx, pod, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	r.deleted.add(pod.UID)
+	return nil
+}
+
+// finishedAt is when the pod's last container ended (its creation when
+// none says); a pod past its deadline that no container says ended failed
+// at the deadline, so the retry backs off from there.
+func finishedAt(pod *corev1.Pod) time.Time {
+	t := pod.CreationTimestamp.Time
+	if deadline, ok := stagepod.Deadline(pod); ok && deadline.Before(time.Now()) {
+		t = deadline
+	}
+	for _, s := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
+		for _, term := range []*corev1.ContainerStateTerminated{s.State.Terminated, s.LastTerminationState.Terminated} {
+			if term != nil && term.FinishedAt.After(t) {
+				t = term.FinishedAt.Time
+			}
+		}
+	}
+	return t
+}
+
+// backoff is the wait before the next try of a failed stage: 5 s, doubling,
+// at most 5 minutes.
+func backoff(attempt int32) time.Duration {
+	d := 5 * time.Second << min(attempt, 6)
+	return min(d, 5*time.Minute)
+}

@@ -1,0 +1,356 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/drain"
+)
+
+// Everything the operator writes to a Skyhook's status, and the events it
+// emits about it, is written here: a pass collects what it found in a
+// progress, and summarise turns that into the status and Flux conditions;
+// finalizeStatus, deferred by Reconcile, patches it.
+
+var ownedConditions = []string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition,
+	skyhookv1.NodesBlockedCondition, skyhookv1.RolloutHaltedCondition, skyhookv1.DrainBlockedCondition,
+	skyhookv1.InterruptWindowClosedCondition}
+
+const fieldOwner = "skyhook-operator"
+
+// finalizeStatus ends every reconcile, as Flux's controllers do: it records
+// the handled reconcile request, announces a changed summary, and patches
+// the status, unless only progress counters moved since a write less than
+// statusInterval ago: then it returns how long the write waits.
+func (r *SkyhookReconciler) finalizeStatus(ctx context.Context, patcher *patch.SerialPatcher, before, sk *skyhookv1.Skyhook) (time.Duration, error) {
+	if v, ok := meta.ReconcileAnnotationValue(sk.GetAnnotations()); ok {
+		sk.Status.SetLastHandledReconcileRequest(v) // reconcile.fluxcd.io/requestedAt, as Flux's kinds do
+	}
+	r.announce(before, sk)
+	if wait, hold := r.statusWrites.hold(before, sk); hold {
+		sk.Status = before.Status // nothing to write now; the requeue will
+		return wait, nil
+	}
+	opts := []patch.Option{patch.WithOwnedConditions{Conditions: ownedConditions}, patch.WithFieldOwner(fieldOwner)}
+	if err := patcher.Patch(ctx, sk, opts...); err != nil && !apierrors.IsNotFound(err) {
+		return 0, err
+	}
+	r.statusWrites.wrote(sk.UID)
+	return 0, nil
+}
+
+// markDisabled is the status of a Skyhook with the disable annotation.
+func markDisabled(sk *skyhookv1.Skyhook) {
+	sk.Status.Status = skyhookv1.StatusDisabled
+	conditions.Delete(sk, meta.ReconcilingCondition)
+	conditions.MarkFalse(sk, meta.ReadyCondition, "Disabled", "the %s annotation is set", skyhookv1.DisableAnnotation)
+}
+
+// announce emits an event when the Skyhook's summary status changes: the
+// rollout started, completed, a stage failed, it stalled.
+func (r *SkyhookReconciler) announce(before, after *skyhookv1.Skyhook) {
+	if r.Recorder != nil && conditions.IsTrue(after, skyhookv1.DrainBlockedCondition) &&
+		conditions.GetMessage(after, skyhookv1.DrainBlockedCondition) != conditions.GetMessage(before, skyhookv1.DrainBlockedCondition) {
+		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, "DrainBlocked", "Drain", "%s", conditions.GetMessage(after, skyhookv1.DrainBlockedCondition))
+	}
+	if r.Recorder == nil || before.Status.Status == after.Status.Status || after.Status.Status == "" {
+		return
+	}
+	kind, reason, note := corev1.EventTypeNormal, "Progressing", conditions.GetMessage(after, meta.ReadyCondition)
+	switch after.Status.Status {
+	case skyhookv1.StatusComplete:
+		reason = "Complete"
+	case skyhookv1.StatusErroring:
+		kind, reason = corev1.EventTypeWarning, "StageFailed"
+		if conditions.IsStalled(after) {
+			reason, note = "Stalled", conditions.GetMessage(after, meta.StalledCondition)
+		} else if len(after.Status.NodesNeedingAttention) > 0 {
+			note = after.Status.NodesNeedingAttention[0].Name + ": " + after.Status.NodesNeedingAttention[0].Message
+		}
+	case skyhookv1.StatusPaused, skyhookv1.StatusDisabled:
+		reason = string(after.Status.Status)
+	}
+	r.Recorder.Eventf(after, nil, kind, reason, "Rollout", "%s", note)
+}
+
+// progress is what a pass found, for the status. Each node's turn reports
+// into a progress of its own, added to the pass's by the pool (add).
+type progress struct {
+	selected, complete, active int
+	ignored                    int // selected but labelled to be ignored
+	blocked                    []skyhookv1.NodeAttention
+	erroring                   []skyhookv1.NodeAttention
+	stalled                    []string
+	// drainBlocked are the nodes whose interrupt waits on pods.
+	drainBlocked []drainReport
+	// windowWaits counts the nodes waiting for the interrupt window to open
+	// at nextWindow.
+	windowWaits int
+	nextWindow  time.Time
+	halted      bool // a compartment halted and nothing runs
+	// behind counts, per Skyhook that goes first, the nodes that wait for
+	// it to finish there (priority).
+	behind  map[string]int
+	requeue time.Duration
+}
+
+// drainReport says what holds a node's interrupt.
+type drainReport struct {
+	node     string
+	blockers []drain.Blocker
+}
+
+// requeueIn asks for the next pass in d at the latest.
+func (p *progress) requeueIn(d time.Duration) { p.requeue = minPositive(p.requeue, d) }
+
+func (p *progress) nodeBlocked(node, message string) {
+	p.blocked = append(p.blocked, skyhookv1.NodeAttention{Name: node, Status: skyhookv1.StatusBlocked, Message: message})
+}
+
+func (p *progress) nodeErroring(node, message string) {
+	p.erroring = append(p.erroring, skyhookv1.NodeAttention{Name: node, Status: skyhookv1.StatusErroring, Message: message})
+}
+
+// gaveUp names a stage (package on node) that failed MaxAttempts times.
+func (p *progress) gaveUp(what string) { p.stalled = append(p.stalled, what) }
+
+// drainWaits records what holds a node's drain.
+func (p *progress) drainWaits(node string, blockers []drain.Blocker) {
+	p.drainBlocked = append(p.drainBlocked, drainReport{node: node, blockers: blockers})
+}
+
+// nodeFinished moves a node that was in progress to complete.
+func (p *progress) nodeFinished() {
+	p.active--
+	p.complete++
+}
+
+// waitsForWindow counts a node whose interrupt waits for the window that
+// opens at next.
+func (p *progress) waitsForWindow(next, now time.Time) {
+	p.windowWaits++
+	if p.nextWindow.IsZero() || next.Before(p.nextWindow) {
+		p.nextWindow = next
+	}
+	p.requeueIn(next.Sub(now))
+}
+
+func (p *progress) waitBehind(first string) {
+	if p.behind == nil {
+		p.behind = map[string]int{}
+	}
+	p.behind[first]++
+}
+
+// add adds what one node's turn reported.
+func (p *progress) add(local progress) {
+	p.active += local.active
+	p.complete += local.complete
+	p.erroring = append(p.erroring, local.erroring...)
+	p.stalled = append(p.stalled, local.stalled...)
+	p.requeue = minPositive(p.requeue, local.requeue)
+	p.blocked = append(p.blocked, local.blocked...)
+	p.drainBlocked = append(p.drainBlocked, local.drainBlocked...)
+	p.windowWaits += local.windowWaits
+	if !local.nextWindow.IsZero() && (p.nextWindow.IsZero() || local.nextWindow.Before(p.nextWindow)) {
+		p.nextWindow = local.nextWindow
+	}
+}
+
+// sortByNode puts the lists in a stable order: the status must not change
+// with the order the nodes finished in.
+func (p *progress) sortByNode() {
+	sort.SliceStable(p.erroring, func(i, j int) bool { return p.erroring[i].Name < p.erroring[j].Name })
+	sort.Strings(p.stalled)
+	sort.SliceStable(p.blocked, func(i, j int) bool { return p.blocked[i].Name < p.blocked[j].Name })
+	sort.Slice(p.drainBlocked, func(i, j int) bool { return p.drainBlocked[i].node < p.drainBlocked[j].node })
+}
+
+// behindSummary says which Skyhooks hold nodes back, so a rollout that
+// does not move because another Skyhook is erroring says why.
+func (p *progress) behindSummary() string {
+	if len(p.behind) == 0 {
+		return ""
+	}
+	var n int
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(p.behind)) {
+		n += p.behind[name]
+		names = append(names, fmt.Sprintf("%s (%d)", name, p.behind[name]))
+	}
+	return fmt.Sprintf(", %d waiting for Skyhooks that go first there: %s", n, strings.Join(names, ", "))
+}
+
+// reportPolicy writes the compartments' batch state and the RolloutHalted
+// condition, with an event for each compartment that halted in this pass.
+func (pass *rolloutPass) reportPolicy(o policyOutcome) {
+	sk := pass.sk
+	sk.Status.Compartments = o.compartments
+	if len(o.halted) == 0 {
+		conditions.Delete(sk, skyhookv1.RolloutHaltedCondition)
+		return
+	}
+	conditions.MarkTrue(sk, skyhookv1.RolloutHaltedCondition, "FailureThresholdReached",
+		"no new nodes start in compartment %v: the failureThreshold of policy %s was reached; change the Skyhook's spec to resume", o.halted, o.policy)
+	for _, note := range o.haltedNow {
+		if pass.r.Recorder != nil {
+			pass.r.Recorder.Eventf(sk, nil, corev1.EventTypeWarning, "RolloutHalted", "Rollout", "%s", note)
+		}
+	}
+}
+
+// summarise writes the status and the Flux conditions.
+func (pass *rolloutPass) summarise(p progress) {
+	sk := pass.sk
+	s := &sk.Status
+	s.CompleteNodes = fmt.Sprintf("%d/%d", p.complete, p.selected)
+	s.NodesInProgress = p.active
+	s.PackageList = packageList(sk)
+	s.NodesNeedingAttention = append(append([]skyhookv1.NodeAttention{}, p.erroring...), p.blocked...)
+	reportBlocked(sk, p.blocked)
+	reportDrains(sk, p.drainBlocked)
+	reportWindow(sk, p.windowWaits, p.nextWindow)
+	s.NodesNeedingAttention = firstPerNode(s.NodesNeedingAttention)
+	if len(s.NodesNeedingAttention) > skyhookv1.MaxAttentionNodes {
+		s.NodesNeedingAttention = s.NodesNeedingAttention[:skyhookv1.MaxAttentionNodes]
+	}
+	switch {
+	case p.complete == p.selected:
+		s.Status = skyhookv1.StatusComplete
+		s.ObservedGeneration = sk.Generation
+		conditions.Delete(sk, meta.ReconcilingCondition)
+		conditions.Delete(sk, meta.StalledCondition)
+		conditions.MarkTrue(sk, meta.ReadyCondition, meta.SucceededReason, "Applied to %d/%d nodes", p.complete, p.selected)
+		return
+	case p.halted:
+		// Nothing runs any more and the policy stopped new starts.
+		markStalled(sk, "RolloutHalted", conditions.GetMessage(sk, skyhookv1.RolloutHaltedCondition))
+		return
+	case len(p.stalled) > 0:
+		markStalled(sk, "StageFailed", fmt.Sprintf("gave up after %d attempts: %v", pass.r.MaxAttempts, p.stalled))
+		return
+	case pass.paused:
+		s.Status = skyhookv1.StatusPaused
+	case len(p.erroring) > 0:
+		s.Status = skyhookv1.StatusErroring
+	default:
+		s.Status = skyhookv1.StatusInProgress
+	}
+	conditions.Delete(sk, meta.StalledCondition)
+	msg := fmt.Sprintf("%d/%d nodes complete, %d in progress%s", p.complete, p.selected, p.active, p.behindSummary())
+	conditions.MarkReconciling(sk, meta.ProgressingReason, "%s", msg)
+	conditions.MarkFalse(sk, meta.ReadyCondition, meta.ProgressingReason, "%s", msg)
+}
+
+// markStalled is the status of a rollout that cannot go on by itself.
+func markStalled(sk *skyhookv1.Skyhook, reason, message string) {
+	sk.Status.Status = skyhookv1.StatusErroring
+	sk.Status.ObservedGeneration = sk.Generation
+	conditions.Delete(sk, meta.ReconcilingCondition)
+	conditions.MarkStalled(sk, reason, "%s", message)
+	conditions.MarkFalse(sk, meta.ReadyCondition, reason, "%s", message)
+}
+
+// reportBlocked sets the NodesBlocked condition naming the first ten
+// blocked nodes and why.
+func reportBlocked(sk *skyhookv1.Skyhook, blocked []skyhookv1.NodeAttention) {
+	if len(blocked) == 0 {
+		conditions.Delete(sk, skyhookv1.NodesBlockedCondition)
+		return
+	}
+	names := make([]string, 0, min(len(blocked), 10))
+	for _, b := range blocked[:min(len(blocked), 10)] {
+		names = append(names, b.Name+" ("+b.Message+")")
+	}
+	more := ""
+	if len(blocked) > 10 {
+		more = fmt.Sprintf(" and %d more", len(blocked)-10)
+	}
+	conditions.MarkTrue(sk, skyhookv1.NodesBlockedCondition, "NodesBlocked", "%d nodes blocked: %s%s", len(blocked), strings.Join(names, "; "), more)
+}
+
+// reportDrains sets the DrainBlocked condition naming the nodes whose
+// interrupt waits and the pods that hold them, and lists those nodes among
+// the ones needing attention.
+func reportDrains(sk *skyhookv1.Skyhook, reports []drainReport) {
+	if len(reports) == 0 {
+		conditions.Delete(sk, skyhookv1.DrainBlockedCondition)
+		return
+	}
+	parts := make([]string, 0, min(len(reports), 10))
+	for _, rep := range reports {
+		var pods []string
+		for _, b := range rep.blockers {
+			pods = append(pods, b.Pod+" ("+b.Reason+")")
+		}
+		msg := "evicted pods still terminating"
+		if len(pods) > 0 {
+			msg = strings.Join(pods, ", ")
+		}
+		sk.Status.NodesNeedingAttention = append(sk.Status.NodesNeedingAttention, skyhookv1.NodeAttention{
+			Name: rep.node, Status: skyhookv1.StatusBlocked, Message: "interrupt waits: " + msg})
+		if len(parts) < 10 {
+			parts = append(parts, rep.node+": "+msg)
+		}
+	}
+	more := ""
+	if len(reports) > 10 {
+		more = fmt.Sprintf(" and %d more nodes", len(reports)-10)
+	}
+	conditions.MarkTrue(sk, skyhookv1.DrainBlockedCondition, "DrainBlocked", "%d nodes wait to be drained: %s%s", len(reports), strings.Join(parts, "; "), more)
+}
+
+// reportWindow sets the InterruptWindowClosed condition while nodes wait
+// for the window, saying when it opens.
+func reportWindow(sk *skyhookv1.Skyhook, waits int, next time.Time) {
+	if waits == 0 {
+		conditions.Delete(sk, skyhookv1.InterruptWindowClosedCondition)
+		return
+	}
+	conditions.MarkTrue(sk, skyhookv1.InterruptWindowClosedCondition, "OutsideInterruptWindow",
+		"%d nodes wait for the interrupt window of policy %s, which opens next at %s", waits, sk.Spec.DeploymentPolicy, next.UTC().Format(time.RFC3339))
+}
+
+// firstPerNode keeps the first entry of each node: the list is a map keyed
+// by node name, and a node with two failing packages must not appear twice.
+func firstPerNode(list []skyhookv1.NodeAttention) []skyhookv1.NodeAttention {
+	seen := map[string]bool{}
+	out := list[:0]
+	for _, a := range list {
+		if !seen[a.Name] {
+			seen[a.Name] = true
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// packageList is "name:version" of every package, sorted, comma separated.
+func packageList(sk *skyhookv1.Skyhook) string {
+	items := make([]string, 0, len(sk.Spec.Packages))
+	for name, p := range sk.Spec.Packages {
+		items = append(items, name+":"+p.Version)
+	}
+	sort.Strings(items)
+	return strings.Join(items, ",")
+}
+
+// minPositive is the smaller of two waits, ignoring zero.
+func minPositive(a, b time.Duration) time.Duration {
+	if a <= 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
+}
