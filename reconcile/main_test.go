@@ -21,7 +21,6 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
-	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/clustertest"
 	"github.com/skyhook-go/skyhook/test/testenv"
@@ -49,15 +48,10 @@ const rebootTimeout = 6 * time.Second
 const stageTimeout = 12 * time.Second
 
 func TestMain(m *testing.M) {
-	crds, err := config.CRDs()
+	crds, err := testenv.CRDsWithFlux()
 	if err != nil {
 		panic(err)
 	}
-	flux, err := testenv.FluxSourceCRDs()
-	if err != nil {
-		panic(err)
-	}
-	crds = append(crds, flux...)
 	var nodes []cluster.Node
 	for pool, n := range map[string]int{"ready": 5, "failing": 2, "budget": 15, "deps": 2, "versions": 2, "join": 2, "restart": 4, "priority": 2, "config": 2, "pause": 3, "halt": 6, "reboot": 2, "hold": 1, "pdb": 1, "admin": 1, "rebootrestart": 1, "cfgint": 1, "notready": 3, "window": 2, "drainto": 1, "drainskip": 2, "slowboot": 1, "kstatus": 1, "stagetimeout": 1, "holdskip": 2} {
 		nodes = append(nodes, cluster.NumberedNodes(pool, n, map[string]string{"pool": pool})...)
