@@ -9,7 +9,7 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/test/clustertest"
-	"github.com/skyhook-go/skyhook/test/testenv"
+	"github.com/skyhook-go/skyhook/test/operatortest"
 )
 
 // The admission tests run the real apiserver calling the real operator's
@@ -25,6 +25,6 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Exit(clustertest.Main(m, cluster.Options{CRDs: crds}, &env, func(ctx context.Context, c *cluster.Cluster) error {
-		return testenv.StartOperator(ctx, c, operator.Options{Namespace: operatorNamespace})
+		return operatortest.Start(ctx, c, operator.Options{Namespace: operatorNamespace})
 	}))
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
-	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/test/clustertest"
+	"github.com/skyhook-go/skyhook/test/operatortest"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -23,16 +23,12 @@ import (
 var env *cluster.Cluster
 
 func TestMain(m *testing.M) {
-	crds, err := config.CRDs()
+	crds, err := testenv.CRDsWithFlux()
 	if err != nil {
 		panic(err)
 	}
-	flux, err := testenv.FluxSourceCRDs()
-	if err != nil {
-		panic(err)
-	}
-	os.Exit(clustertest.Main(m, cluster.Options{CRDs: append(crds, flux...)}, &env, func(ctx context.Context, c *cluster.Cluster) error {
-		return testenv.StartOperator(ctx, c, operator.Options{Namespace: "skyhook-system"})
+	os.Exit(clustertest.Main(m, cluster.Options{CRDs: crds}, &env, func(ctx context.Context, c *cluster.Cluster) error {
+		return operatortest.Start(ctx, c, operator.Options{Namespace: "skyhook-system"})
 	}))
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/gitserver"
 	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/test/clustertest"
+	"github.com/skyhook-go/skyhook/test/operatortest"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -66,7 +67,7 @@ func TestMain(m *testing.M) {
 			if git, err = gitserver.Start(gitRoot); err != nil {
 				return err
 			}
-			return testenv.StartOperator(ctx, c, operator.Options{Namespace: operatorNamespace})
+			return operatortest.Start(ctx, c, operator.Options{Namespace: operatorNamespace})
 		}))
 }
 

@@ -9,6 +9,8 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/skyhook-go/skyhook/config"
 )
 
 // FluxSourceVersion is the source-controller whose CRDs the tests install
@@ -40,4 +42,18 @@ func FluxSourceCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 		crds = append(crds, crd)
 	}
 	return crds, nil
+}
+
+// CRDsWithFlux are the operator's CRDs and Flux's source CRDs, for test
+// packages that run PackageSets.
+func CRDsWithFlux() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	crds, err := config.CRDs()
+	if err != nil {
+		return nil, err
+	}
+	flux, err := FluxSourceCRDs()
+	if err != nil {
+		return nil, err
+	}
+	return append(crds, flux...), nil
 }

@@ -22,7 +22,6 @@ import (
 
 	"github.com/skyhook-go/skyhook/api/scheme"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 )
 
@@ -205,17 +204,4 @@ func WaitWarning(t testing.TB, c *cluster.Cluster, regarding, reason, note strin
 		}
 		return false
 	})
-}
-
-// StartOperator runs the operator in the test process against the cluster
-// until ctx ends, its log in <cluster dir>/logs/operator.log; it returns
-// once the apiserver routes admission through its webhooks.
-func StartOperator(ctx context.Context, c *cluster.Cluster, opts operator.Options) error {
-	if err := OperatorLogs(c); err != nil {
-		return err
-	}
-	if _, err := operator.StartLocal(ctx, c.Config, opts); err != nil {
-		return fmt.Errorf("starting the operator: %w", err)
-	}
-	return nil
 }

@@ -1,0 +1,117 @@
+package packageset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/packageset/manifests"
+)
+
+// Applying a revision's objects (dry run first, then for real), keeping the
+// inventory, pruning, and waiting for applied Skyhooks.
+
+// apply server-side applies the objects under one field manager; with
+// dryRun only the API server judges them (schema, admission webhooks,
+// policies). It returns every refusal with its file, object and field.
+func (r *Reconciler) apply(ctx context.Context, objects []manifests.Object, dryRun bool) []string {
+	var problems []string
+	for _, o := range objects {
+		obj := o.Object.DeepCopy()
+		opts := []client.PatchOption{client.FieldOwner(FieldOwner), client.ForceOwnership}
+		if dryRun {
+			opts = append(opts, client.DryRunAll)
+		}
+		if err := r.Client.Patch(ctx, obj, client.Apply, opts...); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %s: %s", o.File, o.Name(), refusal(err)))
+		}
+	}
+	return problems
+}
+
+// refusal is an API error as its causes (field: rule), or its message.
+func refusal(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Details != nil && len(status.Status().Details.Causes) > 0 {
+		var parts []string
+		for _, c := range status.Status().Details.Causes {
+			if c.Field != "" {
+				parts = append(parts, c.Field+": "+c.Message)
+			} else {
+				parts = append(parts, c.Message)
+			}
+		}
+		return strings.Join(parts, ", ")
+	}
+	return err.Error()
+}
+
+// record keeps the inventory of what was applied and, with prune, deletes
+// what the previous revision applied and this one does not.
+func (r *Reconciler) record(ctx context.Context, ps *skyhookv1.PackageSet, objects []manifests.Object) error {
+	inventory := &skyhookv1.ResourceInventory{Entries: []skyhookv1.ResourceRef{}}
+	now := map[string]bool{}
+	for _, o := range objects {
+		ref := inventoryRef(o.Object)
+		inventory.Entries = append(inventory.Entries, ref)
+		now[ref.ID] = true
+	}
+	sort.Slice(inventory.Entries, func(i, j int) bool { return inventory.Entries[i].ID < inventory.Entries[j].ID })
+	if ps.Spec.Prune && ps.Status.Inventory != nil {
+		for _, old := range ps.Status.Inventory.Entries {
+			if !now[old.ID] {
+				if err := r.delete(ctx, old); err != nil {
+					return err
+				}
+				r.event(ps, corev1.EventTypeNormal, "Pruned", "deleted "+old.ID+" (no longer in the set)")
+			}
+		}
+	}
+	ps.Status.Inventory = inventory
+	return nil
+}
+
+// inventoryRef is an object's inventory entry, Flux's ID format.
+func inventoryRef(u *unstructured.Unstructured) skyhookv1.ResourceRef {
+	gvk := u.GroupVersionKind()
+	return skyhookv1.ResourceRef{ID: fmt.Sprintf("%s_%s_%s_%s", u.GetNamespace(), u.GetName(), gvk.Group, gvk.Kind), Version: gvk.Version}
+}
+
+// delete deletes an inventory entry's object.
+func (r *Reconciler) delete(ctx context.Context, ref skyhookv1.ResourceRef) error {
+	parts := strings.Split(ref.ID, "_")
+	if len(parts) != 4 {
+		return nil // not one of ours
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(schema.GroupVersionKind{Group: parts[2], Version: ref.Version, Kind: parts[3]})
+	u.SetNamespace(parts[0])
+	u.SetName(parts[1])
+	return client.IgnoreNotFound(r.Client.Delete(ctx, u))
+}
+
+// notReady names the first applied Skyhook that is not Ready for its
+// current generation, or is empty.
+func (r *Reconciler) notReady(ctx context.Context, objects []manifests.Object) string {
+	for _, o := range objects {
+		if o.Object.GetKind() != skyhookv1.SkyhookKind {
+			continue
+		}
+		sk := &skyhookv1.Skyhook{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Name: o.Object.GetName()}, sk); err != nil ||
+			!conditions.IsReady(sk) || sk.Status.ObservedGeneration != sk.Generation {
+			return "Skyhook " + o.Object.GetName()
+		}
+	}
+	return ""
+}

@@ -1,0 +1,26 @@
+// Package operatortest runs the operator in a test process. It is apart
+// from package testenv because it links the whole operator, webhooks
+// included, and the webhooks' own tests use testenv.
+package operatortest
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/skyhook-go/skyhook/cmd/manager/operator"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/test/testenv"
+)
+
+// Start runs the operator in the test process against the cluster until
+// ctx ends, its log in <cluster dir>/logs/operator.log; it returns once the
+// apiserver routes admission through its webhooks.
+func Start(ctx context.Context, c *cluster.Cluster, opts operator.Options) error {
+	if err := testenv.OperatorLogs(c); err != nil {
+		return err
+	}
+	if _, err := operator.StartLocal(ctx, c.Config, opts); err != nil {
+		return fmt.Errorf("starting the operator: %w", err)
+	}
+	return nil
+}
