@@ -218,7 +218,7 @@ type DeploymentPolicyStatus struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,categories={skyhook}
+// +kubebuilder:resource:scope=Cluster,categories={skyhook-all}
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 type DeploymentPolicy struct {
 	metav1.TypeMeta   `json:",inline"`

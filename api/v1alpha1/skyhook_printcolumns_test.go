@@ -19,8 +19,9 @@ var (
 )
 
 // kubectl shows Skyhooks with Flux-style READY/STATUS columns taken from the
-// Ready condition, then the reference summary; -o wide adds the packages;
-// the fluxcd category lists them with Flux's own kinds.
+// Ready condition, then the reference summary and priority; -o wide adds the
+// packages and the policy; the fluxcd category lists them with Flux's own
+// kinds, and skyhook-all with the other kinds of this API.
 func TestSkyhookPrinterColumnsInKubectl(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
@@ -41,15 +42,25 @@ func TestSkyhookPrinterColumnsInKubectl(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	table := kubectl(t, "get", "skyhooks", "printed")
-	wantRow(t, table, []string{"NAME", "READY", "STATUS", "STATE", "COMPLETE", "IN-PROGRESS", "AGE"},
-		[]string{"printed", "True", "Applied to 3/3 nodes", "complete", "3/3", "0"})
+	// What upstream's users type: the singular with a name, describe, and
+	// the plural; no category may shadow them.
+	for _, kind := range []string{"skyhook", "skyhooks", "skyhook.skyhook.nvidia.com"} {
+		table := kubectl(t, "get", kind, "printed")
+		wantRow(t, table, []string{"NAME", "READY", "STATUS", "STATE", "COMPLETE", "IN-PROGRESS", "PRIORITY", "AGE"},
+			[]string{"printed", "True", "Applied to 3/3 nodes", "complete", "3/3", "0", "200"})
+	}
+	if described := kubectl(t, "describe", "skyhook", "printed"); !strings.Contains(described, "Name:") || !strings.Contains(described, "printed") {
+		t.Errorf("kubectl describe skyhook printed:\n%s", described)
+	}
+	if listed := kubectl(t, "get", "skyhook", "-o", "name"); !strings.Contains(listed, "skyhook.skyhook.nvidia.com/printed") {
+		t.Errorf("kubectl get skyhook does not list the Skyhook:\n%s", listed)
+	}
 
 	wide := kubectl(t, "get", "skyhooks", "printed", "-o", "wide")
-	wantRow(t, wide, []string{"NAME", "READY", "STATUS", "STATE", "COMPLETE", "IN-PROGRESS", "PACKAGES", "AGE"},
-		[]string{"printed", "True", "Applied to 3/3 nodes", "complete", "3/3", "0", "tuning:1.1.0"})
+	wantRow(t, wide, []string{"NAME", "READY", "STATUS", "STATE", "COMPLETE", "IN-PROGRESS", "PRIORITY", "PACKAGES", "POLICY", "AGE"},
+		[]string{"printed", "True", "Applied to 3/3 nodes", "complete", "3/3", "0", "200", "tuning:1.1.0"})
 
-	for _, category := range []string{"fluxcd", "skyhook"} {
+	for _, category := range []string{"fluxcd", "skyhook-all"} {
 		names := kubectl(t, "get", category, "-A", "-o", "name")
 		if !strings.Contains(names, "skyhook.skyhook.nvidia.com/printed") {
 			t.Errorf("kubectl get %s does not list the Skyhook:\n%s", category, names)

@@ -422,13 +422,15 @@ type NodeAttention struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,categories={skyhook,fluxcd}
+// +kubebuilder:resource:scope=Cluster,categories={skyhook-all,fluxcd}
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].message"
 // +kubebuilder:printcolumn:name="State",type="string",JSONPath=".status.status"
 // +kubebuilder:printcolumn:name="Complete",type="string",JSONPath=".status.completeNodes"
 // +kubebuilder:printcolumn:name="In-Progress",type="integer",JSONPath=".status.nodesInProgress"
+// +kubebuilder:printcolumn:name="Priority",type="integer",JSONPath=".spec.priority"
 // +kubebuilder:printcolumn:name="Packages",type="string",JSONPath=".status.packageList",priority=1
+// +kubebuilder:printcolumn:name="Policy",type="string",JSONPath=".spec.deploymentPolicy",priority=1
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 53",message="metadata.name may have at most 53 characters so that the node label and annotation keys derived from it (skyhook.nvidia.com/nodeState_<name>) stay within 63 characters"
 type Skyhook struct {
