@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"gomodules.xyz/jsonpatch/v2"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	sigsjson "sigs.k8s.io/json"
 
@@ -38,14 +37,8 @@ func skyhookPatch(before, after *skyhookv1.Skyhook) []jsonpatch.Operation {
 	add := func(path string, value any) {
 		ops = append(ops, jsonpatch.NewOperation("add", path, value))
 	}
-	if equality.Semantic.DeepEqual(before.Spec, skyhookv1.SkyhookSpec{}) {
-		// The request may have no spec at all to add fields to.
-		add("/spec", after.Spec)
-		return ops
-	}
-	if before.Spec.Priority != after.Spec.Priority {
-		add("/spec/priority", after.Spec.Priority)
-	}
+	// Only packages get defaults, so a request without a spec (or with no
+	// packages) gets no operation.
 	for key, a := range after.Spec.Packages {
 		b := before.Spec.Packages[key]
 		base := "/spec/packages/" + escapePointer(key)

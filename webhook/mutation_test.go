@@ -7,6 +7,7 @@ import (
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
@@ -59,8 +60,8 @@ spec:
 		t.Fatal(err)
 	}
 	requirePatchMatchesDefaults(t, raw, defaults.Options{Resources: &skyhookv1.ResourceRequirements{
-		CPURequest: resource.MustParse("100m"), CPULimit: resource.MustParse("1"),
-		MemoryRequest: resource.MustParse("10Mi"), MemoryLimit: resource.MustParse("20Mi"),
+		CPURequest: ptr.To(resource.MustParse("100m")), CPULimit: ptr.To(resource.MustParse("1")),
+		MemoryRequest: ptr.To(resource.MustParse("10Mi")), MemoryLimit: ptr.To(resource.MustParse("20Mi")),
 	}})
 }
 

@@ -273,18 +273,19 @@ type Interrupt struct {
 //
 // +kubebuilder:validation:XValidation:rule="[has(self.cpuRequest), has(self.cpuLimit), has(self.memoryRequest), has(self.memoryLimit)].all(set, set) || [has(self.cpuRequest), has(self.cpuLimit), has(self.memoryRequest), has(self.memoryLimit)].all(set, !set)",message="set all four of cpuRequest, cpuLimit, memoryRequest and memoryLimit, or none"
 type ResourceRequirements struct {
-	// CPURequest of the stage containers.
+	// CPURequest of the stage containers, greater than 0. Pointers tell a
+	// value of 0, which admission refuses, from one not given.
 	// +optional
-	CPURequest resource.Quantity `json:"cpuRequest,omitempty"`
+	CPURequest *resource.Quantity `json:"cpuRequest,omitempty"`
 	// CPULimit of the stage containers; at least cpuRequest.
 	// +optional
-	CPULimit resource.Quantity `json:"cpuLimit,omitempty"`
-	// MemoryRequest of the stage containers.
+	CPULimit *resource.Quantity `json:"cpuLimit,omitempty"`
+	// MemoryRequest of the stage containers, greater than 0.
 	// +optional
-	MemoryRequest resource.Quantity `json:"memoryRequest,omitempty"`
+	MemoryRequest *resource.Quantity `json:"memoryRequest,omitempty"`
 	// MemoryLimit of the stage containers; at least memoryRequest.
 	// +optional
-	MemoryLimit resource.Quantity `json:"memoryLimit,omitempty"`
+	MemoryLimit *resource.Quantity `json:"memoryLimit,omitempty"`
 }
 
 // Status is the summary state of a Skyhook, or of a package on a node, as the

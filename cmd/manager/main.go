@@ -84,7 +84,7 @@ func defaultResources(values ...string) (*skyhookv1.ResourceRequirements, error)
 	case 0:
 		return nil, nil
 	case len(values):
-		return &skyhookv1.ResourceRequirements{CPURequest: q[0], CPULimit: q[1], MemoryRequest: q[2], MemoryLimit: q[3]}, nil
+		return &skyhookv1.ResourceRequirements{CPURequest: &q[0], CPULimit: &q[1], MemoryRequest: &q[2], MemoryLimit: &q[3]}, nil
 	default:
 		return nil, fmt.Errorf("set all four of %v, or none", names)
 	}

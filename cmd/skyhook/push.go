@@ -7,6 +7,7 @@ import (
 
 	"github.com/fluxcd/pkg/oci"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
@@ -100,6 +101,9 @@ func check(dir string) []string {
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object.Object, sk, true); err != nil {
 				errs = append(errs, err.Error())
 				break
+			}
+			if _, written, _ := unstructured.NestedFieldNoCopy(o.Object.Object, "spec", "priority"); !written {
+				sk.Spec.Priority = skyhookv1.DefaultPriority // as the CRD schema defaults it
 			}
 			defaults.Skyhook(sk, defaults.Options{})
 			for _, e := range validate.Skyhook(sk, nil) {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
@@ -19,7 +20,7 @@ func TestWriteThenReadGivesThePackageBack(t *testing.T) {
 		AgentImageOverride: "ghcr.io/x/agent:2",
 		ConfigMap:          map[string]string{"mode.conf": "two"},
 		Env:                []corev1.EnvVar{{Name: "MODE", Value: "two"}, {Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "t"}}}},
-		Resources:          &skyhookv1.ResourceRequirements{CPURequest: resource.MustParse("100m"), CPULimit: resource.MustParse("1"), MemoryRequest: resource.MustParse("64Mi"), MemoryLimit: resource.MustParse("1Gi")},
+		Resources:          &skyhookv1.ResourceRequirements{CPURequest: ptr.To(resource.MustParse("100m")), CPULimit: ptr.To(resource.MustParse("1")), MemoryRequest: ptr.To(resource.MustParse("64Mi")), MemoryLimit: ptr.To(resource.MustParse("1Gi"))},
 	}
 	name := Name("demo", "tuning", pkg.Version)
 	if strings.ContainsAny(name, "+_") || !strings.HasPrefix(name, "demo-tuning-") {

@@ -280,12 +280,13 @@ func Tolerations(sk *skyhookv1.Skyhook, runtimeRequired corev1.Taint) []corev1.T
 }
 
 func resources(r *skyhookv1.ResourceRequirements) corev1.ResourceRequirements {
-	if r == nil {
+	// Admission lets through all four or none.
+	if r == nil || r.CPURequest == nil || r.CPULimit == nil || r.MemoryRequest == nil || r.MemoryLimit == nil {
 		return corev1.ResourceRequirements{}
 	}
 	return corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{corev1.ResourceCPU: r.CPURequest, corev1.ResourceMemory: r.MemoryRequest},
-		Limits:   corev1.ResourceList{corev1.ResourceCPU: r.CPULimit, corev1.ResourceMemory: r.MemoryLimit},
+		Requests: corev1.ResourceList{corev1.ResourceCPU: *r.CPURequest, corev1.ResourceMemory: *r.MemoryRequest},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: *r.CPULimit, corev1.ResourceMemory: *r.MemoryLimit},
 	}
 }
 

@@ -5,6 +5,8 @@
 package defaults
 
 import (
+	"k8s.io/utils/ptr"
+
 	"github.com/skyhook-go/skyhook/api/imageref"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/webhook/validate"
@@ -26,11 +28,10 @@ type Options struct {
 	Resources *skyhookv1.ResourceRequirements
 }
 
-// Skyhook fills in the defaults of sk.
+// Skyhook fills in the defaults of sk. Not priority: the CRD schema gives an
+// absent one its default before admission, so a 0 here was written and is
+// for the validator to refuse, as upstream's schema does.
 func Skyhook(sk *skyhookv1.Skyhook, opts Options) {
-	if sk.Spec.Priority == 0 {
-		sk.Spec.Priority = skyhookv1.DefaultPriority
-	}
 	for key, pkg := range sk.Spec.Packages {
 		if !validate.PackageName.MatchString(key) {
 			continue // refused by validation; nothing to default
@@ -70,7 +71,7 @@ func splitImage(pkg *skyhookv1.Package) {
 // DeploymentPolicy fills in the defaults of dp.
 func DeploymentPolicy(dp *skyhookv1.DeploymentPolicy) {
 	if dp.Spec.ResetBatchStateOnCompletion == nil {
-		dp.Spec.ResetBatchStateOnCompletion = ptr(true)
+		dp.Spec.ResetBatchStateOnCompletion = ptr.To(true)
 	}
 	strategy(dp.Spec.Default.Strategy)
 	for i := range dp.Spec.Compartments {
@@ -103,8 +104,6 @@ func batch(b *skyhookv1.BatchSettings) {
 
 func orDefault(p **int32, v int32) {
 	if *p == nil {
-		*p = ptr(v)
+		*p = ptr.To(v)
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
@@ -28,13 +29,13 @@ spec:
 		t.Fatal(err)
 	}
 	operatorDefault := &skyhookv1.ResourceRequirements{
-		CPURequest: resource.MustParse("100m"), CPULimit: resource.MustParse("500m"),
-		MemoryRequest: resource.MustParse("64Mi"), MemoryLimit: resource.MustParse("256Mi"),
+		CPURequest: ptr.To(resource.MustParse("100m")), CPULimit: ptr.To(resource.MustParse("500m")),
+		MemoryRequest: ptr.To(resource.MustParse("64Mi")), MemoryLimit: ptr.To(resource.MustParse("256Mi")),
 	}
 	Skyhook(sk, Options{Resources: operatorDefault})
 
-	if sk.Spec.Priority != 200 {
-		t.Errorf("priority %d, want 200", sk.Spec.Priority)
+	if sk.Spec.Priority != 0 {
+		t.Errorf("priority %d: the schema defaults an absent priority, and a written 0 is the validator's to refuse", sk.Spec.Priority)
 	}
 	want := map[string]struct{ name, image, sha string }{
 		"tagged":        {"tagged", "registry:5000/pkgs/tagged", ""},
@@ -55,6 +56,7 @@ spec:
 	if r := sk.Spec.Packages["own-resources"].Resources; r.CPULimit.String() != "2" {
 		t.Errorf("own resources replaced: %v", r)
 	}
+	sk.Spec.Priority = skyhookv1.DefaultPriority // the schema's default, given before admission
 	if errs := validate.Skyhook(sk, nil); len(errs) != 1 || errs[0].Field != "spec.packages.wrong-tag.image" {
 		t.Errorf("after defaulting, want only the wrong tag reported, got %v", errs)
 	}

@@ -43,7 +43,7 @@ func Skyhook(sk *skyhookv1.Skyhook, policyExists PolicyExists) field.ErrorList {
 	spec := field.NewPath("spec")
 	errs = append(errs, budget(sk.Spec, spec)...)
 	errs = append(errs, policyReference(sk.Spec.DeploymentPolicy, spec.Child("deploymentPolicy"), policyExists)...)
-	if sk.Spec.Priority < 1 && sk.Spec.Priority != 0 { // 0 means unset; the schema defaults it
+	if sk.Spec.Priority < 1 { // an absent priority has the schema's default by now
 		errs = append(errs, field.Invalid(spec.Child("priority"), sk.Spec.Priority, "must be at least 1"))
 	}
 	errs = append(errs, selector(&sk.Spec.NodeSelector, spec.Child("nodeSelectors"))...)
@@ -231,31 +231,30 @@ func resources(r *skyhookv1.ResourceRequirements, p *field.Path) field.ErrorList
 		name string
 		q    *resource.Quantity
 	}{
-		{"cpuRequest", &r.CPURequest}, {"cpuLimit", &r.CPULimit},
-		{"memoryRequest", &r.MemoryRequest}, {"memoryLimit", &r.MemoryLimit},
+		{"cpuRequest", r.CPURequest}, {"cpuLimit", r.CPULimit},
+		{"memoryRequest", r.MemoryRequest}, {"memoryLimit", r.MemoryLimit},
 	}
 	set := 0
-	for _, x := range quantities {
-		if !x.q.IsZero() {
-			set++
-		}
-	}
-	if set == 0 {
-		return nil
-	}
 	var errs field.ErrorList
-	if set != len(quantities) {
-		return field.ErrorList{field.Invalid(p, fmt.Sprintf("%d of 4 set", set), "set all four of cpuRequest, cpuLimit, memoryRequest and memoryLimit, or none")}
-	}
 	for _, x := range quantities {
+		if x.q == nil {
+			continue
+		}
+		set++
 		if x.q.Sign() <= 0 {
 			errs = append(errs, field.Invalid(p.Child(x.name), x.q.String(), "must be greater than 0"))
 		}
 	}
-	if r.CPULimit.Cmp(r.CPURequest) < 0 {
+	if set != 0 && set != len(quantities) {
+		errs = append(errs, field.Invalid(p, fmt.Sprintf("%d of 4 set", set), "set all four of cpuRequest, cpuLimit, memoryRequest and memoryLimit, or none"))
+	}
+	if len(errs) > 0 || set == 0 {
+		return errs
+	}
+	if r.CPULimit.Cmp(*r.CPURequest) < 0 {
 		errs = append(errs, field.Invalid(p.Child("cpuLimit"), r.CPULimit.String(), fmt.Sprintf("must be at least cpuRequest (%s)", r.CPURequest.String())))
 	}
-	if r.MemoryLimit.Cmp(r.MemoryRequest) < 0 {
+	if r.MemoryLimit.Cmp(*r.MemoryRequest) < 0 {
 		errs = append(errs, field.Invalid(p.Child("memoryLimit"), r.MemoryLimit.String(), fmt.Sprintf("must be at least memoryRequest (%s)", r.MemoryRequest.String())))
 	}
 	return errs

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,7 +18,26 @@ func skyhookFrom(t testing.TB, spec string) *skyhookv1.Skyhook {
 	if err := yaml.UnmarshalStrict([]byte("metadata: {name: test}\nspec:\n"+spec), sk); err != nil {
 		t.Fatal(err)
 	}
+	return withSchemaDefaults(sk)
+}
+
+// withSchemaDefaults gives sk what the CRD schema defaults before admission
+// sees an object: the priority (the specs here do not write one).
+func withSchemaDefaults(sk *skyhookv1.Skyhook) *skyhookv1.Skyhook {
+	if sk.Spec.Priority == 0 {
+		sk.Spec.Priority = skyhookv1.DefaultPriority
+	}
 	return sk
+}
+
+// A priority below 1 is refused (the schema defaults an absent one to 200,
+// so a 0 here was written).
+func TestSkyhookPriorityBelowOne(t *testing.T) {
+	sk := skyhookFrom(t, "  {}\n")
+	for _, p := range []int{0, -3} {
+		sk.Spec.Priority = p
+		requireErrors(t, Skyhook(sk, nil), "spec.priority: Invalid value: "+strconv.Itoa(p)+": must be at least 1")
+	}
 }
 
 func policies(names ...string) PolicyExists {
@@ -202,7 +222,7 @@ func TestSeedExamplesAreValid(t *testing.T) {
 		if err := yaml.UnmarshalStrict(data, sk); err != nil {
 			t.Fatal(err)
 		}
-		if errs := Skyhook(sk, policies()); len(errs) > 0 {
+		if errs := Skyhook(withSchemaDefaults(sk), policies()); len(errs) > 0 {
 			t.Errorf("%s: %v", name, errs.ToAggregate())
 		}
 	}

@@ -21,6 +21,7 @@ func TenPackages(name string) *skyhookv1.Skyhook {
 		Spec: skyhookv1.SkyhookSpec{
 			NodeSelector:       metav1.LabelSelector{MatchLabels: map[string]string{"agentpool": "gpu"}},
 			InterruptionBudget: skyhookv1.InterruptionBudget{Percent: ptr(25)},
+			Priority:           skyhookv1.DefaultPriority, // as the schema defaults it before admission
 			Packages:           skyhookv1.Packages{},
 		},
 	}
