@@ -75,30 +75,6 @@ func TestSkyhookSchemaRejectsInvalidSpecs(t *testing.T) {
 			rule:  "should be greater than or equal to 1",
 		},
 		{
-			name: "zero resources",
-			spec: `
-  packages:
-    tuning:
-      version: 1.0.0
-      image: ghcr.io/x/tuning
-      resources: {cpuRequest: "0", cpuLimit: "0", memoryRequest: 0, memoryLimit: 0Mi}
-`,
-			field: "spec.packages.tuning.resources.cpuRequest",
-			rule:  "must be greater than 0",
-		},
-		{
-			name: "negative memory limit",
-			spec: `
-  packages:
-    tuning:
-      version: 1.0.0
-      image: ghcr.io/x/tuning
-      resources: {cpuRequest: 100m, cpuLimit: 200m, memoryRequest: 64Mi, memoryLimit: -1Gi}
-`,
-			field: "spec.packages.tuning.resources.memoryLimit",
-			rule:  "must be greater than 0",
-		},
-		{
 			name: "percent 150",
 			spec: `
   interruptionBudget:
