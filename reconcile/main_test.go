@@ -3,8 +3,8 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -41,6 +41,9 @@ const notReadyTimeout = 3 * time.Second
 // rebootTimeout is short so that TestRebootNotBackInTimeIsErroring need not
 // wait ten minutes; the simulated reboots of the other tests take a second.
 const rebootTimeout = 6 * time.Second
+
+// pullSecret is the operator's image pull secret: every stage pod names it.
+const pullSecret = "registry-credentials"
 
 // stageTimeout is short so that TestStageOverItsTimeoutIsStoppedAndRetried
 // need not wait an hour, and long enough for every other test's stages
@@ -110,7 +113,8 @@ var (
 // startOperator runs the operator in this process until stopOperator.
 func startOperator() error {
 	ctx, cancel := context.WithCancel(mainCtx)
-	done, err := operator.StartLocal(ctx, env.Config, operator.Options{Namespace: operatorNamespace, NotReadyTimeout: notReadyTimeout, RebootTimeout: rebootTimeout, StageTimeout: stageTimeout})
+	done, err := operator.StartLocal(ctx, env.Config, operator.Options{Namespace: operatorNamespace, NotReadyTimeout: notReadyTimeout,
+		RebootTimeout: rebootTimeout, StageTimeout: stageTimeout, ImagePullSecrets: []string{pullSecret}})
 	if err != nil {
 		cancel()
 		return fmt.Errorf("starting the operator: %w", err)
@@ -151,6 +155,20 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // by "node/stage".
 func countStagePods(t *testing.T, skyhook string) func() map[string]int {
 	t.Helper()
+	created := stagePodsCreated(t, skyhook)
+	return func() map[string]int {
+		counts := map[string]int{}
+		for _, pod := range created() {
+			counts[pod.Spec.NodeName+"/"+pod.Labels[stagepod.StageLabel]]++
+		}
+		return counts
+	}
+}
+
+// stagePodsCreated records the stage pods created for a Skyhook from now
+// on, as they were created.
+func stagePodsCreated(t *testing.T, skyhook string) func() []*corev1.Pod {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	w, err := env.Clientset.CoreV1().Pods(operatorNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: stagepod.SkyhookLabel + "=" + skyhook})
@@ -158,20 +176,20 @@ func countStagePods(t *testing.T, skyhook string) func() map[string]int {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	created := map[string]int{}
+	var created []*corev1.Pod
 	go func() {
 		for ev := range w.ResultChan() {
 			if pod, ok := ev.Object.(*corev1.Pod); ok && ev.Type == watch.Added {
 				mu.Lock()
-				created[pod.Spec.NodeName+"/"+pod.Labels[stagepod.StageLabel]]++
+				created = append(created, pod)
 				mu.Unlock()
 			}
 		}
 	}()
-	return func() map[string]int {
+	return func() []*corev1.Pod {
 		mu.Lock()
 		defer mu.Unlock()
-		return maps.Clone(created)
+		return slices.Clone(created)
 	}
 }
 

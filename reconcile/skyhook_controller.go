@@ -39,6 +39,9 @@ type SkyhookReconciler struct {
 	AgentImage string
 	// PauseImage keeps a finished stage pod until its outcome is recorded.
 	PauseImage string
+	// ImagePullSecrets name Secrets in Namespace that stage pods pull their
+	// images with.
+	ImagePullSecrets []string
 	// MaxAttempts bounds the tries of one stage; then the Skyhook is Stalled.
 	MaxAttempts int32
 	// APIReader reads what the cache does not hold: the pods on a node

@@ -32,12 +32,24 @@ func TestOnePackageReachesReadyOnFiveNodes(t *testing.T) {
 			}},
 		},
 	}
+	created := stagePodsCreated(t, "ready")
 	if err := c.Create(ctx, sk); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
 
 	got := waitSkyhook(t, "ready", 2*time.Minute, isReady)
+	// Stage pods run on the host's network and pull with the operator's
+	// image pull secret, as upstream's do.
+	pods := created()
+	if len(pods) != 10 {
+		t.Errorf("%d stage pods created, want apply and config on 5 nodes", len(pods))
+	}
+	for _, pod := range pods {
+		if !pod.Spec.HostNetwork || !pod.Spec.HostPID || len(pod.Spec.ImagePullSecrets) != 1 || pod.Spec.ImagePullSecrets[0].Name != pullSecret {
+			t.Errorf("stage pod %s: hostNetwork %v, hostPID %v, imagePullSecrets %v", pod.Name, pod.Spec.HostNetwork, pod.Spec.HostPID, pod.Spec.ImagePullSecrets)
+		}
+	}
 	if got.Status.CompleteNodes != "5/5" || got.Status.Status != skyhookv1.StatusComplete || got.Status.PackageList != "tuning:1.1.0" || got.Status.NodesInProgress != 0 {
 		t.Errorf("status %+v", got.Status)
 	}

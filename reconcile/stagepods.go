@@ -94,7 +94,7 @@ func (n *nodePass) createStagePod(ctx context.Context, name string, step lifecyc
 	def, configMap := definition(n.sk, name, step, n.snapshots)
 	spec := stagepod.Spec{
 		Skyhook: n.sk, Package: name, Definition: def, Version: step.Version, Image: step.Image, Stage: step.Stage, Node: n.work.node.Name,
-		Namespace: r.Namespace, AgentImage: r.AgentImage, PauseImage: r.PauseImage, Attempt: attempt, ConfigMap: configMap,
+		Namespace: r.Namespace, AgentImage: r.AgentImage, PauseImage: r.PauseImage, ImagePullSecrets: r.ImagePullSecrets, Attempt: attempt, ConfigMap: configMap,
 		RuntimeRequiredTaint: r.RuntimeRequiredTaint, Timeout: r.StageTimeout,
 		NodeLabels: n.work.node.Labels, NodeAnnotations: n.work.node.Annotations,
 	}

@@ -37,6 +37,7 @@ func main() {
 	flag.DurationVar(&opts.NotReadyTimeout, "not-ready-timeout", 0, "how long a NotReady node in progress holds its budget slot before the rollout skips it (default 10m)")
 	flag.StringVar(&opts.AgentImage, "agent-image", operator.DefaultAgentImage, "the image that runs the package stages (make agent-image builds it); a package's agentImageOverride wins")
 	flag.StringVar(&opts.PauseImage, "pause-image", operator.DefaultPauseImage, "the image that keeps a finished stage pod until its outcome is recorded")
+	pullSecrets := flag.String("image-pull-secret", os.Getenv("IMAGE_PULL_SECRET"), "Secret(s) in --namespace, comma-separated, that stage pods pull the package, agent and pause images with (default: $IMAGE_PULL_SECRET, as upstream's operator reads it)")
 	flag.DurationVar(&opts.StageTimeout, "stage-timeout", 0, "how long one stage pod may run before it is stopped and the stage retried (default 1h)")
 	flag.DurationVar(&opts.RebootTimeout, "reboot-timeout", 0, "how long a rebooted node may take to come back Ready with a new boot ID (default 10m)")
 	flag.StringVar(&cpuRequest, "default-cpu-request", "", "cpuRequest for packages that set no resources (all four default flags or none)")
@@ -55,6 +56,7 @@ func main() {
 		os.Exit(2)
 	}
 	opts.Defaults.Resources = resources
+	opts.ImagePullSecrets = splitList(*pullSecrets)
 	if opts.RuntimeRequiredTaint, err = parseTaint(*taint); err != nil {
 		fmt.Fprintln(os.Stderr, "--runtime-required-taint:", err)
 		os.Exit(2)
@@ -121,4 +123,15 @@ func parseTaint(s string) (corev1.Taint, error) {
 		}
 	}
 	return t, nil
+}
+
+// splitList is a comma-separated flag's items, blanks dropped.
+func splitList(value string) []string {
+	var items []string
+	for _, item := range strings.Split(value, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			items = append(items, item)
+		}
+	}
+	return items
 }

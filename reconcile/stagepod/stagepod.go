@@ -108,6 +108,9 @@ type Spec struct {
 	Namespace  string
 	AgentImage string // operator-wide; a package's agentImageOverride wins
 	PauseImage string
+	// ImagePullSecrets name Secrets in Namespace for pulling the package,
+	// agent and pause images (a private registry such as nvcr.io).
+	ImagePullSecrets []string
 	// Attempt numbers the tries of this stage, so a retry is a new pod.
 	Attempt int32
 	// RuntimeRequiredTaint is the operator's runtime-required taint, which
@@ -193,7 +196,12 @@ func Build(s Spec) *corev1.Pod {
 		Spec: corev1.PodSpec{
 			NodeName:                      s.Node,
 			RestartPolicy:                 corev1.RestartPolicyNever,
+			// The host's PID and network namespaces, as upstream's stage
+			// pods have: steps set per-namespace sysctls and reach host
+			// services (a DNS stub on 127.0.0.53) as the host does.
 			HostPID:                       true,
+			HostNetwork:                   true,
+			ImagePullSecrets:              pullSecrets(s.ImagePullSecrets),
 			Tolerations:                   Tolerations(s.Skyhook, s.RuntimeRequiredTaint),
 			InitContainers:                init,
 			Containers:                    []corev1.Container{{Name: "pause", Image: s.PauseImage}},
@@ -202,6 +210,14 @@ func Build(s Spec) *corev1.Pod {
 			ActiveDeadlineSeconds:         deadline(s.Timeout),
 		},
 	}
+}
+
+func pullSecrets(names []string) []corev1.LocalObjectReference {
+	var refs []corev1.LocalObjectReference
+	for _, name := range names {
+		refs = append(refs, corev1.LocalObjectReference{Name: name})
+	}
+	return refs
 }
 
 // deadline is the timeout in whole seconds (at least one), nil for none.

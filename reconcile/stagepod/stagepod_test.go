@@ -29,8 +29,11 @@ func spec() Spec {
 
 func TestBuild(t *testing.T) {
 	pod := Build(spec())
-	if pod.Spec.NodeName != "node-1" || !pod.Spec.HostPID || pod.Spec.RestartPolicy != corev1.RestartPolicyNever || pod.Namespace != "skyhook-system" {
+	if pod.Spec.NodeName != "node-1" || !pod.Spec.HostPID || !pod.Spec.HostNetwork || pod.Spec.RestartPolicy != corev1.RestartPolicyNever || pod.Namespace != "skyhook-system" {
 		t.Fatalf("pod placement: %+v", pod.Spec)
+	}
+	if pod.Spec.ImagePullSecrets != nil {
+		t.Errorf("pull secrets %v without any configured", pod.Spec.ImagePullSecrets)
 	}
 	names := []string{}
 	for _, c := range pod.Spec.InitContainers {
@@ -211,5 +214,17 @@ func TestNodeMetadata(t *testing.T) {
 		if err := json.Unmarshal([]byte(Build(s).Annotations[PackagesAnnotation]), &got); err != nil || got.AgentVersion != tag {
 			t.Errorf("agentVersion of %s = %q (%v), want %q", image, got.AgentVersion, err, tag)
 		}
+	}
+}
+
+// The operator's image pull secrets reach every stage pod, so package,
+// agent and pause images can come from a private registry (nvcr.io).
+func TestStagePodsPullWithTheConfiguredSecrets(t *testing.T) {
+	s := spec()
+	s.ImagePullSecrets = []string{"nvcr", "mirror"}
+	pod := Build(s)
+	want := []corev1.LocalObjectReference{{Name: "nvcr"}, {Name: "mirror"}}
+	if !slices.Equal(pod.Spec.ImagePullSecrets, want) {
+		t.Fatalf("imagePullSecrets %v, want %v", pod.Spec.ImagePullSecrets, want)
 	}
 }

@@ -84,6 +84,9 @@ type Options struct {
 	// pod until its outcome is recorded.
 	AgentImage string
 	PauseImage string
+	// ImagePullSecrets name Secrets in Namespace that stage pods pull their
+	// images with.
+	ImagePullSecrets []string
 	// NotReadyTimeout and RebootTimeout bound how long a NotReady node in
 	// progress keeps its budget slot and how long a reboot may take (the
 	// reconciler's defaults when zero).
@@ -175,7 +178,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		opts.PauseImage = DefaultPauseImage
 	}
 	if err := (&reconcile.SkyhookReconciler{
-		Client: mgr.GetClient(), Namespace: opts.Namespace, AgentImage: opts.AgentImage, PauseImage: opts.PauseImage,
+		Client: mgr.GetClient(), Namespace: opts.Namespace, AgentImage: opts.AgentImage, PauseImage: opts.PauseImage, ImagePullSecrets: opts.ImagePullSecrets,
 		Recorder: mgr.GetEventRecorder("skyhook-operator"), APIReader: mgr.GetAPIReader(),
 		NotReadyTimeout: opts.NotReadyTimeout, RebootTimeout: opts.RebootTimeout, StageTimeout: opts.StageTimeout, RuntimeRequiredTaint: opts.RuntimeRequiredTaint,
 	}).SetupWithManager(mgr); err != nil {
