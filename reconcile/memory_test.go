@@ -82,7 +82,7 @@ func TestParsedRecordsParseOnlyChangedNodes(t *testing.T) {
 	sk := testPass().sk
 	sk.UID = "uid"
 	node := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", UID: "node-uid", ResourceVersion: "1", Annotations: map[string]string{
-		skyhookv1.NodeStateAnnotation(sk.Name): `{"a|1.0.0":{"name":"a","version":"1.0.0","image":"i","stage":"apply","state":"complete","restarts":0}}`,
+		skyhookv1.NodeStateAnnotation(sk.Name): `{"a|1.0.0":{"name":"a","version":"1.0.0","image":"i","stage":"apply","state":"complete"}}`,
 	}}}
 	var records parsedRecords
 	first := records.read(sk, []corev1.Node{node})[0]

@@ -72,7 +72,7 @@ func TestBudgetCountIsNeverExceeded(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Name: "budget-14"}, &node); err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"tuning|1.1.0":{"name":"tuning","version":"1.1.0","image":"ghcr.io/nvidia/tuning","stage":"config","state":"complete","restarts":0}}`; node.Annotations["skyhook.nvidia.com/nodeState_budget"] != want {
+	if want := `{"tuning|1.1.0":{"name":"tuning","version":"1.1.0","image":"ghcr.io/nvidia/tuning","stage":"config","state":"complete"}}`; node.Annotations["skyhook.nvidia.com/nodeState_budget"] != want {
 		t.Errorf("after the upgrade the record is %s, want %s", node.Annotations["skyhook.nvidia.com/nodeState_budget"], want)
 	}
 	if got.Status.CompleteNodes != "15/15" {

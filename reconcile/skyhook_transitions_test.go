@@ -234,7 +234,7 @@ func TestDowngradeAndRemoval(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Name: "versions-0"}, &node); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"tuning|1.5.0":{"name":"tuning","version":"1.5.0","image":"ghcr.io/x/tuning-new-image","stage":"config","state":"complete","restarts":0}}`
+	want := `{"tuning|1.5.0":{"name":"tuning","version":"1.5.0","image":"ghcr.io/x/tuning-new-image","stage":"config","state":"complete"}}`
 	if got := node.Annotations["skyhook.nvidia.com/nodeState_versions"]; got != want {
 		t.Errorf("final record %s, want %s", got, want)
 	}

@@ -113,9 +113,11 @@ type PackageStatus struct {
 	// Stage the package is in.
 	Stage Stage `json:"stage"`
 	// State of that stage.
-	State State `json:"state"`
-	// Restarts counts how often the stage has been retried.
-	Restarts int32 `json:"restarts"`
+	State State `json:"state,omitempty"`
+	// Restarts counts how often the stage has been retried. Left out at 0,
+	// as upstream writes it, so a record reads the same from either
+	// operator.
+	Restarts int32 `json:"restarts,omitempty"`
 }
 
 // NodeState is the value of a NodeStateAnnotation: the packages of one Skyhook

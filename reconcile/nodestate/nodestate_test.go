@@ -30,7 +30,7 @@ func TestPatchWritesOnlyChanges(t *testing.T) {
 	if node.Labels["skyhook.nvidia.com/status_demo"] != "in_progress" {
 		t.Errorf("labels %v", node.Labels)
 	}
-	const want = `{"tuning|1.0.0":{"name":"tuning","version":"1.0.0","image":"ghcr.io/x/tuning","stage":"apply","state":"in_progress","restarts":0}}`
+	const want = `{"tuning|1.0.0":{"name":"tuning","version":"1.0.0","image":"ghcr.io/x/tuning","stage":"apply","state":"in_progress"}}`
 	if got := node.Annotations["skyhook.nvidia.com/nodeState_demo"]; got != want {
 		t.Errorf("annotation\n got %s\nwant %s", got, want)
 	}
