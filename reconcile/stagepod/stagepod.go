@@ -194,8 +194,8 @@ func Build(s Spec) *corev1.Pod {
 			OwnerReferences: []metav1.OwnerReference{*owner},
 		},
 		Spec: corev1.PodSpec{
-			NodeName:                      s.Node,
-			RestartPolicy:                 corev1.RestartPolicyNever,
+			NodeName:      s.Node,
+			RestartPolicy: corev1.RestartPolicyNever,
 			// The host's PID and network namespaces, as upstream's stage
 			// pods have: steps set per-namespace sysctls and reach host
 			// services (a DNS stub on 127.0.0.53) as the host does.
