@@ -121,13 +121,7 @@ func nextStep(sk *skyhookv1.Skyhook, name string, state skyhookv1.NodeState, con
 
 // nodeStatus summarises the node's record for the status label.
 func nodeStatus(sk *skyhookv1.Skyhook, state skyhookv1.NodeState, config map[string]string) skyhookv1.Status {
-	complete := true
-	for _, name := range packageNames(sk, state) {
-		if nextStep(sk, name, state, config).Action != lifecycle.Done {
-			complete = false
-		}
-	}
-	if complete {
+	if packagesDone(sk, state, config) {
 		return skyhookv1.StatusComplete
 	}
 	for _, e := range state {
@@ -140,8 +134,14 @@ func nodeStatus(sk *skyhookv1.Skyhook, state skyhookv1.NodeState, config map[str
 
 // nodeComplete reports whether every package is done on the node.
 func nodeComplete(sk *skyhookv1.Skyhook, w *nodeWork) bool {
-	for _, name := range packageNames(sk, w.state) {
-		if step := nextStep(sk, name, w.state, w.config); step.Action != lifecycle.Done {
+	return packagesDone(sk, w.state, w.config)
+}
+
+// packagesDone reports whether every package, declared or recorded, has
+// nothing left to do on the node.
+func packagesDone(sk *skyhookv1.Skyhook, state skyhookv1.NodeState, config map[string]string) bool {
+	for _, name := range packageNames(sk, state) {
+		if nextStep(sk, name, state, config).Action != lifecycle.Done {
 			return false
 		}
 	}
