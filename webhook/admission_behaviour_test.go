@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/test/testenv"
 	"github.com/skyhook-go/skyhook/webhook/policy"
 )
 
@@ -112,24 +113,14 @@ spec:
 	if err := c.Create(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the ConfigMap policy to refuse the image", func() bool {
+	testenv.Eventually(t, "the ConfigMap policy to refuse the image", 15*time.Second, func() bool {
 		err := c.Create(ctx, decode(t, candidate), client.DryRunAll)
 		return err != nil && strings.Contains(err.Error(), "policy trusted-registries, rule only-ghcr: package images must come from ghcr.io")
 	})
 	if err := c.Delete(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the policy to be unloaded", func() bool {
+	testenv.Eventually(t, "the policy to be unloaded", 15*time.Second, func() bool {
 		return c.Create(ctx, decode(t, candidate), client.DryRunAll) == nil
 	})
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
 }

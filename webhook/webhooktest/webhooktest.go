@@ -8,6 +8,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
@@ -20,7 +21,7 @@ func TenPackages(name string) *skyhookv1.Skyhook {
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: skyhookv1.SkyhookSpec{
 			NodeSelector:       metav1.LabelSelector{MatchLabels: map[string]string{"agentpool": "gpu"}},
-			InterruptionBudget: skyhookv1.InterruptionBudget{Percent: ptr(25)},
+			InterruptionBudget: skyhookv1.InterruptionBudget{Percent: ptr.To(25)},
 			Priority:           skyhookv1.DefaultPriority, // as the schema defaults it before admission
 			Packages:           skyhookv1.Packages{},
 		},
@@ -42,8 +43,6 @@ func TenPackages(name string) *skyhookv1.Skyhook {
 	}
 	return sk
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // ReportPercentiles reports p50 and p99 of the samples as benchmark metrics.
 func ReportPercentiles(b *testing.B, samples []time.Duration) {
