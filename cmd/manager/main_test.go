@@ -35,3 +35,12 @@ func TestParseTaint(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitListDropsBlanks(t *testing.T) {
+	if got := splitList(" nvcr, ,mirror ,"); strings.Join(got, "|") != "nvcr|mirror" {
+		t.Fatalf("splitList = %q, want [nvcr mirror]", got)
+	}
+	if got := splitList(""); got != nil {
+		t.Fatalf("splitList of nothing = %q, want none", got)
+	}
+}
