@@ -13,7 +13,7 @@ import (
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
-// Every manifest of the reference system in shared/testdata/seed-examples is
+// Every manifest of the reference system in test/reference/testdata/seed-examples is
 // accepted as it is and reads back meaning the same: the typed spec decoded
 // strictly from the file (so every field in it is known to the API) equals
 // the spec the apiserver stored, once the documented defaults are added.
@@ -41,6 +41,9 @@ func TestSkyhookSeedExamplesAreAcceptedUnchanged(t *testing.T) {
 			}
 			if want.Spec.Priority == 0 {
 				want.Spec.Priority = skyhookv1.DefaultPriority
+			}
+			if want.Spec.Sequencing == "" {
+				want.Spec.Sequencing = skyhookv1.SequencingNode // the schema's default, as upstream's
 			}
 			if !equality.Semantic.DeepEqual(want.Spec, got.Spec) {
 				wantYAML, _ := yaml.Marshal(want.Spec)

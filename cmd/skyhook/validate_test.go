@@ -69,7 +69,7 @@ func TestValidateCommand(t *testing.T) {
 
 	// The reference packages are config.json alone: valid as configs, and
 	// their missing step files are reported unless --config-only.
-	shared, err := testenv.SharedDir()
+	shared, err := testenv.ReferenceDir()
 	if err != nil {
 		t.Fatal(err)
 	}

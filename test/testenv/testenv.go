@@ -1,6 +1,6 @@
 // Package testenv holds what the integration tests share: a client for a
 // cluster started by package cluster, and the location of the reference
-// manifests in ../shared.
+// manifests (test/reference).
 package testenv
 
 import (
@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -36,11 +37,43 @@ func Client(t testing.TB, c *cluster.Cluster) client.Client {
 	return cl
 }
 
+// WarningClient is Client, and a function returning the admission warnings
+// the API server sent with its answers so far (what kubectl prints as
+// "Warning: ...").
+func WarningClient(t testing.TB, c *cluster.Cluster) (client.Client, func() []string) {
+	t.Helper()
+	warnings := &warningLog{}
+	cfg := rest.CopyConfig(c.Config)
+	cfg.WarningHandler = warnings
+	cl, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl, warnings.all
+}
+
+type warningLog struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (w *warningLog) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = append(w.seen, text)
+}
+
+func (w *warningLog) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.seen...)
+}
+
 // SeedExamples returns the reference system's manifests that must be
-// accepted unchanged (shared/testdata/seed-examples), by file name.
+// accepted unchanged (test/reference/testdata/seed-examples), by file name.
 func SeedExamples(t testing.TB) map[string][]byte {
 	t.Helper()
-	shared, err := SharedDir()
+	shared, err := ReferenceDir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,25 +92,16 @@ func SeedExamples(t testing.TB) map[string][]byte {
 	return out
 }
 
-// SharedDirEnv overrides where the shared reference material is.
-const SharedDirEnv = "SKYHOOK_SHARED_DIR"
-
-// SharedDir is the shared/ directory beside the repository (or
-// $SKYHOOK_SHARED_DIR): the reference manifests and package configs the
-// project must accept unchanged.
-func SharedDir() (string, error) {
-	if dir := os.Getenv(SharedDirEnv); dir != "" {
-		return dir, nil
-	}
+// ReferenceDir is the repository's copy of the reference material
+// (test/reference): the manifests and package configs the project must
+// accept unchanged, and objects NodeWright wrote in a real run. The tests
+// read only this copy, so a clone of the repository alone passes them.
+func ReferenceDir() (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(root, "..", "shared")
-	if _, err := os.Stat(filepath.Join(dir, "testdata")); err != nil {
-		return "", fmt.Errorf("the shared reference data is not beside the repository (%s); set %s: %w", dir, SharedDirEnv, err)
-	}
-	return dir, nil
+	return filepath.Join(root, "test", "reference"), nil
 }
 
 // RepoRoot is the directory holding the project's go.mod.
