@@ -20,3 +20,41 @@ const (
 	// says when the window opens next.
 	InterruptWindowClosedCondition = "InterruptWindowClosed"
 )
+
+// Condition types of explicit uninstall, named as NodeWright names them.
+const (
+	// UninstallInProgressCondition is True while a package is being
+	// uninstalled from a node (its uninstall or uninstall interrupt runs).
+	UninstallInProgressCondition = "UninstallInProgress"
+
+	// UninstallFailedCondition is True while an uninstall is failing on a
+	// node.
+	UninstallFailedCondition = "UninstallFailed"
+
+	// BlockedCondition is True while a package cannot run because a
+	// package it depends on is being uninstalled.
+	BlockedCondition = "Blocked"
+
+	// DeletionBlockedCondition is True while a deleted Skyhook cannot
+	// uninstall its packages; its reason says why (MalformedNodeState,
+	// PausedWithPendingUninstall, DisabledWithPendingUninstall).
+	DeletionBlockedCondition = "DeletionBlocked"
+)
+
+// Condition types and reasons NodeWright writes, mirrored for its readers.
+const (
+	// PrefixedReadyCondition is Ready with NodeWright's reasons.
+	PrefixedReadyCondition = MetadataPrefix + "/Ready"
+	// TransitionCondition's reason is the summary status.
+	TransitionCondition = MetadataPrefix + "/Transition"
+	// TaintNotTolerableCondition is True while selected nodes have taints
+	// the Skyhook does not tolerate.
+	TaintNotTolerableCondition = "TaintNotTolerable"
+	// NodesIgnoredCondition is True while selected nodes carry the ignore
+	// label.
+	NodesIgnoredCondition = "NodesIgnored"
+	// ApplyPackageCondition names the last package a stage was started for.
+	ApplyPackageCondition = "ApplyPackage"
+	// NodesConvergedReason is Ready's reason once every node is complete.
+	NodesConvergedReason = "NodesConverged"
+)

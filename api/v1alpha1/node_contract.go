@@ -31,6 +31,21 @@ const (
 	// ID before a reboot, the packages it is for).
 	InterruptPrefix = MetadataPrefix + "/interrupt_"
 
+	// VersionPrefix is followed by the Skyhook name to form the node
+	// annotation holding the version of the operator that last wrote the
+	// node's record (as NodeWright writes it).
+	VersionPrefix = MetadataPrefix + "/version_"
+
+	// CordonPrefix is followed by the Skyhook name to form the node
+	// annotation ("true") NodeWright marks its cordons with; this operator
+	// writes it beside its own signature (cordoned-by) and takes a cordon so
+	// marked, without a signature, for the Skyhook's.
+	CordonPrefix = MetadataPrefix + "/cordon_"
+
+	// SkyhookVersionAnnotation on a Skyhook is the version of the operator
+	// that handles it.
+	SkyhookVersionAnnotation = MetadataPrefix + "/version"
+
 	// IgnoreNodeLabel set to "true" excludes a node from every Skyhook; such
 	// nodes are reported as blocked.
 	IgnoreNodeLabel = MetadataPrefix + "/ignore"
@@ -73,6 +88,14 @@ func BatchAnnotation(skyhook string) string { return BatchPrefix + skyhook }
 // Skyhook's interrupt in progress on the node.
 func InterruptAnnotation(skyhook string) string { return InterruptPrefix + skyhook }
 
+// VersionAnnotation is the node annotation key holding the version of the
+// operator that last wrote the named Skyhook's record.
+func VersionAnnotation(skyhook string) string { return VersionPrefix + skyhook }
+
+// CordonAnnotation is NodeWright's node annotation key marking a cordon of
+// the named Skyhook.
+func CordonAnnotation(skyhook string) string { return CordonPrefix + skyhook }
+
 // StatusKey is the node label and annotation key holding the Status of the
 // named Skyhook on that node.
 func StatusKey(skyhook string) string { return StatusPrefix + skyhook }
@@ -82,12 +105,16 @@ type Stage string
 
 // The stages, in the order they can run.
 const (
-	StageUninstall     Stage = "uninstall"
-	StageUpgrade       Stage = "upgrade"
-	StageApply         Stage = "apply"
-	StageConfig        Stage = "config"
-	StageInterrupt     Stage = "interrupt"
-	StagePostInterrupt Stage = "post-interrupt"
+	StageUninstall Stage = "uninstall"
+	// StageUninstallInterrupt is the package's interrupt after its
+	// uninstall; once it has begun it runs to completion, also when the
+	// uninstall is cancelled.
+	StageUninstallInterrupt Stage = "uninstall-interrupt"
+	StageUpgrade            Stage = "upgrade"
+	StageApply              Stage = "apply"
+	StageConfig             Stage = "config"
+	StageInterrupt          Stage = "interrupt"
+	StagePostInterrupt      Stage = "post-interrupt"
 )
 
 // State is how a package's current stage stands on a node.
@@ -110,6 +137,9 @@ type PackageStatus struct {
 	Version string `json:"version"`
 	// Image the package came from.
 	Image string `json:"image"`
+	// ContainerSHA is the image digest the stage ran, when the package
+	// pins one (spec.packages.<name>.containerSHA).
+	ContainerSHA string `json:"containerSHA,omitempty"`
 	// Stage the package is in.
 	Stage Stage `json:"stage"`
 	// State of that stage.

@@ -18,10 +18,20 @@ const DefaultPriority = 200
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.deploymentPolicy) || !has(self.interruptionBudget) || (!has(self.interruptionBudget.percent) && !has(self.interruptionBudget.count))",message="deploymentPolicy and interruptionBudget are mutually exclusive: the policy carries the budget"
 type SkyhookSpec struct {
-	// Serial rolls the nodes of this Skyhook one batch after another and stops
-	// the rollout at the first failing node instead of continuing with others.
+	// Serial runs one package at a time on a node: a package starts only
+	// once no other package of this Skyhook runs a stage there (dependsOn
+	// still orders them). Without it, packages that do not depend on each
+	// other run side by side.
 	// +optional
 	Serial bool `json:"serial,omitempty"`
+
+	// Sequencing says how Skyhooks with a higher priority number wait for
+	// this one: "node" (the default), on each node until this Skyhook is
+	// complete on that node; "all", everywhere until it is complete on every
+	// node it selects.
+	// +kubebuilder:default=node
+	// +optional
+	Sequencing Sequencing `json:"sequencing,omitempty"`
 
 	// Pause is kept for manifests written for the reference system. The
 	// skyhook.nvidia.com/pause annotation is what pauses a Skyhook.
@@ -91,6 +101,20 @@ type SkyhookSpec struct {
 	// +optional
 	Priority int `json:"priority,omitempty"`
 }
+
+// Sequencing is how the Skyhooks after one wait for it.
+// +kubebuilder:validation:Enum=node;all
+type Sequencing string
+
+// The sequencing modes.
+const (
+	// SequencingNode: a node moves on to the next Skyhook as soon as this
+	// one is complete on it.
+	SequencingNode Sequencing = "node"
+	// SequencingAll: no node moves on until this Skyhook is complete on
+	// every node it selects.
+	SequencingAll Sequencing = "all"
+)
 
 // DrainOnTimeout is what happens to a drain that has not finished in time.
 // +kubebuilder:validation:Enum=Wait;Delete;Skip
@@ -236,7 +260,42 @@ type Package struct {
 	// GracefulShutdown is the termination grace period of the stage pods.
 	// +optional
 	GracefulShutdown *metav1.Duration `json:"gracefulShutdown,omitempty"`
+
+	// Uninstall declares that the package can be uninstalled (it has
+	// uninstall steps) and asks for it. Without enabled, removing the
+	// package from the Skyhook or lowering its version runs nothing on the
+	// nodes and its record stays there as a marker.
+	// +optional
+	Uninstall *Uninstall `json:"uninstall,omitempty"`
 }
+
+// Uninstall is a package's explicit uninstall.
+//
+// +kubebuilder:validation:XValidation:rule="!self.apply || self.enabled",message="uninstall.apply requires uninstall.enabled: only a package that declares uninstall support can be uninstalled"
+type Uninstall struct {
+	// Enabled declares that the package has uninstall steps. The operator
+	// then runs them before the package may be removed from the Skyhook or
+	// downgraded, and on every node when the Skyhook is deleted.
+	// +kubebuilder:default=false
+	// +optional
+	Enabled bool `json:"enabled"`
+
+	// Apply uninstalls the package from every selected node now; once it is
+	// gone from a node's record it is uninstalled there. Setting it back
+	// to false cancels: nodes still uninstalling install the package
+	// again, except those already in the uninstall interrupt.
+	// +kubebuilder:default=false
+	// +optional
+	Apply bool `json:"apply"`
+}
+
+// UninstallEnabled reports whether the package declares uninstall support.
+func (in *Package) UninstallEnabled() bool {
+	return in != nil && in.Uninstall != nil && in.Uninstall.Enabled
+}
+
+// Uninstalling reports whether the package is asked to be uninstalled.
+func (in *Package) Uninstalling() bool { return in.UninstallEnabled() && in.Uninstall.Apply }
 
 // InterruptType is the kind of interrupt a package asks for.
 // +kubebuilder:validation:Enum=service;reboot;noop;restartAllServices
@@ -360,6 +419,101 @@ type SkyhookStatus struct {
 	// +listMapKey=name
 	// +optional
 	Compartments []CompartmentStatus `json:"compartments,omitempty"`
+
+	// The fields below are NodeWright's, written as it writes them so that
+	// its readers (scripts, dashboards, its end-to-end suite) work here.
+	// The per-node maps are bounded (MaxNodeStateNodes, MaxNodeStatusNodes)
+	// so the object stays far under etcd's limit at any fleet size; nodes
+	// needing attention come first, and OmittedNodes counts the rest.
+
+	// NodeState is each node's record of this Skyhook's packages (the
+	// nodeState_<skyhook> annotation), for at most MaxNodeStateNodes nodes.
+	// +optional
+	NodeState map[string]NodeState `json:"nodeState,omitempty"`
+
+	// NodeStatus is this Skyhook's status on each node, for at most
+	// MaxNodeStatusNodes nodes.
+	// +optional
+	NodeStatus map[string]Status `json:"nodeStatus,omitempty"`
+
+	// NodeBootIDs is each listed node's boot ID.
+	// +optional
+	NodeBootIDs map[string]string `json:"nodeBootIds,omitempty"`
+
+	// NodePriority is when each node in progress started, in the order
+	// nodes started; a node leaves it when it completes.
+	// +optional
+	NodePriority map[string]metav1.Time `json:"nodePriority,omitempty"`
+
+	// NodeOrderOffset counts the nodes that left NodePriority, so that a
+	// node's place in the rollout (offset + its place in NodePriority)
+	// only grows.
+	// +optional
+	NodeOrderOffset int `json:"nodeOrderOffset,omitempty"`
+
+	// CompartmentStatuses is the rollout's progress per compartment of the
+	// DeploymentPolicy, or in __default__ for a Skyhook with a budget.
+	// +optional
+	CompartmentStatuses map[string]CompartmentProgress `json:"compartmentStatuses,omitempty"`
+
+	// OmittedNodes counts the selected nodes the per-node maps leave out.
+	// +optional
+	OmittedNodes *OmittedNodes `json:"omittedNodes,omitempty"`
+}
+
+// The bounds of the per-node status maps. At 10,000 nodes with 10 packages
+// each the status stays under 600 KiB (TestStatusMapsStayBounded).
+const (
+	MaxNodeStateNodes  = 200
+	MaxNodeStatusNodes = 2000
+)
+
+// OmittedNodes counts the nodes left out of the per-node status maps; their
+// node annotations and labels still say everything.
+type OmittedNodes struct {
+	// NodeState is the number of selected nodes not in status.nodeState.
+	// +optional
+	NodeState int `json:"nodeState,omitempty"`
+	// NodeStatus is the number of selected nodes not in status.nodeStatus
+	// and status.nodeBootIds.
+	// +optional
+	NodeStatus int `json:"nodeStatus,omitempty"`
+}
+
+// CompartmentProgress is NodeWright's summary of one compartment.
+type CompartmentProgress struct {
+	// Matched is the number of the Skyhook's nodes in the compartment.
+	Matched int `json:"matched"`
+	// Ceiling is how many of them may be in progress at once.
+	Ceiling int `json:"ceiling"`
+	// InProgress is how many are.
+	InProgress int `json:"inProgress"`
+	// Completed is how many are complete.
+	Completed int `json:"completed"`
+	// ProgressPercent is Completed out of Matched, 0 to 100.
+	ProgressPercent int `json:"progressPercent"`
+	// BatchState is the compartment's batch sizing, for a DeploymentPolicy.
+	// +optional
+	BatchState *BatchProgress `json:"batchState,omitempty"`
+}
+
+// BatchProgress is where a compartment's batches stand.
+type BatchProgress struct {
+	// CurrentBatch numbers the batch now open.
+	// +optional
+	CurrentBatch int `json:"currentBatch,omitempty"`
+	// LastBatchSize is the size it was opened with.
+	// +optional
+	LastBatchSize int `json:"lastBatchSize,omitempty"`
+	// CompletedNodes counts the compartment's complete nodes.
+	// +optional
+	CompletedNodes int `json:"completedNodes,omitempty"`
+	// ConsecutiveFailures counts batches in a row below the threshold.
+	// +optional
+	ConsecutiveFailures int `json:"consecutiveFailures,omitempty"`
+	// ShouldStop is true once the compartment halted.
+	// +optional
+	ShouldStop bool `json:"shouldStop,omitempty"`
 }
 
 // CompartmentStatus is where a Skyhook's rollout stands in one compartment
