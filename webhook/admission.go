@@ -8,15 +8,18 @@ import (
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	sigsjson "sigs.k8s.io/json"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/nodestate"
 	"github.com/skyhook-go/skyhook/webhook/defaults"
 	"github.com/skyhook-go/skyhook/webhook/policy"
 	"github.com/skyhook-go/skyhook/webhook/validate"
@@ -31,10 +34,10 @@ const (
 	ValidateDeploymentPolicyPath = "/validate-deploymentpolicy"
 )
 
-// +kubebuilder:webhook:path=/mutate-skyhook,mutating=true,failurePolicy=fail,sideEffects=None,groups=skyhook.nvidia.com,resources=skyhooks,verbs=create;update,versions=v1alpha1,name=mutate.skyhooks.skyhook.nvidia.com,admissionReviewVersions=v1
-// +kubebuilder:webhook:path=/validate-skyhook,mutating=false,failurePolicy=fail,sideEffects=None,groups=skyhook.nvidia.com,resources=skyhooks,verbs=create;update,versions=v1alpha1,name=validate.skyhooks.skyhook.nvidia.com,admissionReviewVersions=v1
-// +kubebuilder:webhook:path=/mutate-deploymentpolicy,mutating=true,failurePolicy=fail,sideEffects=None,groups=skyhook.nvidia.com,resources=deploymentpolicies,verbs=create;update,versions=v1alpha1,name=mutate.deploymentpolicies.skyhook.nvidia.com,admissionReviewVersions=v1
-// +kubebuilder:webhook:path=/validate-deploymentpolicy,mutating=false,failurePolicy=fail,sideEffects=None,groups=skyhook.nvidia.com,resources=deploymentpolicies,verbs=create;update;delete,versions=v1alpha1,name=validate.deploymentpolicies.skyhook.nvidia.com,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-skyhook,mutating=true,failurePolicy=fail,sideEffects=None,groups=skyhook.nvidia.com,resources=skyhooks,verbs=create;update,versions=v1alpha1,name=mutate-skyhook.nvidia.com,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-skyhook,mutating=false,failurePolicy=fail,sideEffects=None,groups=skyhook.nvidia.com,resources=skyhooks,verbs=create;update,versions=v1alpha1,name=validate-skyhook.nvidia.com,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-deploymentpolicy,mutating=true,failurePolicy=fail,sideEffects=None,groups=skyhook.nvidia.com,resources=deploymentpolicies,verbs=create;update,versions=v1alpha1,name=mutate-deploymentpolicy.nvidia.com,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-deploymentpolicy,mutating=false,failurePolicy=fail,sideEffects=None,groups=skyhook.nvidia.com,resources=deploymentpolicies,verbs=create;update;delete,versions=v1alpha1,name=validate-deploymentpolicy.nvidia.com,admissionReviewVersions=v1
 
 // Options configure the admission handlers.
 type Options struct {
@@ -48,6 +51,9 @@ type Options struct {
 	Defaults defaults.Options
 	// Policies are the image and package policies in force; nil runs none.
 	Policies *policy.Store
+	// Events records the violations of Audit policies on the Skyhook; nil
+	// records none.
+	Events events.EventRecorder
 }
 
 // Register serves the four handlers on server.
@@ -93,14 +99,66 @@ func (v *SkyhookValidator) Handle(ctx context.Context, req admission.Request) ad
 		return admission.Allowed("") // finalizers must be removable whatever the spec says
 	}
 	errs := validate.Skyhook(&sk, v.policyExists(ctx))
+	var warnings []string
+	if req.Operation == admissionv1.Update {
+		var old skyhookv1.Skyhook
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(req.OldObject.Raw, &old); err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
+		updateErrs, updateWarnings := validate.SkyhookUpdate(&old, &sk, v.recorded(ctx, sk.Name))
+		errs, warnings = append(errs, updateErrs...), updateWarnings
+	}
 	if v.opts.Policies != nil {
-		errs = append(errs, v.opts.Policies.Current().Evaluate(ctx, &sk, req.Object.Raw)...)
+		enforced, audited := v.opts.Policies.Current().Evaluate(ctx, &sk, req.Object.Raw)
+		errs = append(errs, enforced...)
+		warnings = append(warnings, v.audit(&sk, audited, req.DryRun != nil && *req.DryRun)...)
 	}
 	if len(errs) == 0 {
-		return admission.Allowed("")
+		return admission.Allowed("").WithWarnings(warnings...)
 	}
 	status := invalid(skyhookv1.SkyhookKind, sk.Name, errs).(apierrors.APIStatus).Status()
-	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
+	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status, Warnings: warnings}}
+}
+
+// audit turns the violations of Audit policies into admission warnings, and
+// into one Warning event on the Skyhook unless the request is a dry run. One
+// event, not one per violation: the event recorder folds events that differ
+// only in their note into a series of the first.
+func (v *SkyhookValidator) audit(sk *skyhookv1.Skyhook, violations field.ErrorList, dryRun bool) []string {
+	warnings := make([]string, 0, len(violations))
+	for _, e := range violations {
+		warnings = append(warnings, e.Error())
+	}
+	if len(warnings) > 0 && v.opts.Events != nil && !dryRun {
+		v.opts.Events.Eventf(sk, nil, corev1.EventTypeWarning, "PolicyViolation", "Admit", "%s", strings.Join(warnings, "; "))
+	}
+	return warnings
+}
+
+// recorded looks on the nodes for a package version still recorded for the
+// Skyhook. It lists every node, uncached: it only runs when a package that
+// declares uninstall support is removed or downgraded, which is rare.
+func (v *SkyhookValidator) recorded(ctx context.Context, skyhook string) validate.Recorded {
+	if v.opts.Reader == nil {
+		return nil
+	}
+	return func(pkg, version string) (bool, error) {
+		var nodes corev1.NodeList
+		if err := v.opts.Reader.List(ctx, &nodes); err != nil {
+			return false, err
+		}
+		key := skyhookv1.NodeStateKey(pkg, version)
+		for i := range nodes.Items {
+			state, err := nodestate.Read(&nodes.Items[i], skyhook)
+			if err != nil {
+				return false, err // names the node and the annotation
+			}
+			if _, ok := state[key]; ok {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
 }
 
 func (v *SkyhookValidator) policyExists(ctx context.Context) validate.PolicyExists {
@@ -153,7 +211,7 @@ func (v *DeploymentPolicyValidator) ValidateDelete(ctx context.Context, dp *skyh
 	}
 	sort.Strings(users)
 	return nil, apierrors.NewForbidden(skyhookv1.GroupVersion.WithResource("deploymentpolicies").GroupResource(), dp.Name,
-		fmt.Errorf("still used by Skyhook %s; point them elsewhere first", strings.Join(users, ", ")))
+		fmt.Errorf("still referenced by Skyhook %s; point them elsewhere first", strings.Join(users, ", ")))
 }
 
 // invalid is nil for no errors, else an Invalid status listing every error

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
@@ -47,6 +48,76 @@ spec:
 	}
 }
 
+// Where NodeWright accepts, admission accepts and warns: a tag that
+// disagrees with the version is dropped (the version runs), and cancelling
+// an uninstall says that nodes install the package again.
+func TestAdmissionWarnsWhereUpstreamAccepts(t *testing.T) {
+	c, warnings := testenv.WarningClient(t, env)
+	ctx := context.Background()
+	obj := decode(t, `
+apiVersion: skyhook.nvidia.com/v1alpha1
+kind: Skyhook
+metadata: {name: warned}
+spec:
+  packages:
+    tuning: {version: 1.0.1, image: "registry.local:5000/tuning:1.0.0", uninstall: {enabled: true, apply: true}}
+`)
+	if err := c.Create(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, obj) })
+	want := `spec.packages.tuning.image: the tag "1.0.0" disagrees with version "1.0.1"; the version wins and registry.local:5000/tuning:1.0.1 runs`
+	if got := warnings(); len(got) != 1 || got[0] != want {
+		t.Fatalf("warnings %q, want %q", got, want)
+	}
+	var stored skyhookv1.Skyhook
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), &stored); err != nil {
+		t.Fatal(err)
+	}
+	if img := stored.Spec.Packages["tuning"].Image; img != "registry.local:5000/tuning" {
+		t.Errorf("stored image %q, want the repository without the tag", img)
+	}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error { // the operator adds its finalizer meanwhile
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), &stored); err != nil {
+			return err
+		}
+		stored.Spec.Packages["tuning"].Uninstall.Apply = false
+		return c.Update(ctx, &stored)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A conflicting update (the operator adds its finalizer) is retried,
+	// and each try is admitted with the warning.
+	if got := warnings(); len(got) < 2 || !strings.Contains(got[len(got)-1], "spec.packages.tuning.uninstall.apply: the uninstall is cancelled") {
+		t.Errorf("warnings %q, want the cancelled uninstall named", got)
+	}
+	afterCancel := len(warnings())
+
+	// The shipped image policies audit: admitted, with a warning and an
+	// event; a refused request still carries its warnings.
+	audited := decode(t, pkg("version: 1.0.0\nimage: alpine"))
+	audited.SetName("audited")
+	if err := c.Create(ctx, audited); err != nil {
+		t.Fatalf("an image the shipped policies audit was refused: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, audited) })
+	if got := strings.Join(warnings()[afterCancel:], "\n"); !strings.Contains(got, `spec.packages.tuning.image: Invalid value: "alpine": policy require-registry-host (Audit)`) ||
+		!strings.Contains(got, "policy deny-docker-hub (Audit)") {
+		t.Errorf("warnings %q, want both shipped policies' audits", got)
+	}
+	testenv.WaitWarning(t, env, "audited", "PolicyViolation", "policy require-registry-host (Audit)")
+	before := len(warnings())
+	refused := decode(t, pkg("version: latest\nimage: alpine"))
+	refused.SetName("refused")
+	if err := c.Create(ctx, refused, client.DryRunAll); err == nil {
+		t.Fatal("version latest accepted")
+	}
+	if got := warnings()[before:]; len(got) == 0 || !strings.Contains(strings.Join(got, "\n"), "(Audit)") {
+		t.Errorf("the refusal carried warnings %q, want the audits too", got)
+	}
+}
+
 // A DeploymentPolicy that Skyhooks use cannot be deleted; the refusal names
 // them. Once they let go, it can.
 func TestReferencedDeploymentPolicyCannotBeDeleted(t *testing.T) {
@@ -62,7 +133,7 @@ func TestReferencedDeploymentPolicyCannotBeDeleted(t *testing.T) {
 		users = append(users, sk)
 	}
 	err := c.Delete(ctx, dp)
-	requireOutcome(t, err, []string{"deploymentpolicies.skyhook.nvidia.com \"in-use\" is forbidden", "still used by Skyhook user-a, user-b"})
+	requireOutcome(t, err, []string{"deploymentpolicies.skyhook.nvidia.com \"in-use\" is forbidden", "still referenced by Skyhook user-a, user-b"})
 
 	for _, sk := range users {
 		if err := c.Delete(ctx, sk); err != nil {

@@ -26,8 +26,8 @@ func (m skyhookMutation) Handle(_ context.Context, req admission.Request) admiss
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	before := sk.DeepCopy()
-	defaults.Skyhook(&sk, m.opts.Defaults)
-	return admission.Patched("", skyhookPatch(before, &sk)...)
+	warnings := defaults.Skyhook(&sk, m.opts.Defaults)
+	return admission.Patched("", skyhookPatch(before, &sk)...).WithWarnings(warnings...)
 }
 
 // skyhookPatch lists the JSON patch operations that turn before into after

@@ -1,10 +1,13 @@
 // Package defaults fills in what a Skyhook or DeploymentPolicy leaves out,
 // so that the stored object is what runs. The mutating webhook calls it; it
-// never changes something the validator must still judge (an image tag that
-// disagrees with the version is left for the validator to report).
+// never changes something the validator must still judge, except an image
+// tag that disagrees with the version: as NodeWright does, the version wins
+// and the tag is dropped, with a warning that says what will run.
 package defaults
 
 import (
+	"fmt"
+
 	"k8s.io/utils/ptr"
 
 	"github.com/skyhook-go/skyhook/api/imageref"
@@ -31,7 +34,11 @@ type Options struct {
 // Skyhook fills in the defaults of sk. Not priority: the CRD schema gives an
 // absent one its default before admission, so a 0 here was written and is
 // for the validator to refuse, as upstream's schema does.
-func Skyhook(sk *skyhookv1.Skyhook, opts Options) {
+//
+// It returns the admission warnings for what it changed that the writer may
+// not expect: a dropped image tag.
+func Skyhook(sk *skyhookv1.Skyhook, opts Options) []string {
+	var warnings []string
 	for key, pkg := range sk.Spec.Packages {
 		if !validate.PackageName.MatchString(key) {
 			continue // refused by validation; nothing to default
@@ -39,33 +46,46 @@ func Skyhook(sk *skyhookv1.Skyhook, opts Options) {
 		if pkg.Name == "" {
 			pkg.Name = key
 		}
-		splitImage(&pkg)
+		if w := splitImage(&pkg); w != "" {
+			warnings = append(warnings, fmt.Sprintf("spec.packages.%s.image: %s", key, w))
+		}
 		if pkg.Resources == nil && opts.Resources != nil {
 			pkg.Resources = opts.Resources.DeepCopy()
 		}
 		sk.Spec.Packages[key] = pkg
 	}
+	return warnings
 }
 
-// splitImage moves a tag that names the package version, and a digest, out
-// of the image: the image becomes the repository, the digest goes to
-// containerSHA. Anything inconsistent is left as written for the validator.
-func splitImage(pkg *skyhookv1.Package) {
+// splitImage moves the tag and a digest out of the image: the image becomes
+// the repository, the digest goes to containerSHA. A tag that disagrees
+// with the version is dropped too, and the returned warning says which
+// image runs instead. A digest that disagrees with containerSHA, and an
+// invalid version, are left as written for the validator.
+func splitImage(pkg *skyhookv1.Package) string {
 	ref, err := imageref.Parse(pkg.Image)
 	if err != nil || (ref.Tag == "" && ref.Digest == "") {
-		return
+		return ""
 	}
 	version, errs := validate.Version(pkg.Version, nil)
-	if ref.Tag != "" && (len(errs) > 0 || !validate.SameVersion(ref.Tag, version)) {
-		return
+	if len(errs) > 0 {
+		return ""
 	}
 	if ref.Digest != "" {
 		if pkg.ContainerSHA != "" && !validate.SameDigest(pkg.ContainerSHA, ref.Digest) {
-			return
+			return ""
 		}
 		pkg.ContainerSHA = ref.Digest
 	}
 	pkg.Image = ref.Repository
+	if ref.Tag == "" || validate.SameVersion(ref.Tag, version) {
+		return ""
+	}
+	runs := ref.Repository + ":" + pkg.Version
+	if pkg.ContainerSHA != "" {
+		runs = ref.Repository + "@" + pkg.ContainerSHA
+	}
+	return fmt.Sprintf("the tag %q disagrees with version %q; the version wins and %s runs", ref.Tag, pkg.Version, runs)
 }
 
 // DeploymentPolicy fills in the defaults of dp.

@@ -32,7 +32,10 @@ spec:
 		CPURequest: ptr.To(resource.MustParse("100m")), CPULimit: ptr.To(resource.MustParse("500m")),
 		MemoryRequest: ptr.To(resource.MustParse("64Mi")), MemoryLimit: ptr.To(resource.MustParse("256Mi")),
 	}
-	Skyhook(sk, Options{Resources: operatorDefault})
+	warnings := Skyhook(sk, Options{Resources: operatorDefault})
+	if len(warnings) != 1 || warnings[0] != `spec.packages.wrong-tag.image: the tag "1.0.0" disagrees with version "1.0.1"; the version wins and ghcr.io/x/wrong:1.0.1 runs` {
+		t.Errorf("warnings %q, want one naming the wrong tag and what runs", warnings)
+	}
 
 	if sk.Spec.Priority != 0 {
 		t.Errorf("priority %d: the schema defaults an absent priority, and a written 0 is the validator's to refuse", sk.Spec.Priority)
@@ -41,7 +44,7 @@ spec:
 		"tagged":        {"tagged", "registry:5000/pkgs/tagged", ""},
 		"plain":         {"plain", "ghcr.io/x/plain", ""},
 		"pinned":        {"pinned", "ghcr.io/x/pinned", digest},
-		"wrong-tag":     {"wrong-tag", "ghcr.io/x/wrong:1.0.0", ""}, // left for the validator
+		"wrong-tag":     {"wrong-tag", "ghcr.io/x/wrong", ""}, // the version wins
 		"own-resources": {"own-resources", "ghcr.io/x/own", ""},
 	}
 	for key, w := range want {
@@ -57,8 +60,8 @@ spec:
 		t.Errorf("own resources replaced: %v", r)
 	}
 	sk.Spec.Priority = skyhookv1.DefaultPriority // the schema's default, given before admission
-	if errs := validate.Skyhook(sk, nil); len(errs) != 1 || errs[0].Field != "spec.packages.wrong-tag.image" {
-		t.Errorf("after defaulting, want only the wrong tag reported, got %v", errs)
+	if errs := validate.Skyhook(sk, nil); len(errs) != 0 {
+		t.Errorf("after defaulting, want no errors, got %v", errs)
 	}
 }
 

@@ -68,7 +68,38 @@ func Parse(data []byte) ([]*v1alpha1.ValidatingPolicy, error) {
 		if len(p.Spec.Rules) == 0 {
 			return nil, fmt.Errorf("policy %s: no rules", p.Name)
 		}
+		if _, err := ActionOf(p); err != nil {
+			return nil, fmt.Errorf("policy %s: %w", p.Name, err)
+		}
 		out = append(out, p)
+	}
+}
+
+// ActionAnnotation sets what a policy's violation does, with the values of
+// Kyverno's validationFailureAction: Enforce (the default) refuses the
+// Skyhook; Audit admits it with a warning and an event. kyverno-json's
+// ValidatingPolicy has no field for it, so it is an annotation.
+const ActionAnnotation = skyhookv1.MetadataPrefix + "/validation-failure-action"
+
+// Action is a policy's validation failure action.
+type Action string
+
+// The actions.
+const (
+	Enforce Action = "Enforce"
+	Audit   Action = "Audit"
+)
+
+// ActionOf is the policy's action; an unknown value is an error naming the
+// annotation and the values it takes.
+func ActionOf(p *v1alpha1.ValidatingPolicy) (Action, error) {
+	switch a := Action(p.Annotations[ActionAnnotation]); a {
+	case "", Enforce:
+		return Enforce, nil
+	case Audit:
+		return Audit, nil
+	default:
+		return "", fmt.Errorf("metadata.annotations[%s]: %q is not Enforce or Audit", ActionAnnotation, a)
 	}
 }
 
@@ -102,16 +133,18 @@ func (s *Set) Names() []string {
 
 var engine = jsonengine.New()
 
-// Evaluate runs every policy against sk and returns the violations, and the
-// rules that could not be evaluated, as field errors. raw is sk as JSON when
-// the caller has it (an admission request), which saves encoding it again.
-func (s *Set) Evaluate(ctx context.Context, sk *skyhookv1.Skyhook, raw []byte) field.ErrorList {
+// Evaluate runs every policy against sk and returns, as field errors, the
+// violations of Enforce policies and the rules that could not be evaluated
+// (enforced), and the violations of Audit policies (audited). raw is sk as
+// JSON when the caller has it (an admission request), which saves encoding
+// it again.
+func (s *Set) Evaluate(ctx context.Context, sk *skyhookv1.Skyhook, raw []byte) (enforced, audited field.ErrorList) {
 	if len(s.policies) == 0 {
-		return nil
+		return nil, nil
 	}
 	resource, names, err := payload(sk, raw)
 	if err != nil {
-		return field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
+		return field.ErrorList{field.InternalError(field.NewPath("spec"), err)}, nil
 	}
 	packages := packagesBinding(resource, names)
 	resp := engine.Run(ctx, jsonengine.Request{
@@ -119,12 +152,15 @@ func (s *Set) Evaluate(ctx context.Context, sk *skyhookv1.Skyhook, raw []byte) f
 		Policies: s.policies,
 		Bindings: map[string]any{"packages": packages},
 	})
-	var errs field.ErrorList
 	for _, pr := range resp.Policies {
+		action, _ := ActionOf(pr.Policy) // Parse refused unknown actions
 		for _, rr := range pr.Rules {
 			origin := fmt.Sprintf("policy %s, rule %s", pr.Policy.Name, rr.Rule.Name)
+			if action == Audit {
+				origin = fmt.Sprintf("policy %s (Audit), rule %s", pr.Policy.Name, rr.Rule.Name)
+			}
 			if rr.Error != nil {
-				errs = append(errs, field.InternalError(field.NewPath("spec"), fmt.Errorf("%s could not be evaluated: %w", origin, rr.Error)))
+				enforced = append(enforced, field.InternalError(field.NewPath("spec"), fmt.Errorf("%s could not be evaluated: %w", origin, rr.Error)))
 			}
 			for _, v := range rr.Violations {
 				for _, fe := range v.ErrorList {
@@ -136,12 +172,16 @@ func (s *Set) Evaluate(ctx context.Context, sk *skyhookv1.Skyhook, raw []byte) f
 					if value == nil {
 						value = fe.BadValue
 					}
-					errs = append(errs, field.Invalid(path, value, msg))
+					if action == Audit {
+						audited = append(audited, field.Invalid(path, value, msg))
+					} else {
+						enforced = append(enforced, field.Invalid(path, value, msg))
+					}
 				}
 			}
 		}
 	}
-	return errs
+	return enforced, audited
 }
 
 // payload is the Skyhook as generic JSON, and its package names sorted.

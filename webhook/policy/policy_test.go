@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -43,22 +44,26 @@ func TestDefaultPolicies(t *testing.T) {
 	if got := strings.Join(set.Names(), ","); got != "deny-docker-hub,require-registry-host" {
 		t.Fatalf("default policies %s", got)
 	}
-	errs := set.Evaluate(context.Background(), skyhook(t, `
+	enforced, audited := set.Evaluate(context.Background(), skyhook(t, `
     good: {version: 1.0.0, image: ghcr.io/x/good}
     port: {version: 1.0.0, image: "registry.local:5000/x/port"}
     local: {version: 1.0.0, image: "localhost/x"}
     short: {version: 1.0.0, image: ubuntu}
     hub: {version: 1.0.0, image: docker.io/library/ubuntu}
 `), nil)
+	// The shipped policies audit: NodeWright accepts such images.
+	if len(enforced) != 0 {
+		t.Errorf("enforced by the shipped policies: %v", enforced)
+	}
 	var got []string
-	for _, e := range errs {
+	for _, e := range audited {
 		got = append(got, e.Error())
 	}
 	want := []string{
-		"spec.packages.hub.image: Invalid value: \"docker.io/library/ubuntu\": policy deny-docker-hub, rule no-docker-hub-images: package images from Docker Hub (docker.io) are not allowed",
+		"spec.packages.hub.image: Invalid value: \"docker.io/library/ubuntu\": policy deny-docker-hub (Audit), rule no-docker-hub-images: package images from Docker Hub (docker.io) are not allowed",
 		// An image without a registry comes from Docker Hub, so both rules object.
-		"spec.packages.short.image: Invalid value: \"ubuntu\": policy deny-docker-hub, rule no-docker-hub-images",
-		"spec.packages.short.image: Invalid value: \"ubuntu\": policy require-registry-host, rule package-image-names-its-registry: the package image must start with a registry host",
+		"spec.packages.short.image: Invalid value: \"ubuntu\": policy deny-docker-hub (Audit), rule no-docker-hub-images",
+		"spec.packages.short.image: Invalid value: \"ubuntu\": policy require-registry-host (Audit), rule package-image-names-its-registry: the package image must start with a registry host",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got:\n  %s", strings.Join(got, "\n  "))
@@ -67,6 +72,32 @@ func TestDefaultPolicies(t *testing.T) {
 		if !strings.HasPrefix(got[i], want[i]) {
 			t.Errorf("got  %s\nwant %s", got[i], want[i])
 		}
+	}
+}
+
+// An Enforce policy refuses; the annotation takes only Enforce or Audit.
+func TestPolicyActions(t *testing.T) {
+	const doc = `apiVersion: json.kyverno.io/v1alpha1
+kind: ValidatingPolicy
+metadata:
+  name: only-ghcr
+  annotations: {skyhook.nvidia.com/validation-failure-action: %s}
+spec:
+  rules:
+  - name: ghcr
+    match: {any: [{apiVersion: skyhook.nvidia.com/v1alpha1, kind: Skyhook}]}
+    assert: {all: [{check: {~.($packages): {imageRef: {registry: ghcr.io}}}}]}
+`
+	ps, err := Parse([]byte(fmt.Sprintf(doc, "Enforce")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enforced, audited := NewSet(ps...).Evaluate(context.Background(), skyhook(t, "    x: {version: 1.0.0, image: quay.io/x}\n"), nil)
+	if len(enforced) != 1 || len(audited) != 0 || !strings.Contains(enforced[0].Error(), "policy only-ghcr, rule ghcr") {
+		t.Errorf("Enforce: enforced %v, audited %v", enforced, audited)
+	}
+	if _, err := Parse([]byte(fmt.Sprintf(doc, "Warn"))); err == nil || !strings.Contains(err.Error(), `metadata.annotations[skyhook.nvidia.com/validation-failure-action]: "Warn" is not Enforce or Audit`) {
+		t.Errorf("an unknown action: %v", err)
 	}
 }
 

@@ -79,8 +79,8 @@ func policyReference(name string, p *field.Path, exists PolicyExists) field.Erro
 	if err != nil {
 		return field.ErrorList{field.InternalError(p, fmt.Errorf("looking up DeploymentPolicy %q: %w", name, err))}
 	}
-	if !ok {
-		return field.ErrorList{field.NotFound(p, name)}
+	if !ok { // worded as NodeWright words it, for scripts that look for it
+		return field.ErrorList{field.Invalid(p, name, fmt.Sprintf("deploymentPolicy %q not found", name))}
 	}
 	return nil
 }
@@ -107,9 +107,9 @@ func pkg(key string, pk skyhookv1.Package, p *field.Path) field.ErrorList {
 	if pk.Name != "" && pk.Name != key {
 		errs = append(errs, field.Invalid(p.Child("name"), pk.Name, fmt.Sprintf("must equal the package's key %q", key)))
 	}
-	version, verr := Version(pk.Version, p.Child("version"))
+	_, verr := Version(pk.Version, p.Child("version"))
 	errs = append(errs, verr...)
-	errs = append(errs, image(pk, version, p)...)
+	errs = append(errs, image(pk, p)...)
 	if pk.AgentImageOverride != "" {
 		if _, err := imageref.Parse(pk.AgentImageOverride); err != nil {
 			errs = append(errs, field.Invalid(p.Child("agentImageOverride"), pk.AgentImageOverride, "not an image reference: "+err.Error()))
@@ -121,6 +121,9 @@ func pkg(key string, pk skyhookv1.Package, p *field.Path) field.ErrorList {
 	errs = append(errs, configInterrupts(pk, p.Child("configInterrupts"))...)
 	errs = append(errs, resources(pk.Resources, p.Child("resources"))...)
 	errs = append(errs, env(pk.Env, p.Child("env"))...)
+	if u := pk.Uninstall; u != nil && u.Apply && !u.Enabled {
+		errs = append(errs, field.Invalid(p.Child("uninstall", "apply"), true, "uninstall.apply requires uninstall.enabled: true (the package must declare that it can be uninstalled)"))
+	}
 	if pk.GracefulShutdown != nil && pk.GracefulShutdown.Duration < 0 {
 		errs = append(errs, field.Invalid(p.Child("gracefulShutdown"), pk.GracefulShutdown.Duration.String(), "must not be negative"))
 	}
@@ -140,9 +143,11 @@ func Version(v string, p *field.Path) (*semver.Version, field.ErrorList) {
 	return parsed, nil
 }
 
-// image checks the package image: it must parse; a tag written in it must be
-// the package version; a digest in it must agree with containerSHA.
-func image(pk skyhookv1.Package, version *semver.Version, p *field.Path) field.ErrorList {
+// image checks the package image: it must parse; a digest in it must agree
+// with containerSHA. A tag that disagrees with the version is not an error:
+// the mutating webhook drops it with a warning (package defaults), since
+// NodeWright runs the version whatever the tag says.
+func image(pk skyhookv1.Package, p *field.Path) field.ErrorList {
 	if pk.Image == "" {
 		return field.ErrorList{field.Required(p.Child("image"), "the package's container image")}
 	}
@@ -151,9 +156,6 @@ func image(pk skyhookv1.Package, version *semver.Version, p *field.Path) field.E
 		return field.ErrorList{field.Invalid(p.Child("image"), pk.Image, "not an image reference: "+err.Error())}
 	}
 	var errs field.ErrorList
-	if ref.Tag != "" && version != nil && !SameVersion(ref.Tag, version) {
-		errs = append(errs, field.Invalid(p.Child("image"), pk.Image, fmt.Sprintf("the image tag %q disagrees with version %q; drop the tag or make them equal", ref.Tag, pk.Version)))
-	}
 	if ref.Digest != "" && pk.ContainerSHA != "" && !SameDigest(ref.Digest, pk.ContainerSHA) {
 		errs = append(errs, field.Invalid(p.Child("containerSHA"), pk.ContainerSHA, fmt.Sprintf("disagrees with the digest %s in the image", ref.Digest)))
 	}

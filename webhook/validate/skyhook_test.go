@@ -100,10 +100,14 @@ func TestSkyhookValidation(t *testing.T) {
   packages:
     alpha: {version: 2024/07/06, image: ghcr.io/x/a}
 `, []string{"spec.packages.alpha.version: must be a semantic version"}},
-		{"tag disagrees with version", `
+		{"a tag that disagrees with the version is accepted (the mutator drops it, as NodeWright runs the version)", `
   packages:
     alpha: {version: 1.0.1, image: "registry:5000/x/a:1.0.0"}
-`, []string{`spec.packages.alpha.image: the image tag "1.0.0" disagrees with version "1.0.1"`}},
+`, nil},
+		{"uninstall.apply without enabled", `
+  packages:
+    alpha: {version: 1.0.1, image: ghcr.io/x/a, uninstall: {apply: true}}
+`, []string{"spec.packages.alpha.uninstall.apply: Invalid value: true: uninstall.apply requires uninstall.enabled: true"}},
 		{"v-prefixed tag of the same version", `
   packages:
     alpha: {version: "1.2", image: "ghcr.io/x/a:v1.2.0"}
@@ -121,7 +125,7 @@ func TestSkyhookValidation(t *testing.T) {
   interruptionBudget: {count: 1}
 `, []string{
 			"spec.interruptionBudget: deploymentPolicy and interruptionBudget are mutually exclusive",
-			`spec.deploymentPolicy: Not found: "nope"`,
+			`spec.deploymentPolicy: Invalid value: "nope": deploymentPolicy "nope" not found`,
 		}},
 		{"selectors that do not parse", `
   nodeSelectors:
