@@ -179,7 +179,10 @@ func parseSteps(data json.RawMessage, field string) ([]Step, Problems) {
 }
 
 var (
-	packageName = regexp.MustCompile(`^[a-z][-a-z0-9]{0,41}[a-z]$`)
+	// packageName is NodeWright's rule (any string) narrowed to what is safe
+	// as one path segment: the name names the package's flag and history
+	// files. NVIDIA's packages use underscores and capitals.
+	packageName = regexp.MustCompile(`^[A-Za-z0-9][-A-Za-z0-9_.]{0,252}$`)
 	envName     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	stepName    = regexp.MustCompile(`^[A-Za-z0-9][-A-Za-z0-9_.]*$`)
 	configKey   = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)

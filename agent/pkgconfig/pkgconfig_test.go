@@ -14,7 +14,7 @@ import (
 // testdataPackages are the reference packages, which must load unchanged.
 func testdataPackages(t testing.TB) map[string][]byte {
 	t.Helper()
-	shared, err := testenv.SharedDir()
+	shared, err := testenv.ReferenceDir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +76,36 @@ func TestTestdataPackagesLoadUnchanged(t *testing.T) {
 	}
 }
 
+// Every config.json of NVIDIA's official packages (test/reference/
+// skyhook-packages) loads as a package, with stub steps, and the JSON
+// Schema accepts it; their names have underscores.
+func TestNVIDIAPackagesValidate(t *testing.T) {
+	ref, err := testenv.ReferenceDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(ref, "skyhook-packages", "*", "config.json"))
+	if err != nil || len(files) != 7 {
+		t.Fatalf("%d configs of NVIDIA's packages, want the 7 kept (%v)", len(files), err)
+	}
+	schema, err := CompileSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, problems, err := Load(packageDir(t, data)); err != nil || len(problems) > 0 {
+			t.Errorf("%s: %v %v", f, err, problems)
+		}
+		if !ValidAgainst(schema, data) {
+			t.Errorf("%s: the JSON Schema rejects it", f)
+		}
+	}
+}
+
 // mutate applies change to the shellscript package's config.
 func mutate(t *testing.T, change func(map[string]any)) []byte {
 	t.Helper()
@@ -97,6 +127,19 @@ func step(doc map[string]any, mode string, i int) map[string]any {
 
 // Every broken config is rejected with the field and the rule, and the
 // JSON Schema rejects it too (but for the rules a schema cannot express).
+// NodeWright's package names are any string; NVIDIA's own packages use
+// underscores and capitals, which the agent accepts.
+func TestNodeWrightPackageNamesAreAccepted(t *testing.T) {
+	for _, name := range []string{"nvidia_tuned", "kdump_setup", "GPU-Operator.prep", "ab", "x"} {
+		cfg := &Config{SchemaVersion: "v1", PackageName: name, PackageVersion: "1.0.0"}
+		for _, p := range Check(cfg) {
+			if p.Field == "package_name" {
+				t.Errorf("%q refused: %s", name, p.Message)
+			}
+		}
+	}
+}
+
 func TestBrokenConfigsAreRejectedPrecisely(t *testing.T) {
 	schema, err := CompileSchema()
 	if err != nil {
@@ -111,6 +154,8 @@ func TestBrokenConfigsAreRejectedPrecisely(t *testing.T) {
 	}{
 		{"schema version", func(d map[string]any) { d["schema_version"] = "v2" }, `schema_version: must be "v1"`, true},
 		{"missing name", func(d map[string]any) { delete(d, "package_name") }, "package_name: is required", true},
+		{"name that escapes a path", func(d map[string]any) { d["package_name"] = "../etc" }, `package_name: "../etc" must match`, true},
+		{"name with a slash", func(d map[string]any) { d["package_name"] = "a/b" }, `package_name: "a/b" must match`, true},
 		{"bad version", func(d map[string]any) { d["package_version"] = "one" }, `package_version: "one" is not a semantic version`, true},
 		{"unknown field", func(d map[string]any) { d["flavour"] = "x" }, "flavour: is not a field of config.json v1", true},
 		{"unknown mode", func(d map[string]any) { modes(d)["install"] = []any{} }, "modes.install: is not a mode", true},

@@ -1,6 +1,8 @@
 package run
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +19,8 @@ import (
 type host struct {
 	root    string
 	skyhook string
+	// state and logs are the state and log directories on the host.
+	state, logs string
 }
 
 // path is a path inside the host root, as the agent sees it.
@@ -25,10 +29,13 @@ func (h host) path(parts ...string) string {
 }
 
 // flagPath is the run-once flag of a non-idempotent step for this package
-// version and generation: a new generation (a rerun the operator asks for)
-// runs it again.
-func (h host) flagPath(o Options, step string) string {
-	return h.path(stateRoot, h.skyhook, "flags", o.Package, o.Version, o.Generation, o.Mode, step)
+// version, as NodeWright keeps it: an edit of the Skyhook (a new
+// generation) does not run the step again; a new version does, and so do
+// other arguments or return codes (the marker, as in NodeWright's flag
+// names).
+func (h host) flagPath(o Options, s pkgconfig.Step) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%q_%v", s.Arguments, s.Returncodes)))
+	return h.path(h.state, h.skyhook, "flags", o.Package, o.Version, o.Mode, s.Name+"_"+hex.EncodeToString(sum[:6]))
 }
 
 // History is a package's versions on the node.
@@ -44,7 +51,7 @@ type Version struct {
 }
 
 func (h host) historyPath(pkg string) string {
-	return h.path(stateRoot, h.skyhook, "history", pkg+".json")
+	return h.path(h.state, h.skyhook, "history", pkg+".json")
 }
 
 // history reads a package's history; none reads as empty.
@@ -91,7 +98,7 @@ func (h host) openLog(o Options, step string) (io.WriteCloser, error) {
 	if o.KeepLogs <= 0 {
 		return nopCloser{io.Discard}, nil
 	}
-	dir := h.path(logRoot, h.skyhook, o.Package, o.Mode, step)
+	dir := h.path(h.logs, h.skyhook, o.Package, o.Mode, step)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

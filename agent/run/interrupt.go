@@ -20,7 +20,7 @@ type interruptSpec struct {
 // generation ran: a reboot that restarts the stage pod must not reboot
 // again.
 func (h host) interruptPath(o Options) string {
-	return h.path(stateRoot, h.skyhook, "interrupts", o.Package, o.Generation)
+	return h.path(h.state, h.skyhook, "interrupts", o.Package, o.Generation)
 }
 
 // runInterrupt runs the interrupt at most once per (Skyhook, package,

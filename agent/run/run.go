@@ -47,14 +47,19 @@ type Options struct {
 	KeepLogs int
 	// Interrupt is the interrupt to run in the interrupt mode, as JSON.
 	Interrupt string
+	// StateDir and LogDir are where, on the host, the flags, history and
+	// interrupt records, and the step logs, are kept (DefaultStateDir and
+	// DefaultLogDir when empty).
+	StateDir, LogDir string
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
 
-// The directories on the host (paths inside the host root).
+// The directories on the host (paths inside the host root) unless the
+// Options say otherwise.
 const (
-	stateRoot = "/var/lib/skyhook"
-	logRoot   = "/var/log/skyhook"
+	DefaultStateDir = "/var/lib/skyhook"
+	DefaultLogDir   = "/var/log/skyhook"
 )
 
 // StepResult is how one step went.
@@ -80,7 +85,13 @@ func Run(ctx context.Context, o Options) ([]StepResult, error) {
 	if err != nil || strings.HasPrefix(inside, "..") {
 		return nil, fmt.Errorf("copy dir %s is not under the host root %s", o.CopyDir, o.HostRoot)
 	}
-	h := host{root: o.HostRoot, skyhook: o.Skyhook}
+	h := host{root: o.HostRoot, skyhook: o.Skyhook, state: o.StateDir, logs: o.LogDir}
+	if h.state == "" {
+		h.state = DefaultStateDir
+	}
+	if h.logs == "" {
+		h.logs = DefaultLogDir
+	}
 	if o.Mode == "interrupt" {
 		return nil, runInterrupt(ctx, o, h)
 	}
@@ -153,14 +164,14 @@ func describe(res StepResult) string {
 	return fmt.Sprintf("step %s exited with code %d", res.Name, res.ExitCode)
 }
 
-// step runs one step, once per package version and generation when it is
+// step runs one step, once per package version (and arguments) when it is
 // not idempotent.
 func (r runner) step(ctx context.Context, s pkgconfig.Step) StepResult {
 	res := StepResult{Name: s.Name}
-	flag := r.h.flagPath(r.o, s.Name)
+	flag := r.h.flagPath(r.o, s)
 	if !s.Idempotence {
 		if _, err := os.Stat(flag); err == nil {
-			res.OK, res.Skipped = true, fmt.Sprintf("ran already for version %s, generation %s", r.o.Version, r.o.Generation)
+			res.OK, res.Skipped = true, fmt.Sprintf("ran already for version %s", r.o.Version)
 			fmt.Fprintf(r.o.Out, "%s [%s] skipped: %s\n", r.o.Now().UTC().Format(time.RFC3339Nano), s.Name, res.Skipped)
 			return res
 		}

@@ -132,8 +132,9 @@ func TestFailuresStopActionsButNotChecks(t *testing.T) {
 	}
 }
 
-// A non-idempotent step runs once per package version and generation.
-func TestNonIdempotentStepsRunOncePerVersionAndGeneration(t *testing.T) {
+// A non-idempotent step runs once per package version, as NodeWright keeps
+// it: a new generation of the Skyhook (any edit) does not run it again.
+func TestNonIdempotentStepsRunOncePerVersion(t *testing.T) {
 	root := newRoot(t)
 	run := func(version, generation string) {
 		t.Helper()
@@ -148,10 +149,36 @@ func TestNonIdempotentStepsRunOncePerVersionAndGeneration(t *testing.T) {
 	if got := read(t, root, "tmp/once.count"); got != "ran\n" {
 		t.Errorf("after two runs of one version: %q, want one run", got)
 	}
-	run("1.0.0", "2") // a rerun the operator asked for
+	run("1.0.0", "2") // an edit of the Skyhook: skipped too
+	if got := read(t, root, "tmp/once.count"); got != "ran\n" {
+		t.Errorf("after a new generation of the same version: %q, want still one run", got)
+	}
 	run("1.1.0", "2") // a new version
-	if got := strings.Count(read(t, root, "tmp/once.count"), "ran"); got != 3 {
-		t.Errorf("%d runs, want 3 (first, new generation, new version)", got)
+	if got := strings.Count(read(t, root, "tmp/once.count"), "ran"); got != 2 {
+		t.Errorf("%d runs, want 2 (first, new version)", got)
+	}
+}
+
+// NodeWright's agent options SKYHOOK_ROOT_DIR and SKYHOOK_LOG_DIR (the
+// binary passes them as StateDir and LogDir) move the flags, history and
+// logs on the host.
+func TestStateAndLogDirsCanMove(t *testing.T) {
+	root := newRoot(t)
+	p := newPackage(t, root, "1.0.0", config, scripts, nil)
+	var out bytes.Buffer
+	o := options(p, "apply", "1.0.0", "1", &out)
+	o.StateDir, o.LogDir = "/etc/skyhook", "/var/log/other"
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatalf("apply: %v\n%s", err, out.String())
+	}
+	if _, err := os.Stat(filepath.Join(root, "etc/skyhook/demo/history/tuning.json")); err != nil {
+		t.Errorf("no history under the state dir: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "var/lib/skyhook/demo/history")); err == nil {
+		t.Error("history written under the default state dir too")
+	}
+	if entries, err := os.ReadDir(filepath.Join(root, "var/log/other/demo/tuning/apply")); err != nil || len(entries) == 0 {
+		t.Errorf("no step logs under the log dir: %v", err)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/skyhook-go/skyhook/agent/pkgconfig"
@@ -54,14 +55,10 @@ func agent(args []string) int {
 		fmt.Fprintln(os.Stderr, usage)
 		return 2
 	}
-	keep := 5
-	if v := os.Getenv("SKYHOOK_LOG_KEEP"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			fmt.Fprintf(os.Stderr, "SKYHOOK_LOG_KEEP=%q: want a number of runs, 0 for no log files\n", v)
-			return 2
-		}
-		keep = n
+	keep, err := logsToKeep()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
 	}
 	configMaps := envOr("SKYHOOK_CONFIGMAP_DIR", "/skyhook-package/configmaps")
 	nodeMetadata := envOr("SKYHOOK_NODE_METADATA_DIR", "/skyhook-package/node-metadata")
@@ -70,6 +67,8 @@ func agent(args []string) int {
 		Skyhook: os.Getenv("SKYHOOK_NAME"), Package: os.Getenv("SKYHOOK_PACKAGE"),
 		Version: os.Getenv("SKYHOOK_VERSION"), Generation: os.Getenv("SKYHOOK_GENERATION"),
 		Env: os.Environ(), Out: os.Stdout, KeepLogs: keep,
+		// NodeWright's agent options for where it keeps its files.
+		StateDir: os.Getenv("SKYHOOK_ROOT_DIR"), LogDir: os.Getenv("SKYHOOK_LOG_DIR"),
 	}
 	if len(args) == 4 {
 		o.Interrupt = args[3]
@@ -87,6 +86,28 @@ func agent(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// logsToKeep is how many runs of each step keep a log file:
+// SKYHOOK_LOG_KEEP (default 5), and none with NodeWright's
+// SKYHOOK_AGENT_WRITE_LOGS=false.
+func logsToKeep() (int, error) {
+	keep := 5
+	if v := os.Getenv("SKYHOOK_LOG_KEEP"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("SKYHOOK_LOG_KEEP=%q: want a number of runs, 0 for no log files", v)
+		}
+		keep = n
+	}
+	switch v := strings.ToLower(os.Getenv("SKYHOOK_AGENT_WRITE_LOGS")); v {
+	case "", "true":
+	case "false":
+		keep = 0
+	default:
+		return 0, fmt.Errorf("SKYHOOK_AGENT_WRITE_LOGS=%q: want true or false", v)
+	}
+	return keep, nil
 }
 
 func envOr(name, fallback string) string {

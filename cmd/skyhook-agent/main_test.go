@@ -48,3 +48,34 @@ func exitCode(err error) int {
 	}
 	return 0
 }
+
+// SKYHOOK_LOG_KEEP, and NodeWright's SKYHOOK_AGENT_WRITE_LOGS=false which
+// turns log files off; anything else is a clear error.
+func TestLogsToKeep(t *testing.T) {
+	cases := []struct {
+		keep, write string
+		want        int
+		err         string
+	}{
+		{"", "", 5, ""},
+		{"3", "", 3, ""},
+		{"3", "false", 0, ""},
+		{"", "TRUE", 5, ""},
+		{"", "no", 0, `SKYHOOK_AGENT_WRITE_LOGS="no": want true or false`},
+		{"-1", "", 0, `SKYHOOK_LOG_KEEP="-1"`},
+	}
+	for _, tc := range cases {
+		t.Setenv("SKYHOOK_LOG_KEEP", tc.keep)
+		t.Setenv("SKYHOOK_AGENT_WRITE_LOGS", tc.write)
+		got, err := logsToKeep()
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q/%q: %v, want an error with %q", tc.keep, tc.write, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q/%q: %d, %v; want %d", tc.keep, tc.write, got, err, tc.want)
+		}
+	}
+}
