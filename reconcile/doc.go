@@ -8,7 +8,8 @@
 // The files, one concept each:
 //
 //	skyhook_controller.go  Reconcile (get, patch helper with a deferred finalizeStatus,
-//	                       finalizer, disable, rollout), deletion, watches
+//	                       finalizer, disable, rollout), watches
+//	deletion.go            a deleted Skyhook: uninstall, clean the nodes, drop the finalizer
 //	rollout.go             one pass over a Skyhook's nodes (rolloutPass): follow the
 //	                       active nodes, admit waiting ones within the budget, finish
 //	gather.go              what a pass reads: selected nodes, their records and stage pods
@@ -20,11 +21,15 @@
 //	policy.go              DeploymentPolicy compartments and batches in a pass
 //	notready.go            NotReady nodes keep, then give up, their budget slot
 //	runtime_required.go    the runtime-required taint
-//	snapshots.go           package snapshots kept for uninstalling old versions
+//	snapshots.go           package snapshots: each declared version's ConfigMap
 //	status.go              all status writing and events: progress, summarise, conditions
 //	memory.go              the operator's memory of its own writes between passes
 //	pool.go                the writes of a pass, sent for several nodes at once
-//	metrics.go             the rollout gauges
+//	metrics.go             the rollout gauges, this project's and NodeWright's
+//	upstream_status.go     NodeWright's status fields: bounded per-node maps, compartmentStatuses
+//	upstream_conditions.go NodeWright's conditions, bare and prefixed
+//	uninstall_status.go    explicit uninstall in the status: nodes uninstalling, blocked dependents
+//	node_conditions.go     NodeWright's node conditions <skyhook>/NotReady and /Erroring
 //	plan.go                PlanRollout: what a rollout would do, for `skyhook plan`
 //
 // The RBAC markers below are the operator's whole permission set (both
@@ -38,6 +43,7 @@
 // +kubebuilder:rbac:groups=skyhook.nvidia.com,resources=skyhooks/status;deploymentpolicies/status;packagesets/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=skyhook.nvidia.com,resources=skyhooks/finalizers;packagesets/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups="",resources=nodes/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups="",namespace=skyhook-system,resources=pods,verbs=get;list;watch;create;delete;deletecollection
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get

@@ -32,6 +32,17 @@ type nodeWork struct {
 	// now is where the node stands in this pass: complete, in_progress,
 	// erroring, or waiting to start.
 	now skyhookv1.Status
+	// written is the record the node's turn wrote in this pass, nil when
+	// it had no turn (state is then current).
+	written skyhookv1.NodeState
+}
+
+// record is the node's record as of the end of the pass.
+func (w *nodeWork) record() skyhookv1.NodeState {
+	if w.written != nil {
+		return w.written
+	}
+	return w.state
 }
 
 // gather lists the selected nodes, name ordered, with their records and

@@ -29,10 +29,16 @@ const (
 	drainRecheck = 2 * time.Second
 )
 
-// interruptDue reports whether the package's next stage is the interrupt.
+// interruptDue reports whether the package's next stage is an interrupt
+// (after an install or upgrade, or after its uninstall).
 func interruptDue(sk *skyhookv1.Skyhook, state skyhookv1.NodeState, config map[string]string, name string) bool {
 	step := nextStep(sk, name, state, config)
-	return step.Action == lifecycle.Run && step.Stage == skyhookv1.StageInterrupt
+	return step.Action == lifecycle.Run && isInterrupt(step.Stage)
+}
+
+// isInterrupt reports whether a stage is one the interrupt path runs.
+func isInterrupt(stage skyhookv1.Stage) bool {
+	return stage == skyhookv1.StageInterrupt || stage == skyhookv1.StageUninstallInterrupt
 }
 
 // othersRunning reports whether a package outside due runs a stage on the
@@ -40,7 +46,7 @@ func interruptDue(sk *skyhookv1.Skyhook, state skyhookv1.NodeState, config map[s
 // package that needs one now.
 func othersRunning(state skyhookv1.NodeState, due []string) bool {
 	for _, e := range state {
-		if e.Stage == skyhookv1.StageInterrupt || !(e.State == skyhookv1.StateInProgress || e.State == skyhookv1.StateErroring) {
+		if isInterrupt(e.Stage) || !(e.State == skyhookv1.StateInProgress || e.State == skyhookv1.StateErroring) {
 			continue
 		}
 		if !slices.Contains(due, e.Name) {
@@ -71,13 +77,20 @@ func interruptOf(sk *skyhookv1.Skyhook, name string, config map[string]string) *
 // keep on the node (nil when done).
 func (n *nodePass) interruptNode(ctx context.Context, due []string, rec *interrupt.Record) (bool, *interrupt.Record, error) {
 	sk := n.sk
+	if rec != nil && rec.Phase == interrupt.PhaseDrained {
+		// Drained before the apply: the interrupt itself still waits for
+		// the window, with the node kept cordoned.
+		if n.windowClosed() {
+			return false, rec, nil
+		}
+		rec = nil // a new record: the drain finds the node cordoned and empty
+	}
 	sort.Strings(due)
 	keys, merged := n.enterInterrupt(due)
 	n.interrupt = merged
 	if !rec.For(sk.Generation, keys) {
 		// A new interrupt: it starts only inside the policy's window.
-		if now := time.Now(); n.window != nil && !n.window.Contains(now) {
-			n.progress.waitsForWindow(n.window.Next(now), now)
+		if n.windowClosed() {
 			return false, nil, nil
 		}
 		rec = &interrupt.Record{Generation: sk.Generation, Phase: interrupt.PhaseDrain, Since: time.Now().UTC(), Packages: keys, Interrupt: *merged}
@@ -95,6 +108,17 @@ func (n *nodePass) interruptNode(ctx context.Context, due []string, rec *interru
 	return false, rec, nil
 }
 
+// windowClosed reports whether the policy's interrupt window is closed now;
+// the node then counts as waiting for it to open.
+func (n *nodePass) windowClosed() bool {
+	now := time.Now()
+	if n.window == nil || n.window.Contains(now) {
+		return false
+	}
+	n.progress.waitsForWindow(n.window.Next(now), now)
+	return true
+}
+
 // enterInterrupt records the packages due in their interrupt stage and
 // returns their record keys and the one interrupt that serves them all.
 func (n *nodePass) enterInterrupt(due []string) ([]string, *skyhookv1.Interrupt) {
@@ -107,7 +131,7 @@ func (n *nodePass) enterInterrupt(due []string) ([]string, *skyhookv1.Interrupt)
 			asked = append(asked, *in)
 		}
 		entry := n.state[keys[i]]
-		entry.Stage = skyhookv1.StageInterrupt
+		entry.Stage = nextStep(n.sk, name, n.state, n.config).Stage // interrupt or uninstall-interrupt
 		if entry.State != skyhookv1.StateErroring && entry.State != skyhookv1.StateInProgress {
 			entry.State, entry.Restarts = skyhookv1.StateInProgress, 0
 		}
@@ -169,7 +193,8 @@ func (n *nodePass) drainNode(ctx context.Context, rec *interrupt.Record) (bool, 
 func (n *nodePass) runInterrupt(ctx context.Context, due []string, rec *interrupt.Record) (bool, *interrupt.Record, error) {
 	first := due[0]
 	d := declared(n.sk, first)
-	step := lifecycle.Step{Action: lifecycle.Run, Stage: skyhookv1.StageInterrupt, Version: d.Version, Image: d.Image}
+	stage := n.state[skyhookv1.NodeStateKey(first, d.Version)].Stage // interrupt or uninstall-interrupt (enterInterrupt)
+	step := lifecycle.Step{Action: lifecycle.Run, Stage: stage, Version: d.Version, Image: d.Image}
 	pod := stagePodFor(n.sk, first, n.work.pods[first], step)
 	if pod == nil {
 		return false, rec, n.createStagePod(ctx, first, step, n.state[skyhookv1.NodeStateKey(first, d.Version)].Restarts)
@@ -220,11 +245,12 @@ func markErroring(state skyhookv1.NodeState, keys []string) {
 	}
 }
 
-// finishInterrupt records the interrupt complete for its packages.
+// finishInterrupt records the interrupt complete for its packages, in the
+// interrupt stage each is in (enterInterrupt).
 func finishInterrupt(state skyhookv1.NodeState, keys []string) bool {
 	for _, k := range keys {
 		e := state[k]
-		e.Stage, e.State, e.Restarts = skyhookv1.StageInterrupt, skyhookv1.StateComplete, 0
+		e.State, e.Restarts = skyhookv1.StateComplete, 0
 		state[k] = e
 	}
 	return true

@@ -56,7 +56,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	var nodes []cluster.Node
-	for pool, n := range map[string]int{"ready": 5, "failing": 2, "budget": 15, "deps": 2, "versions": 2, "join": 2, "restart": 4, "priority": 2, "config": 2, "pause": 3, "halt": 6, "reboot": 2, "hold": 1, "pdb": 1, "admin": 1, "rebootrestart": 1, "cfgint": 1, "notready": 3, "window": 2, "drainto": 1, "drainskip": 2, "slowboot": 1, "kstatus": 1, "stagetimeout": 1, "holdskip": 2} {
+	for pool, n := range map[string]int{"ready": 5, "failing": 2, "budget": 15, "deps": 2, "versions": 2, "join": 2, "restart": 4, "priority": 2, "config": 2, "pause": 3, "halt": 6, "reboot": 2, "hold": 1, "pdb": 1, "admin": 1, "rebootrestart": 1, "cfgint": 1, "notready": 3, "window": 2, "drainto": 1, "drainskip": 2, "slowboot": 1, "kstatus": 1, "stagetimeout": 1, "holdskip": 2,
+		"uninstall": 2, "delete": 1, "serial": 1, "readers": 2, "drainfirst": 1} {
 		nodes = append(nodes, cluster.NumberedNodes(pool, n, map[string]string{"pool": pool})...)
 	}
 	for i := range 6 {
@@ -72,6 +73,9 @@ func TestMain(m *testing.M) {
 			labels["canary"] = "true"
 		}
 		nodes = append(nodes, cluster.Node{Name: fmt.Sprintf("policy-%d", i), Labels: labels})
+	}
+	for i, role := range []string{"first", "first", "second"} {
+		nodes = append(nodes, cluster.Node{Name: fmt.Sprintf("seq-%d", i), Labels: map[string]string{"pool": "seq", "role": role}})
 	}
 	nodes = append(nodes,
 		cluster.Node{Name: "blocked-free", Labels: map[string]string{"pool": "blocked"}},

@@ -97,8 +97,11 @@ func (w *statusWrites) wrote(uid types.UID) {
 }
 
 // withoutCounters is the status with the fields that move with every node
-// blanked out.
+// blanked out: the counters and the per-node maps (blanked before the copy,
+// which then stays small).
 func withoutCounters(s skyhookv1.SkyhookStatus) skyhookv1.SkyhookStatus {
+	s.NodeState, s.NodeStatus, s.NodeBootIDs, s.NodePriority, s.NodeOrderOffset = nil, nil, nil, nil, 0
+	s.CompartmentStatuses, s.OmittedNodes = nil, nil
 	s = *s.DeepCopy()
 	s.CompleteNodes, s.NodesInProgress, s.NodesNeedingAttention = "", 0, nil
 	for i := range s.Compartments {

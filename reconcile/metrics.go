@@ -5,6 +5,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/compartment"
 )
 
 // Rollout metrics, in controller-runtime's registry (served with its
@@ -47,14 +48,52 @@ var (
 		compartmentBatchGauge, compartmentBatchSizeGauge, compartmentFailuresGauge, compartmentHaltedGauge}
 )
 
+// NodeWright's metrics, same names, labels and meaning, so that its Grafana
+// dashboard and alerts work unchanged (docs/metrics.md). Its label for the
+// Skyhook is skyhook_name.
+var (
+	upstreamStatus     = gauge("skyhook_status", "1 for the Skyhook's current status, 0 for the others.", "status")
+	upstreamNodeStatus = gauge("skyhook_node_status_count", "Selected nodes of the Skyhook by status.", "status")
+	upstreamTarget     = gauge("skyhook_node_target_count", "Nodes the Skyhook selects.")
+	upstreamPkgState   = gauge("skyhook_package_state_count", "Nodes by the state of the package.", "package_name", "package_version", "state")
+	upstreamPkgStage   = gauge("skyhook_package_stage_count", "Nodes by the stage of the package.", "package_name", "package_version", "stage")
+	upstreamRestarts   = gauge("skyhook_package_restarts_count", "Retries of the package's stages, summed over the nodes.", "package_name", "package_version")
+
+	rolloutLabels      = []string{"policy_name", "compartment_name", "strategy"}
+	upstreamMatched    = gauge("skyhook_rollout_matched_nodes", "Nodes of the compartment.", rolloutLabels...)
+	upstreamCeiling    = gauge("skyhook_rollout_ceiling", "Most nodes of the compartment in progress at once.", rolloutLabels...)
+	upstreamInProgress = gauge("skyhook_rollout_in_progress", "Nodes of the compartment in progress.", rolloutLabels...)
+	upstreamCompleted  = gauge("skyhook_rollout_completed", "Complete nodes of the compartment.", rolloutLabels...)
+	upstreamPercent    = gauge("skyhook_rollout_progress_percent", "Complete nodes of the compartment, in percent.", rolloutLabels...)
+	upstreamBatch      = gauge("skyhook_rollout_current_batch", "The compartment's current batch (0 without batches).", rolloutLabels...)
+	upstreamFailures   = gauge("skyhook_rollout_consecutive_failures", "Failed batches in a row in the compartment.", rolloutLabels...)
+	upstreamShouldStop = gauge("skyhook_rollout_should_stop", "1 while the compartment is halted.", rolloutLabels...)
+	upstreamGauges     = []*prometheus.GaugeVec{upstreamStatus, upstreamNodeStatus, upstreamTarget, upstreamPkgState, upstreamPkgStage, upstreamRestarts,
+		upstreamMatched, upstreamCeiling, upstreamInProgress, upstreamCompleted, upstreamPercent, upstreamBatch, upstreamFailures, upstreamShouldStop}
+)
+
+// gauge is a gauge of NodeWright's, labelled by skyhook_name first.
+func gauge(name, help string, labels ...string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, append([]string{"skyhook_name"}, labels...))
+}
+
+// legacyPolicyName is NodeWright's policy_name for a Skyhook with an
+// interruption budget instead of a DeploymentPolicy.
+const legacyPolicyName = "legacy"
+
+// statuses are the summary statuses, each of which gets a series.
+var statuses = []skyhookv1.Status{skyhookv1.StatusUnknown, skyhookv1.StatusComplete, skyhookv1.StatusBlocked, skyhookv1.StatusWaiting,
+	skyhookv1.StatusDisabled, skyhookv1.StatusPaused, skyhookv1.StatusInProgress, skyhookv1.StatusErroring}
+
 func init() {
-	for _, g := range allGauges {
+	for _, g := range append(append([]*prometheus.GaugeVec{}, allGauges...), upstreamGauges...) {
 		metrics.Registry.MustRegister(g)
 	}
 }
 
-// observe sets a Skyhook's gauges from a pass.
-func observe(sk *skyhookv1.Skyhook, work []*nodeWork, p progress, capacity int) {
+// observe sets a Skyhook's gauges from a pass; policy is its
+// DeploymentPolicy, nil for none.
+func observe(sk *skyhookv1.Skyhook, work []*nodeWork, p progress, capacity int, policy *skyhookv1.DeploymentPolicy) {
 	forgetMetrics(sk.Name) // a stage or version that is gone must not linger
 	tainted := len(p.blocked) - p.ignored
 	waiting := p.selected - p.complete - p.active - tainted
@@ -82,6 +121,82 @@ func observe(sk *skyhookv1.Skyhook, work []*nodeWork, p progress, capacity int) 
 		}
 		compartmentHaltedGauge.WithLabelValues(sk.Name, c.Name).Set(halted)
 	}
+	observeUpstream(sk, work, p, policy)
+}
+
+// observeUpstream sets NodeWright's gauges from a pass.
+func observeUpstream(sk *skyhookv1.Skyhook, work []*nodeWork, p progress, policy *skyhookv1.DeploymentPolicy) {
+	observeStatus(sk.Name, sk.Status.Status)
+	counts := map[skyhookv1.Status]int{}
+	for _, w := range work {
+		counts[w.now]++
+	}
+	counts[skyhookv1.StatusBlocked] += len(p.blocked)
+	for _, s := range statuses {
+		upstreamNodeStatus.WithLabelValues(sk.Name, string(s)).Set(float64(counts[s]))
+	}
+	upstreamTarget.WithLabelValues(sk.Name).Set(float64(p.selected + p.ignored))
+	for _, w := range work {
+		for _, e := range w.record() {
+			upstreamPkgState.WithLabelValues(sk.Name, e.Name, e.Version, string(e.State)).Inc()
+			upstreamPkgStage.WithLabelValues(sk.Name, e.Name, e.Version, string(e.Stage)).Inc()
+			upstreamRestarts.WithLabelValues(sk.Name, e.Name, e.Version).Add(float64(e.Restarts))
+		}
+	}
+	policyName := legacyPolicyName
+	if sk.Spec.DeploymentPolicy != "" {
+		policyName = sk.Spec.DeploymentPolicy
+	}
+	for name, c := range sk.Status.CompartmentStatuses {
+		labels := []string{sk.Name, policyName, name, strategyType(policy, name)}
+		upstreamMatched.WithLabelValues(labels...).Set(float64(c.Matched))
+		upstreamCeiling.WithLabelValues(labels...).Set(float64(c.Ceiling))
+		upstreamInProgress.WithLabelValues(labels...).Set(float64(c.InProgress))
+		upstreamCompleted.WithLabelValues(labels...).Set(float64(c.Completed))
+		upstreamPercent.WithLabelValues(labels...).Set(float64(c.ProgressPercent))
+		var batch, failures, stop float64
+		if b := c.BatchState; b != nil {
+			batch, failures = float64(b.CurrentBatch), float64(b.ConsecutiveFailures)
+			if b.ShouldStop {
+				stop = 1
+			}
+		}
+		upstreamBatch.WithLabelValues(labels...).Set(batch)
+		upstreamFailures.WithLabelValues(labels...).Set(failures)
+		upstreamShouldStop.WithLabelValues(labels...).Set(stop)
+	}
+}
+
+// strategyType names the compartment's strategy as NodeWright's strategy
+// label does: fixed, linear, exponential; a budget counts as fixed.
+func strategyType(policy *skyhookv1.DeploymentPolicy, name string) string {
+	if policy == nil {
+		return "fixed"
+	}
+	_, s := compartment.Settings(policy, name)
+	switch {
+	case s == nil:
+		return "unknown"
+	case s.Linear != nil:
+		return "linear"
+	case s.Exponential != nil:
+		return "exponential"
+	case s.Fixed != nil:
+		return "fixed"
+	}
+	return "unknown"
+}
+
+// observeStatus sets skyhook_status: 1 for the Skyhook's status, 0 for the
+// others (also for a disabled Skyhook, which has no pass).
+func observeStatus(skyhook string, current skyhookv1.Status) {
+	for _, s := range statuses {
+		v := 0.0
+		if s == current {
+			v = 1
+		}
+		upstreamStatus.WithLabelValues(skyhook, string(s)).Set(v)
+	}
 }
 
 // forgetMetrics removes every series of a Skyhook.
@@ -89,5 +204,9 @@ func forgetMetrics(skyhook string) {
 	labels := prometheus.Labels{"skyhook": skyhook}
 	for _, g := range allGauges {
 		g.DeletePartialMatch(labels)
+	}
+	upstream := prometheus.Labels{"skyhook_name": skyhook}
+	for _, g := range upstreamGauges {
+		g.DeletePartialMatch(upstream)
 	}
 }

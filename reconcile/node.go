@@ -32,7 +32,10 @@ type nodePass struct {
 	start bool
 	// interrupt is the merged interrupt due on the node in this turn.
 	interrupt *skyhookv1.Interrupt
-	progress  *progress
+	// early is the node's drain before a stage (drainFirst) in this turn,
+	// nil when none ran.
+	early    *interrupt.Record
+	progress *progress
 }
 
 // nodePass begins the node's turn.
@@ -51,11 +54,15 @@ func (n *nodePass) advance(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if rec == nil {
+		rec = n.early // a drain before a stage, under way or done
+	}
 	status := nodeStatus(n.sk, n.state, n.config)
 	if rec != nil && rec.Phase == interrupt.PhaseSkipped {
 		status = skyhookv1.StatusBlocked // given up for this generation (drain.onTimeout: Skip)
 	}
-	n.work.now = status
+	n.work.now, n.work.written = status, n.state
+	n.countUninstalls()
 	if status == skyhookv1.StatusComplete {
 		n.progress.nodeFinished()
 		n.r.started.remove(n.sk.UID, n.work.node.Name)
@@ -71,7 +78,10 @@ func (n *nodePass) advance(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return n.r.writeRecord(ctx, n.sk, n.work, nodestate.Record{State: n.state, Config: n.config, Status: status, Batch: n.work.batch, Interrupt: encoded})
+	if err := n.r.writeRecord(ctx, n.sk, n.work, nodestate.Record{State: n.state, Config: n.config, Status: status, Batch: n.work.batch, Interrupt: encoded}); err != nil {
+		return err
+	}
+	return n.r.writeNodeConditions(ctx, n.sk, n.work.node, status, n.state)
 }
 
 // followInterrupt moves the node's interrupt for the packages due one
@@ -81,6 +91,8 @@ func (n *nodePass) advance(ctx context.Context) error {
 func (n *nodePass) followInterrupt(ctx context.Context, due []string) (*interrupt.Record, error) {
 	rec := interrupt.Read(n.work.node, n.sk.Name)
 	switch {
+	case len(due) == 0 && n.holdsDrain(rec):
+		return rec, nil // drained before apply: cordoned until the interrupt
 	case len(due) == 0:
 		return nil, nil
 	case othersRunning(n.state, due) || (!n.start && rec == nil):
@@ -116,6 +128,9 @@ func (n *nodePass) advancePackages(ctx context.Context) ([]string, error) {
 		if !finished && interruptDue(n.sk, n.state, n.config, name) {
 			due = append(due, name)
 		}
+		if !finished && n.sk.Spec.Serial {
+			break // spec.serial: one package at a time on the node
+		}
 	}
 	return due, nil
 }
@@ -138,10 +153,15 @@ func (n *nodePass) advancePackage(ctx context.Context, name string) (bool, error
 			}
 			continue
 		}
-		if step.Stage == skyhookv1.StageInterrupt {
+		if isInterrupt(step.Stage) {
 			return false, nil // the node's interrupt path runs it, merged (interruptNode)
 		}
 		pod := stagePodFor(n.sk, name, n.work.pods[name], step)
+		if pod == nil && n.start && drainsFirst(declared(n.sk, name), step) {
+			if ready, err := n.drainFirst(ctx, name, step); err != nil || !ready {
+				return false, err
+			}
+		}
 		entry := n.beginStep(name, step, pod)
 		if pod == nil {
 			return false, n.startStage(ctx, name, step, entry)
@@ -185,6 +205,9 @@ func (n *nodePass) beginStep(name string, step lifecycle.Step, pod *corev1.Pod) 
 		n.config[rerunKey(name)] = configInterruptMarker(n.sk, name, n.config[name], stagepod.ConfigHash(n.sk.Spec.Packages[name].ConfigMap))
 	}
 	entry.Name, entry.Version, entry.Image, entry.Stage = name, step.Version, step.Image, step.Stage
+	if d := declared(n.sk, name); d != nil && d.Version == step.Version {
+		entry.ContainerSHA = d.ContainerSHA // the digest the stage pulls, as NodeWright records it
+	}
 	if step.Stage == skyhookv1.StageUpgrade || step.Stage == skyhookv1.StageApply {
 		delete(n.config, rerunKey(name)) // a new install runs the package's own interrupt
 	}

@@ -80,10 +80,11 @@ func dependencyOrder(sk *skyhookv1.Skyhook, state skyhookv1.NodeState) []string 
 }
 
 // dependenciesDone reports whether every package name depends on is done on
-// the node in this pass.
+// the node in this pass, and installed: one being uninstalled holds the
+// packages that depend on it (the Blocked condition says so).
 func dependenciesDone(sk *skyhookv1.Skyhook, name string, done map[string]bool) bool {
 	for dep := range sk.Spec.Packages[name].DependsOn {
-		if !done[dep] {
+		if !done[dep] || declared(sk, dep).Uninstalling() {
 			return false
 		}
 	}

@@ -150,6 +150,8 @@ type policyOutcome struct {
 	// compartments is the batch state of each compartment, nil without a
 	// policy.
 	compartments []skyhookv1.CompartmentStatus
+	// ceilings are the compartments' caps on nodes in progress, by name.
+	ceilings map[string]int
 	// halted describes the halted compartments; haltedNow, for an event
 	// each, the ones that halted in this pass.
 	halted, haltedNow []string
@@ -174,7 +176,7 @@ func (pass *rolloutPass) finishPolicy(g *policyGate, complete bool) policyOutcom
 	}
 	sort.Strings(names)
 	reset := complete && g.policy != nil && resetOnCompletion(pass.sk, g.policy)
-	out := policyOutcome{compartments: make([]skyhookv1.CompartmentStatus, 0, len(names))}
+	out := policyOutcome{compartments: make([]skyhookv1.CompartmentStatus, 0, len(names)), ceilings: map[string]int{}}
 	running := 0
 	for _, name := range names {
 		c := g.compartments[name]
@@ -187,6 +189,7 @@ func (pass *rolloutPass) finishPolicy(g *policyGate, complete bool) policyOutcom
 		st := c.state
 		st.Nodes, st.Complete, st.InProgress = int32(c.nodes), int32(c.complete), int32(c.running+c.erroring)
 		out.compartments = append(out.compartments, st)
+		out.ceilings[name] = compartment.Cap(c.budget, c.nodes)
 		if st.Halted {
 			out.halted = append(out.halted, fmt.Sprintf("%s (%d failed batches in a row)", name, st.ConsecutiveFailures))
 		}

@@ -95,6 +95,7 @@ func (n *nodePool) wait() error {
 // writeRecord writes the Skyhook's record on the node when it differs from
 // what the node, and this operator's last write, say.
 func (r *SkyhookReconciler) writeRecord(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, rec nodestate.Record) error {
+	rec.Version = r.OperatorVersion
 	patchData, err := nodestate.Patch(w.node, sk.Name, rec)
 	if err != nil || patchData == nil {
 		return err
@@ -128,4 +129,11 @@ func (r *SkyhookReconciler) releaseCordon(ctx context.Context, sk *skyhookv1.Sky
 func (r *SkyhookReconciler) patchNode(ctx context.Context, name string, patch []byte) error {
 	target := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	return client.IgnoreNotFound(r.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch)))
+}
+
+// patchNodeStatus sends a strategic merge patch of the node's status (its
+// conditions merge by type) through a fresh object.
+func (r *SkyhookReconciler) patchNodeStatus(ctx context.Context, name string, patch []byte) error {
+	target := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, target, client.RawPatch(types.StrategicMergePatchType, patch)))
 }

@@ -6,6 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
@@ -20,6 +22,9 @@ import (
 type skyhookAhead struct {
 	name     string
 	selector labels.Selector
+	// everywhere: the Skyhook has sequencing "all" and is not complete on
+	// all its nodes yet, so it holds every node, not only its own.
+	everywhere bool
 }
 
 // otherSkyhooks lists the Skyhooks that count for keep (see selectorsOf).
@@ -44,7 +49,7 @@ func selectorsOf(skyhooks []skyhookv1.Skyhook, keep func(*skyhookv1.Skyhook) boo
 		if err != nil {
 			continue // admission refuses such selectors; it selects nothing
 		}
-		out = append(out, skyhookAhead{name: other.Name, selector: sel})
+		out = append(out, skyhookAhead{name: other.Name, selector: sel, everywhere: other.Spec.Sequencing == skyhookv1.SequencingAll && !completeEverywhere(other)})
 	}
 	return out
 }
@@ -62,13 +67,43 @@ func (r *SkyhookReconciler) skyhooksAhead(ctx context.Context, sk *skyhookv1.Sky
 	return r.otherSkyhooks(ctx, func(other *skyhookv1.Skyhook) bool { return goesBefore(other, sk) })
 }
 
-// waitingFor names the first Skyhook ahead that selects the node and is not
-// complete on it, or is empty.
+// waitingFor names the first Skyhook ahead that holds the node, or is
+// empty: one that selects the node and is not complete on it, or one with
+// sequencing "all" not complete on all its nodes.
 func waitingFor(ahead []skyhookAhead, node *corev1.Node) string {
 	for _, other := range ahead {
+		if other.everywhere {
+			return other.name
+		}
 		if other.selector.Matches(labels.Set(node.Labels)) && node.Labels[skyhookv1.StatusKey(other.name)] != string(skyhookv1.StatusComplete) {
 			return other.name
 		}
 	}
 	return ""
+}
+
+// completeEverywhere reports whether a Skyhook's status says its current
+// generation is complete on every node it selects.
+func completeEverywhere(sk *skyhookv1.Skyhook) bool {
+	return sk.Status.Status == skyhookv1.StatusComplete && sk.Status.ObservedGeneration == sk.Generation
+}
+
+// skyhooksAfter maps a Skyhook with sequencing "all" to the Skyhooks that
+// go after it: its status is what they wait for.
+func (r *SkyhookReconciler) skyhooksAfter(ctx context.Context, o client.Object) []ctrl.Request {
+	first, ok := o.(*skyhookv1.Skyhook)
+	if !ok || first.Spec.Sequencing != skyhookv1.SequencingAll {
+		return nil
+	}
+	var list skyhookv1.SkyhookList // read only: no copy of every Skyhook per event
+	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	var reqs []ctrl.Request
+	for i := range list.Items {
+		if goesBefore(first, &list.Items[i]) {
+			reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
+		}
+	}
+	return reqs
 }

@@ -73,7 +73,9 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		return ctrl.Result{}, err
 	}
 	pass.summarise(p)
-	observe(sk, work, p, capacity)
+	pass.reportNodes(work)
+	sk.Status.CompartmentStatuses = compartmentStatuses(outcome, p, capacity)
+	observe(sk, work, p, capacity, pass.policy)
 	return ctrl.Result{RequeueAfter: p.requeue}, nil
 }
 
@@ -130,6 +132,7 @@ func (pass *rolloutPass) admit(waiting []*nodeWork, gate *policyGate, ahead []sk
 	for _, w := range waiting {
 		if taints := stagepod.Untolerated(pass.sk, w.node, pass.r.RuntimeRequiredTaint); len(taints) > 0 {
 			p.nodeBlocked(w.node.Name, fmt.Sprintf("taints not tolerated: %s (add them to additionalTolerations to run here)", taintList(taints)))
+			p.untolerated = append(p.untolerated, w.node.Name)
 			continue
 		}
 		if pass.paused || (gate == nil && p.active >= capacity) {

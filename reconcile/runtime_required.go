@@ -64,7 +64,7 @@ func (pass *rolloutPass) runtimeTaints(ctx context.Context, work []*nodeWork, po
 			}
 		case sk.Spec.AutoTaintNewNodes && w.now == skyhookv1.StatusWaiting && len(w.state) == 0 &&
 			w.node.CreationTimestamp.After(sk.CreationTimestamp.Time) && !taints.Has(w.node, r.RuntimeRequiredTaint):
-			pool.changeTaints(w.node, taints.Add)
+			pool.changeTaints(w.node, taints.AddToNew)
 		}
 	}
 	return nil

@@ -13,19 +13,22 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/reconcile/nodestate"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
-	"github.com/skyhook-go/skyhook/reconcile/taints"
 )
 
-// Finalizer lets the operator clean a deleted Skyhook's records off the nodes.
-const Finalizer = skyhookv1.MetadataPrefix + "/cleanup"
+// Finalizer lets the operator uninstall a deleted Skyhook's packages and
+// clean its records off the nodes. It is NodeWright's finalizer, so that a
+// Skyhook taken over from it is deleted by this operator.
+const Finalizer = skyhookv1.MetadataPrefix + "/skyhook"
+
+// legacyFinalizer is the finalizer earlier releases of this operator put on
+// Skyhooks; it is replaced by Finalizer.
+const legacyFinalizer = skyhookv1.MetadataPrefix + "/cleanup"
 
 // SkyhookReconciler rolls a Skyhook's packages across its nodes, stage by
 // stage, within its budget. One Reconcile handles one Skyhook: nodes and
@@ -64,7 +67,11 @@ type SkyhookReconciler struct {
 	// Parallelism bounds the nodes whose API requests a pass sends at once
 	// (16 when zero).
 	Parallelism int
-	Recorder    events.EventRecorder
+	// OperatorVersion is written where NodeWright writes its version: the
+	// nodes' version_<skyhook> annotations and the Skyhook's
+	// skyhook.nvidia.com/version annotation. Empty writes neither.
+	OperatorVersion string
+	Recorder        events.EventRecorder
 
 	started      startedNodes
 	statusWrites statusWrites
@@ -92,59 +99,30 @@ func (r *SkyhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	}()
 
 	if !sk.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, sk)
+		return r.delete(ctx, sk)
 	}
-	if !controllerutil.ContainsFinalizer(sk, Finalizer) {
-		controllerutil.AddFinalizer(sk, Finalizer)
+	if adoptFinalizer(sk) || r.stampVersion(sk) {
 		return ctrl.Result{Requeue: true}, nil
 	}
 	if sk.Annotations[skyhookv1.DisableAnnotation] == "true" {
 		markDisabled(sk)
+		observeStatus(sk.Name, skyhookv1.StatusDisabled)
 		return ctrl.Result{}, nil
 	}
 	return r.rollout(ctx, sk)
 }
 
-// finalize removes the Skyhook's records from every node, then the
-// finalizer. Its stage pods and ConfigMaps go with it (owner references).
-func (r *SkyhookReconciler) finalize(ctx context.Context, sk *skyhookv1.Skyhook) error {
-	var nodes corev1.NodeList
-	if err := r.Client.List(ctx, &nodes); err != nil {
-		return err
+// stampVersion writes the operator's version on the Skyhook, as NodeWright
+// does, and reports whether it changed.
+func (r *SkyhookReconciler) stampVersion(sk *skyhookv1.Skyhook) bool {
+	if r.OperatorVersion == "" || sk.Annotations[skyhookv1.SkyhookVersionAnnotation] == r.OperatorVersion {
+		return false
 	}
-	var required []skyhookAhead
-	if sk.Spec.RuntimeRequired {
-		var err error
-		if required, err = r.runtimeRequired(ctx); err != nil {
-			return err
-		}
+	if sk.Annotations == nil {
+		sk.Annotations = map[string]string{}
 	}
-	for i := range nodes.Items {
-		if err := r.releaseCordon(ctx, sk, &nodes.Items[i]); err != nil {
-			return err
-		}
-		// The taint this Skyhook held goes when no other runtimeRequired
-		// Skyhook still holds it.
-		if sk.Spec.RuntimeRequired && selects(sk, &nodes.Items[i]) && runtimeTaintDone(required, &nodes.Items[i], sk.Name) {
-			if err := r.changeTaint(ctx, &nodes.Items[i], taints.Remove); err != nil {
-				return err
-			}
-		}
-		p, err := nodestate.Forget(&nodes.Items[i], sk.Name)
-		if err != nil || p == nil {
-			continue
-		}
-		if err := r.Client.Patch(ctx, &nodes.Items[i], client.RawPatch(types.MergePatchType, p)); client.IgnoreNotFound(err) != nil {
-			return err
-		}
-	}
-	r.started.forget(sk.UID)
-	r.written.forget(sk.UID)
-	r.batches.forget(sk.UID)
-	r.records.forget(sk.UID)
-	forgetMetrics(sk.Name)
-	controllerutil.RemoveFinalizer(sk, Finalizer)
-	return nil
+	sk.Annotations[skyhookv1.SkyhookVersionAnnotation] = r.OperatorVersion
+	return true
 }
 
 // SetupWithManager watches Skyhooks, their stage pods, and the nodes.
@@ -178,6 +156,7 @@ func (r *SkyhookReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}))).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.skyhooksForNode), builder.WithPredicates(nodeChanged)).
 		Watches(&skyhookv1.DeploymentPolicy{}, handler.EnqueueRequestsFromMapFunc(r.skyhooksForPolicy)).
+		Watches(&skyhookv1.Skyhook{}, handler.EnqueueRequestsFromMapFunc(r.skyhooksAfter)).
 		Complete(r)
 }
 

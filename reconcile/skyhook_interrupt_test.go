@@ -12,10 +12,12 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/cordon"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
 func withInterrupt(p skyhookv1.Package, in skyhookv1.Interrupt) skyhookv1.Package {
@@ -410,5 +412,78 @@ func TestRebootNotBackInTimeIsErroring(t *testing.T) {
 	waitSkyhook(t, "slowboot", time.Minute, isReady)
 	if r := hosts.Reboots()["slowboot-0"]; r != 1 {
 		t.Errorf("%d reboots, want one", r)
+	}
+}
+
+// NodeWright's order for a package that will interrupt: the node is
+// cordoned and drained before its apply, not only before the interrupt; it
+// stays cordoned through config and the interrupt, and is uncordoned once
+// complete.
+func TestPackageWithInterruptIsDrainedBeforeApply(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	workload := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "workload", Namespace: "default"},
+		Spec:       corev1.PodSpec{NodeName: "drainfirst-0", Containers: []corev1.Container{{Name: "main", Image: "ghcr.io/x/app:1"}}},
+	}
+	if err := c.Create(ctx, workload); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), workload) })
+
+	// What the node looked like when the apply pod was created.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := env.Clientset.CoreV1().Pods(operatorNamespace).Watch(wctx, metav1.ListOptions{
+		LabelSelector: stagepod.SkyhookLabel + "=drainfirst," + stagepod.StageLabel + "=apply"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type seen struct{ cordoned, workloadLeft bool }
+	atApply := make(chan seen, 1)
+	go func() {
+		for ev := range w.ResultChan() {
+			if ev.Type != watch.Added {
+				continue
+			}
+			n := getNode(t, "drainfirst-0")
+			err := c.Get(ctx, client.ObjectKeyFromObject(workload), &corev1.Pod{})
+			atApply <- seen{cordoned: n.Spec.Unschedulable, workloadLeft: err == nil}
+			return
+		}
+	}()
+
+	second := metav1.Duration{Duration: time.Second}
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "drainfirst"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "drainfirst"}},
+			// The workload has no controller: only a drain that may delete
+			// it empties the node.
+			Drain: &skyhookv1.DrainOptions{Timeout: &second, OnTimeout: skyhookv1.DrainDelete},
+			Packages: skyhookv1.Packages{"driver": withInterrupt(pkg("1.0.0", "ghcr.io/x/driver", nil),
+				skyhookv1.Interrupt{Type: skyhookv1.InterruptService, Services: []string{"containerd"}})},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), sk) })
+	waitSkyhook(t, "drainfirst", time.Minute, isReady)
+
+	select {
+	case s := <-atApply:
+		if !s.cordoned || s.workloadLeft {
+			t.Errorf("when the apply pod was created: cordoned %v, workload still there %v; want cordoned and drained", s.cordoned, s.workloadLeft)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no apply pod seen")
+	}
+	n := getNode(t, "drainfirst-0")
+	if n.Spec.Unschedulable || n.Annotations[skyhookv1.InterruptAnnotation("drainfirst")] != "" {
+		t.Errorf("after the rollout: unschedulable %v, interrupt record %q", n.Spec.Unschedulable, n.Annotations[skyhookv1.InterruptAnnotation("drainfirst")])
+	}
+	if got := n.Annotations[skyhookv1.NodeStateAnnotation("drainfirst")]; !strings.Contains(got, `"stage":"post-interrupt","state":"complete"`) {
+		t.Errorf("record %s", got)
 	}
 }

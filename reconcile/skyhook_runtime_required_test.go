@@ -89,4 +89,7 @@ func TestRuntimeRequiredTaintWaitsForEveryRuntimeRequiredSkyhook(t *testing.T) {
 	if !tainted["rtreq-late"] {
 		t.Error("the node that joined later was never tainted (autoTaintNewNodes)")
 	}
+	if mark := getNode(t, "rtreq-late").Annotations["skyhook.nvidia.com/autoTaint_skyhook.nvidia.com"]; mark != "true" {
+		t.Errorf("the auto-tainted node lacks NodeWright's autoTaint_ mark: %q", mark)
+	}
 }

@@ -98,13 +98,14 @@ func (n *nodePass) createStagePod(ctx context.Context, name string, step lifecyc
 		RuntimeRequiredTaint: r.RuntimeRequiredTaint, Timeout: r.StageTimeout,
 		NodeLabels: n.work.node.Labels, NodeAnnotations: n.work.node.Annotations,
 	}
-	if step.Stage == skyhookv1.StageInterrupt {
+	if isInterrupt(step.Stage) {
 		spec.Interrupt = n.interrupt
 	}
 	pod := stagepod.Build(spec)
 	if err := r.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating stage pod %s: %w", pod.Name, err)
 	}
+	n.progress.applied(name, step.Version, n.work.node.Name)
 	return nil
 }
 

@@ -24,9 +24,10 @@ import (
 // progress, and summarise turns that into the status and Flux conditions;
 // finalizeStatus, deferred by Reconcile, patches it.
 
-var ownedConditions = []string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition,
+var ownedConditions = append([]string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition,
 	skyhookv1.NodesBlockedCondition, skyhookv1.RolloutHaltedCondition, skyhookv1.DrainBlockedCondition,
-	skyhookv1.InterruptWindowClosedCondition}
+	skyhookv1.InterruptWindowClosedCondition, skyhookv1.UninstallInProgressCondition, skyhookv1.UninstallFailedCondition,
+	skyhookv1.BlockedCondition, skyhookv1.DeletionBlockedCondition}, upstreamConditionTypes...)
 
 const fieldOwner = "skyhook-operator"
 
@@ -56,6 +57,7 @@ func markDisabled(sk *skyhookv1.Skyhook) {
 	sk.Status.Status = skyhookv1.StatusDisabled
 	conditions.Delete(sk, meta.ReconcilingCondition)
 	conditions.MarkFalse(sk, meta.ReadyCondition, "Disabled", "the %s annotation is set", skyhookv1.DisableAnnotation)
+	mirrorReady(sk)
 }
 
 // announce emits an event when the Skyhook's summary status changes: the
@@ -104,6 +106,28 @@ type progress struct {
 	// it to finish there (priority).
 	behind  map[string]int
 	requeue time.Duration
+	// uninstalling and uninstallFailing count the nodes where a package is
+	// in its uninstall (or uninstall interrupt), and where that fails.
+	uninstalling, uninstallFailing int
+	// untolerated names the nodes whose taints the Skyhook does not
+	// tolerate.
+	untolerated []string
+	// applying says which package a stage pod was created for, and on which
+	// node, in NodeWright's words (its ApplyPackage condition): the first
+	// by node name.
+	applying, applyingNode string
+}
+
+// applied notes a stage pod created for the package on the node.
+func (p *progress) applied(pkg, version, node string) {
+	p.noteApplying(fmt.Sprintf("Applying package [%s:%s] to node [%s]", pkg, version, node), node)
+}
+
+// noteApplying keeps the message of the first node by name.
+func (p *progress) noteApplying(message, node string) {
+	if node != "" && (p.applyingNode == "" || node < p.applyingNode) {
+		p.applying, p.applyingNode = message, node
+	}
 }
 
 // drainReport says what holds a node's interrupt.
@@ -164,6 +188,9 @@ func (p *progress) add(local progress) {
 	p.blocked = append(p.blocked, local.blocked...)
 	p.drainBlocked = append(p.drainBlocked, local.drainBlocked...)
 	p.windowWaits += local.windowWaits
+	p.uninstalling += local.uninstalling
+	p.uninstallFailing += local.uninstallFailing
+	p.noteApplying(local.applying, local.applyingNode)
 	if !local.nextWindow.IsZero() && (p.nextWindow.IsZero() || local.nextWindow.Before(p.nextWindow)) {
 		p.nextWindow = local.nextWindow
 	}
@@ -211,8 +238,17 @@ func (pass *rolloutPass) reportPolicy(o policyOutcome) {
 	}
 }
 
-// summarise writes the status and the Flux conditions.
+// summarise writes the status, the Flux conditions and NodeWright's.
 func (pass *rolloutPass) summarise(p progress) {
+	pass.summariseFlux(p)
+	mirrorReady(pass.sk)
+	mirrorNodeConditions(pass.sk, p)
+}
+
+// summariseFlux writes the status and the Flux conditions; Ready's reason
+// once complete is NodeWright's NodesConverged (Flux's tools read only its
+// status), the others are Flux's.
+func (pass *rolloutPass) summariseFlux(p progress) {
 	sk := pass.sk
 	s := &sk.Status
 	s.CompleteNodes = fmt.Sprintf("%d/%d", p.complete, p.selected)
@@ -222,6 +258,8 @@ func (pass *rolloutPass) summarise(p progress) {
 	reportBlocked(sk, p.blocked)
 	reportDrains(sk, p.drainBlocked)
 	reportWindow(sk, p.windowWaits, p.nextWindow)
+	reportUninstalls(sk, p.uninstalling, p.uninstallFailing)
+	reportDependencies(sk)
 	s.NodesNeedingAttention = firstPerNode(s.NodesNeedingAttention)
 	if len(s.NodesNeedingAttention) > skyhookv1.MaxAttentionNodes {
 		s.NodesNeedingAttention = s.NodesNeedingAttention[:skyhookv1.MaxAttentionNodes]
@@ -232,7 +270,7 @@ func (pass *rolloutPass) summarise(p progress) {
 		s.ObservedGeneration = sk.Generation
 		conditions.Delete(sk, meta.ReconcilingCondition)
 		conditions.Delete(sk, meta.StalledCondition)
-		conditions.MarkTrue(sk, meta.ReadyCondition, meta.SucceededReason, "Applied to %d/%d nodes", p.complete, p.selected)
+		conditions.MarkTrue(sk, meta.ReadyCondition, skyhookv1.NodesConvergedReason, "Applied to %d/%d nodes", p.complete, p.selected)
 		return
 	case p.halted:
 		// Nothing runs any more and the policy stopped new starts.

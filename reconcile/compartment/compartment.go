@@ -110,6 +110,10 @@ func Room(b skyhookv1.DeploymentBudget, nodes, active int, size int32) int {
 	return max(0, min(capOf(b, nodes)-active, int(size)))
 }
 
+// Cap is the budget's cap on a compartment of nodes: how many may be in
+// progress at once.
+func Cap(b skyhookv1.DeploymentBudget, nodes int) int { return capOf(b, nodes) }
+
 // capOf is the budget's cap: count, or percent of the nodes rounded down
 // and at least one.
 func capOf(b skyhookv1.DeploymentBudget, nodes int) int {

@@ -18,9 +18,15 @@ const Annotation = skyhookv1.MetadataPrefix + "/cordoned-by"
 // deleted and created again under the same name does not own the old one's.
 func Owner(sk *skyhookv1.Skyhook) string { return sk.Name + "/" + string(sk.UID) }
 
-// OwnedBy reports whether the node's cordon is the Skyhook's.
+// OwnedBy reports whether the node's cordon is the Skyhook's: signed by it,
+// or, unsigned, marked with NodeWright's cordon_<skyhook> (a cordon its
+// operator placed before this one took over).
 func OwnedBy(node *corev1.Node, sk *skyhookv1.Skyhook) bool {
-	return node.Annotations[Annotation] == Owner(sk)
+	signed, hasSignature := node.Annotations[Annotation]
+	if hasSignature {
+		return signed == Owner(sk)
+	}
+	return node.Spec.Unschedulable && node.Annotations[skyhookv1.CordonAnnotation(sk.Name)] == "true"
 }
 
 // Patch is the merge patch that cordons the node and signs the cordon, or
@@ -31,7 +37,7 @@ func Patch(node *corev1.Node, sk *skyhookv1.Skyhook) ([]byte, error) {
 		return nil, nil
 	}
 	return json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]any{Annotation: Owner(sk)}},
+		"metadata": map[string]any{"annotations": map[string]any{Annotation: Owner(sk), skyhookv1.CordonAnnotation(sk.Name): "true"}},
 		"spec":     map[string]any{"unschedulable": true},
 	})
 }
@@ -45,7 +51,7 @@ func Release(node *corev1.Node, sk *skyhookv1.Skyhook) ([]byte, error) {
 		return nil, nil
 	}
 	return json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]any{Annotation: nil}},
+		"metadata": map[string]any{"annotations": map[string]any{Annotation: nil, skyhookv1.CordonAnnotation(sk.Name): nil}},
 		"spec":     map[string]any{"unschedulable": nil},
 	})
 }

@@ -68,3 +68,34 @@ func TestOnlyTheOwnCordonIsLifted(t *testing.T) {
 		t.Errorf("lifted an admin's cordon: %s", r)
 	}
 }
+
+// The cordon carries NodeWright's mark (cordon_<skyhook>: "true") too, and
+// a cordon NodeWright placed (its mark, no signature) is the Skyhook's after
+// a takeover; a signature of another Skyhook wins over the mark.
+func TestNodeWrightsCordonMark(t *testing.T) {
+	sk := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "demo", UID: "u1"}}
+	node := &corev1.Node{}
+	patch, _ := Patch(node, sk)
+	apply(t, node, patch)
+	if node.Annotations["skyhook.nvidia.com/cordon_demo"] != "true" {
+		t.Fatalf("no cordon_demo mark: %v", node.Annotations)
+	}
+	release, _ := Release(node, sk)
+	apply(t, node, release)
+	if _, ok := node.Annotations["skyhook.nvidia.com/cordon_demo"]; ok {
+		t.Errorf("the mark outlived the cordon: %v", node.Annotations)
+	}
+
+	upstream := &corev1.Node{Spec: corev1.NodeSpec{Unschedulable: true},
+		ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"skyhook.nvidia.com/cordon_demo": "true"}}}
+	if !OwnedBy(upstream, sk) {
+		t.Error("NodeWright's cordon of demo is not taken for demo's")
+	}
+	if OwnedBy(upstream, &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "other", UID: "u2"}}) {
+		t.Error("NodeWright's cordon of demo is taken for another Skyhook's")
+	}
+	upstream.Annotations[Annotation] = "other/u2"
+	if OwnedBy(upstream, sk) {
+		t.Error("a cordon signed by another Skyhook is taken for demo's by its mark")
+	}
+}

@@ -26,6 +26,10 @@ const (
 	// PhaseSkipped: the drain timed out and the Skyhook's drain options say
 	// to give the node up for this generation.
 	PhaseSkipped Phase = "skipped"
+	// PhaseDrained: cordoned and drained before the apply, upgrade or
+	// uninstall of a package that will interrupt (NodeWright's order); the
+	// node stays cordoned until its interrupt.
+	PhaseDrained Phase = "drained"
 )
 
 // Record is a node's interrupt in progress for one Skyhook, kept on the

@@ -2,17 +2,22 @@
 // next, from the package as declared and what the node records of it. It is
 // pure: the reconciler runs the stage and records its outcome.
 //
-// The stage order (spec, Lifecycle):
+// The stage order (spec, Lifecycle), as NodeWright's newest operator has it:
 //
 //	install:   apply   → config → interrupt → post-interrupt
 //	upgrade:   upgrade → config → interrupt → post-interrupt
-//	downgrade: uninstall (old version) → install
-//	removal:   uninstall (old version), then the record is forgotten
+//	uninstall: uninstall → uninstall-interrupt, then the record is forgotten
+//	           (only with uninstall.enabled and uninstall.apply)
 //	configMap changed (same version, done): config → …
 //
-// interrupt and post-interrupt only run for a package that asks for an
-// interrupt; cordon, drain and reboot verification around them are the
-// interrupt path's (see the reconciler).
+// Lowering a version installs the new one beside the old record, and
+// removing a package from the Skyhook leaves its record: without an
+// explicit uninstall nothing ran the package's uninstall steps, and the
+// record says its files may still be on the host.
+//
+// interrupt, post-interrupt and uninstall-interrupt only run for a package
+// that asks for an interrupt; cordon, drain and reboot verification around
+// them are the interrupt path's (see the reconciler).
 package lifecycle
 
 import (
@@ -27,7 +32,8 @@ import (
 type Action int
 
 const (
-	// Done: the declared version has completed its last stage.
+	// Done: nothing to do: the declared version has completed its last
+	// stage, or it is uninstalled as asked.
 	Done Action = iota
 	// Run: run Stage for Version (start it, or follow the running one).
 	Run
@@ -41,7 +47,7 @@ type Step struct {
 	Stage   skyhookv1.Stage
 	Version string
 	// Image is the image the stage runs from: the declared one, or for an
-	// uninstall the one recorded when the old version was installed.
+	// uninstall finishing under an older version the recorded one.
 	Image string
 }
 
@@ -63,13 +69,11 @@ func Next(declared *skyhookv1.Package, recorded []skyhookv1.PackageStatus, confi
 			others = append(others, recorded[i])
 		}
 	}
-	// Old versions go first: an uninstall in progress or due.
+	// A finished uninstall of another version is forgotten; any other
+	// record of another version stays as the marker it is.
 	for _, old := range others {
-		if old.Stage == skyhookv1.StageUninstall && old.State == skyhookv1.StateComplete {
+		if uninstalled(old, false) {
 			return Step{Action: Forget, Version: old.Version, Image: old.Image}
-		}
-		if declared == nil || old.Stage == skyhookv1.StageUninstall || downgrade(old.Version, declared.Version) {
-			return Step{Action: Run, Stage: skyhookv1.StageUninstall, Version: old.Version, Image: old.Image}
 		}
 	}
 	if declared == nil {
@@ -78,8 +82,20 @@ func Next(declared *skyhookv1.Package, recorded []skyhookv1.PackageStatus, confi
 	run := func(stage skyhookv1.Stage) Step {
 		return Step{Action: Run, Stage: stage, Version: declared.Version, Image: declared.Image}
 	}
+	if current != nil && (current.Stage == skyhookv1.StageUninstall || current.Stage == skyhookv1.StageUninstallInterrupt) {
+		return uninstallStep(declared, current, run)
+	}
+	if declared.Uninstalling() {
+		switch {
+		case current == nil:
+			return Step{Action: Done, Stage: skyhookv1.StageUninstall, Version: declared.Version, Image: declared.Image}
+		case current.State == skyhookv1.StateInProgress:
+			return run(current.Stage) // the running stage (or interrupt) finishes first
+		}
+		return run(skyhookv1.StageUninstall)
+	}
 	if current == nil {
-		if len(others) > 0 { // an older version is installed: upgrade it
+		if upgradeFrom(others, declared.Version) {
 			return run(skyhookv1.StageUpgrade)
 		}
 		return run(skyhookv1.StageApply)
@@ -94,6 +110,50 @@ func Next(declared *skyhookv1.Package, recorded []skyhookv1.PackageStatus, confi
 		return run(skyhookv1.StageConfig)
 	}
 	return Step{Action: Done, Stage: current.Stage, Version: declared.Version, Image: declared.Image}
+}
+
+// uninstallStep follows an uninstall recorded for the declared version:
+// on to the uninstall interrupt (for a package with an interrupt), then
+// forgotten. Cancelled (uninstall.apply false) before its interrupt, the
+// package installs again; once the interrupt began, it runs to the end.
+func uninstallStep(declared *skyhookv1.Package, current *skyhookv1.PackageStatus, run func(skyhookv1.Stage) Step) Step {
+	withInterrupt := declared.Interrupt != nil
+	if uninstalled(*current, withInterrupt) {
+		return Step{Action: Forget, Version: current.Version, Image: current.Image}
+	}
+	if current.Stage == skyhookv1.StageUninstallInterrupt {
+		return run(skyhookv1.StageUninstallInterrupt)
+	}
+	if !declared.Uninstalling() {
+		return run(skyhookv1.StageApply)
+	}
+	if current.State == skyhookv1.StateComplete {
+		return run(skyhookv1.StageUninstallInterrupt)
+	}
+	return run(skyhookv1.StageUninstall)
+}
+
+// uninstalled reports whether a record is a finished uninstall: its
+// uninstall interrupt complete, or its uninstall complete and no interrupt
+// due after it.
+func uninstalled(e skyhookv1.PackageStatus, withInterrupt bool) bool {
+	if e.State != skyhookv1.StateComplete {
+		return false
+	}
+	return e.Stage == skyhookv1.StageUninstallInterrupt || (e.Stage == skyhookv1.StageUninstall && !withInterrupt)
+}
+
+// upgradeFrom reports whether a recorded other version is below the
+// declared one, so the declared version upgrades it; otherwise (nothing
+// recorded, or only higher versions left as markers after a downgrade) it
+// is applied.
+func upgradeFrom(others []skyhookv1.PackageStatus, version string) bool {
+	for _, old := range others {
+		if downgrade(version, old.Version) {
+			return true
+		}
+	}
+	return false
 }
 
 // after is the stage that follows a completed one, and false after the last.

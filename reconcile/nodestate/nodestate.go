@@ -67,6 +67,9 @@ type Record struct {
 	// Interrupt is the node's interrupt in progress (the encoded
 	// interrupt.Record), empty for none.
 	Interrupt string
+	// Version is the operator's version, written to version_<skyhook> as
+	// NodeWright does; empty leaves the annotation as it is.
+	Version string
 }
 
 // Patch is the merge patch that writes rec for skyhook on a node, or nil
@@ -76,7 +79,8 @@ func Patch(node *corev1.Node, skyhook string, rec Record) ([]byte, error) {
 	key := skyhookv1.StatusKey(skyhook)
 	if err == nil && maps.Equal(current, rec.State) && maps.Equal(ReadConfig(node, skyhook), rec.Config) &&
 		node.Labels[key] == string(rec.Status) && node.Annotations[key] == string(rec.Status) && ReadBatch(node, skyhook) == rec.Batch &&
-		node.Annotations[skyhookv1.InterruptAnnotation(skyhook)] == rec.Interrupt {
+		node.Annotations[skyhookv1.InterruptAnnotation(skyhook)] == rec.Interrupt &&
+		(rec.Version == "" || node.Annotations[skyhookv1.VersionAnnotation(skyhook)] == rec.Version) {
 		return nil, nil
 	}
 	encoded, err := json.Marshal(rec.State)
@@ -85,6 +89,9 @@ func Patch(node *corev1.Node, skyhook string, rec Record) ([]byte, error) {
 	}
 	annotations := map[string]any{key: string(rec.Status), skyhookv1.NodeStateAnnotation(skyhook): string(encoded),
 		skyhookv1.ConfigAnnotation(skyhook): nil, skyhookv1.BatchAnnotation(skyhook): nil, skyhookv1.InterruptAnnotation(skyhook): nil}
+	if rec.Version != "" {
+		annotations[skyhookv1.VersionAnnotation(skyhook)] = rec.Version
+	}
 	if len(rec.Config) > 0 {
 		hashes, err := json.Marshal(rec.Config)
 		if err != nil {
@@ -107,18 +114,36 @@ func Patch(node *corev1.Node, skyhook string, rec Record) ([]byte, error) {
 // Forget is the merge patch that removes skyhook's record from a node, or
 // nil when there is none.
 func Forget(node *corev1.Node, skyhook string) ([]byte, error) {
+	return ForgetKeeping(node, skyhook, nil)
+}
+
+// ForgetKeeping is Forget, except that the package entries in kept stay in
+// the node's nodeState annotation (as NodeWright leaves the records of
+// packages a deleted Skyhook did not uninstall: their files may still be on
+// the host).
+func ForgetKeeping(node *corev1.Node, skyhook string, kept skyhookv1.NodeState) ([]byte, error) {
 	key := skyhookv1.StatusKey(skyhook)
 	_, hasState := node.Annotations[skyhookv1.NodeStateAnnotation(skyhook)]
 	_, hasLabel := node.Labels[key]
 	_, hasStatus := node.Annotations[key]
 	_, hasBatch := node.Annotations[skyhookv1.BatchAnnotation(skyhook)]
 	_, hasInterrupt := node.Annotations[skyhookv1.InterruptAnnotation(skyhook)]
-	if !hasState && !hasLabel && !hasStatus && !hasBatch && !hasInterrupt {
+	_, hasVersion := node.Annotations[skyhookv1.VersionAnnotation(skyhook)]
+	if !hasState && !hasLabel && !hasStatus && !hasBatch && !hasInterrupt && !hasVersion {
 		return nil, nil
+	}
+	var state any // nil removes the annotation
+	if len(kept) > 0 {
+		encoded, err := json.Marshal(kept)
+		if err != nil {
+			return nil, err
+		}
+		state = string(encoded)
 	}
 	return json.Marshal(map[string]any{"metadata": map[string]any{
 		"labels": map[string]any{key: nil},
-		"annotations": map[string]any{key: nil, skyhookv1.NodeStateAnnotation(skyhook): nil,
-			skyhookv1.ConfigAnnotation(skyhook): nil, skyhookv1.BatchAnnotation(skyhook): nil, skyhookv1.InterruptAnnotation(skyhook): nil},
+		"annotations": map[string]any{key: nil, skyhookv1.NodeStateAnnotation(skyhook): state,
+			skyhookv1.ConfigAnnotation(skyhook): nil, skyhookv1.BatchAnnotation(skyhook): nil, skyhookv1.InterruptAnnotation(skyhook): nil,
+			skyhookv1.VersionAnnotation(skyhook): nil},
 	}})
 }

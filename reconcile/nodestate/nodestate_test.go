@@ -2,6 +2,7 @@ package nodestate
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,7 +49,7 @@ func TestPatchWritesOnlyChanges(t *testing.T) {
 	if ReadConfig(node, "demo")["tuning"] != "abc" {
 		t.Errorf("config hashes %v", ReadConfig(node, "demo"))
 	}
-	if string(forget) != `{"metadata":{"annotations":{"skyhook.nvidia.com/batch_demo":null,"skyhook.nvidia.com/config_demo":null,"skyhook.nvidia.com/interrupt_demo":null,"skyhook.nvidia.com/nodeState_demo":null,"skyhook.nvidia.com/status_demo":null},"labels":{"skyhook.nvidia.com/status_demo":null}}}` {
+	if string(forget) != `{"metadata":{"annotations":{"skyhook.nvidia.com/batch_demo":null,"skyhook.nvidia.com/config_demo":null,"skyhook.nvidia.com/interrupt_demo":null,"skyhook.nvidia.com/nodeState_demo":null,"skyhook.nvidia.com/status_demo":null,"skyhook.nvidia.com/version_demo":null},"labels":{"skyhook.nvidia.com/status_demo":null}}}` {
 		t.Errorf("forget patch %s", forget)
 	}
 	if none, _ := Forget(&corev1.Node{}, "demo"); none != nil {
@@ -60,5 +61,25 @@ func TestReadRejectsGarbage(t *testing.T) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{"skyhook.nvidia.com/nodeState_demo": "{"}}}
 	if _, err := Read(node, "demo"); err == nil {
 		t.Fatal("accepted a broken annotation")
+	}
+}
+
+// The operator's version goes to version_<skyhook>, as NodeWright writes
+// it; a new version is a change, the same one is not.
+func TestPatchWritesTheOperatorVersion(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}
+	rec := Record{State: skyhookv1.NodeState{}, Status: skyhookv1.StatusComplete, Version: "v1.2.0"}
+	patch, err := Patch(node, "demo", rec)
+	if err != nil || !strings.Contains(string(patch), `"skyhook.nvidia.com/version_demo":"v1.2.0"`) {
+		t.Fatalf("patch %s, %v", patch, err)
+	}
+	node.Annotations = map[string]string{"skyhook.nvidia.com/version_demo": "v1.2.0", "skyhook.nvidia.com/status_demo": "complete", "skyhook.nvidia.com/nodeState_demo": "{}"}
+	node.Labels = map[string]string{"skyhook.nvidia.com/status_demo": "complete"}
+	if again, _ := Patch(node, "demo", rec); again != nil {
+		t.Errorf("patched again with the same version: %s", again)
+	}
+	rec.Version = "v1.3.0"
+	if upgraded, _ := Patch(node, "demo", rec); !strings.Contains(string(upgraded), `"v1.3.0"`) {
+		t.Errorf("a new operator version is not written: %s", upgraded)
 	}
 }

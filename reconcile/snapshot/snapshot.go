@@ -1,7 +1,6 @@
-// Package snapshot keeps what each version of a package was declared with,
-// so that a version no longer in the spec (a removed package, or the old
-// side of a downgrade) is uninstalled with its own image, env, resources
-// and configMap, not with whatever the spec says now.
+// Package snapshot keeps what each version of a package was declared with:
+// the ConfigMap its stage pods mount, and the rest of the package beside it,
+// so that what a version ran with stays readable after the spec moved on.
 //
 // A snapshot is a ConfigMap in the operator's namespace, one per (Skyhook,
 // package, version): its data is the package's configMap (the stage pods of

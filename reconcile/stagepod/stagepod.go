@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/skyhook-go/skyhook/api/imageref"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
@@ -146,6 +147,15 @@ func (s Spec) CopyDir() string {
 	return path.Join("/var/lib/skyhook", s.Skyhook.Name, s.Package, s.Version, strconv.FormatInt(s.Skyhook.Generation, 10))
 }
 
+// agentMode is the agent's mode for a stage: the stage's name, except that
+// the interrupt after an uninstall is an interrupt like any other.
+func agentMode(stage skyhookv1.Stage) string {
+	if stage == skyhookv1.StageUninstallInterrupt {
+		return string(skyhookv1.StageInterrupt)
+	}
+	return string(stage)
+}
+
 // Build makes the pod.
 func Build(s Spec) *corev1.Pod {
 	pkg := s.Definition
@@ -174,14 +184,14 @@ func Build(s Spec) *corev1.Pod {
 	init := []corev1.Container{
 		{
 			Name:            "copy",
-			Image:           packageImage(s.Image, s.Version),
+			Image:           packageImage(s.Image, s.Version, pkg.ContainerSHA),
 			Command:         []string{"/bin/sh", "-c", fmt.Sprintf("mkdir -p %[1]s && cp -r /skyhook-package/. %[1]s/", copyDir)},
 			SecurityContext: &corev1.SecurityContext{Privileged: &privileged},
 			VolumeMounts:    []corev1.VolumeMount{{Name: "host-root", MountPath: HostRoot}},
 		},
-		agentContainer(string(s.Stage), string(s.Stage)),
+		agentContainer(string(s.Stage), agentMode(s.Stage)),
 	}
-	if s.Stage != skyhookv1.StageInterrupt { // every other mode has a check
+	if agentMode(s.Stage) != string(skyhookv1.StageInterrupt) { // every other mode has a check
 		init = append(init, agentContainer(string(s.Stage)+"-check", string(s.Stage)+"-check"))
 	}
 	owner := metav1.NewControllerRef(s.Skyhook, skyhookv1.GroupVersion.WithKind(skyhookv1.SkyhookKind))
@@ -251,11 +261,18 @@ func stageEnv(s Spec) []corev1.EnvVar {
 
 // packageImage pins the image to the version as tag, unless it already
 // carries a digest (the mutating webhook moved any matching tag out).
-func packageImage(image, version string) string {
-	if strings.Contains(image, "@") {
-		return image
+func packageImage(image, version, containerSHA string) string {
+	ref, err := imageref.Parse(image)
+	if err != nil {
+		return image + ":" + version // admission refuses such images; the kubelet reports it
 	}
-	return image + ":" + version
+	switch {
+	case ref.Digest != "":
+		return ref.Repository + "@" + ref.Digest
+	case containerSHA != "":
+		return ref.Repository + "@sha256:" + strings.TrimPrefix(containerSHA, "sha256:")
+	}
+	return ref.Repository + ":" + version // a tag written in the image never wins over the version
 }
 
 func mounts(s Spec) []corev1.VolumeMount {

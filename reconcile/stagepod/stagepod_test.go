@@ -76,6 +76,31 @@ func TestBuild(t *testing.T) {
 	if args := interrupt.Spec.InitContainers[1].Args; len(args) != 4 || args[3] != `{"type":"service","services":["containerd","kubelet"]}` {
 		t.Errorf("interrupt args %q, want the mode, host root, copy dir and the merged interrupt as JSON", args)
 	}
+	s.Stage = skyhookv1.StageUninstallInterrupt
+	after := Build(s)
+	if c := after.Spec.InitContainers; len(c) != 2 || c[1].Name != "uninstall-interrupt" || c[1].Args[0] != "interrupt" || len(c[1].Args) != 4 {
+		t.Errorf("uninstall interrupt containers %+v, want one named uninstall-interrupt running the agent's interrupt mode with the interrupt", c)
+	}
+	if after.Labels[StageLabel] != "uninstall-interrupt" {
+		t.Errorf("stage label %q", after.Labels[StageLabel])
+	}
+}
+
+func TestPackageImage(t *testing.T) {
+	const sha = "1111111111111111111111111111111111111111111111111111111111111111"
+	cases := []struct{ image, version, containerSHA, want string }{
+		{"ghcr.io/x/p", "1.2.0", "", "ghcr.io/x/p:1.2.0"},
+		{"ghcr.io/x/p:0.9.0", "1.2.0", "", "ghcr.io/x/p:1.2.0"}, // the version wins over a tag, as upstream
+		{"registry:5000/x/p", "1.2.0", "", "registry:5000/x/p:1.2.0"},
+		{"ghcr.io/x/p", "1.2.0", "sha256:" + sha, "ghcr.io/x/p@sha256:" + sha},
+		{"ghcr.io/x/p", "1.2.0", sha, "ghcr.io/x/p@sha256:" + sha},
+		{"ghcr.io/x/p@sha256:" + sha, "1.2.0", "", "ghcr.io/x/p@sha256:" + sha},
+	}
+	for _, tc := range cases {
+		if got := packageImage(tc.image, tc.version, tc.containerSHA); got != tc.want {
+			t.Errorf("packageImage(%q, %q, %q) = %q, want %q", tc.image, tc.version, tc.containerSHA, got, tc.want)
+		}
+	}
 }
 
 func TestRead(t *testing.T) {

@@ -2,6 +2,7 @@ package taints
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,5 +50,23 @@ func TestAddAndRemoveKeepOtherTaints(t *testing.T) {
 	node.Spec.Taints = []corev1.Taint{other}
 	if Has(node, required) {
 		t.Error("a taint with another value counts as the runtime-required one")
+	}
+}
+
+// A new node gets the taint and NodeWright's mark; a key with a '/' is
+// made a valid annotation name.
+func TestAddToNewMarksTheNode(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "7"}}
+	taint := corev1.Taint{Key: "skyhook.nvidia.com", Value: "runtime-required", Effect: corev1.TaintEffectNoSchedule}
+	patch, err := AddToNew(node, taint)
+	if err != nil || !strings.Contains(string(patch), `"skyhook.nvidia.com/autoTaint_skyhook.nvidia.com":"true"`) || !strings.Contains(string(patch), `"runtime-required"`) {
+		t.Fatalf("patch %s, %v", patch, err)
+	}
+	if got := AutoTaintAnnotation("nvidia.com/gpu"); got != "skyhook.nvidia.com/autoTaint_nvidia.com_gpu" {
+		t.Errorf("annotation for a key with a slash: %s", got)
+	}
+	node.Spec.Taints = []corev1.Taint{taint}
+	if again, _ := AddToNew(node, taint); again != nil {
+		t.Errorf("patched a node that has the taint: %s", again)
 	}
 }

@@ -88,7 +88,7 @@ func WaitAdmission(ctx context.Context, c client.Client, done <-chan error) erro
 		default:
 		}
 		last = c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
-		return last != nil && strings.Contains(last.Error(), "validate.skyhooks.skyhook.nvidia.com"), nil
+		return last != nil && strings.Contains(last.Error(), "validate-skyhook.nvidia.com"), nil
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for the webhooks to answer (last answer: %v): %w", last, err)

@@ -179,7 +179,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	}
 	if err := (&reconcile.SkyhookReconciler{
 		Client: mgr.GetClient(), Namespace: opts.Namespace, AgentImage: opts.AgentImage, PauseImage: opts.PauseImage, ImagePullSecrets: opts.ImagePullSecrets,
-		Recorder: mgr.GetEventRecorder("skyhook-operator"), APIReader: mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorder("skyhook-operator"), APIReader: mgr.GetAPIReader(), OperatorVersion: version(),
 		NotReadyTimeout: opts.NotReadyTimeout, RebootTimeout: opts.RebootTimeout, StageTimeout: opts.StageTimeout, RuntimeRequiredTaint: opts.RuntimeRequiredTaint,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, err
@@ -190,7 +190,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	}
 
 	server := webhook.NewServer(webhook.Options{Host: opts.WebhookHost, Port: opts.WebhookPort, CertDir: opts.CertDir})
-	skyhookwebhook.Register(server, sch, skyhookwebhook.Options{Reader: mgr.GetAPIReader(), Defaults: opts.Defaults, Policies: store})
+	skyhookwebhook.Register(server, sch, skyhookwebhook.Options{Reader: mgr.GetAPIReader(), Defaults: opts.Defaults, Policies: store,
+		Events: mgr.GetEventRecorder("skyhook-admission")})
 	if err := mgr.AddReadyzCheck("webhook", server.StartedChecker()); err != nil {
 		return nil, err
 	}

@@ -76,16 +76,24 @@ func installWebhookConfigurations(ctx context.Context, mgr manager.Manager, opts
 }
 
 // carryCABundles copies each webhook's CA bundle from the existing
-// configuration to the desired one, matched by webhook name.
+// configuration to the desired one, matched by webhook name; a webhook
+// renamed by an upgrade gets the bundle of any existing one (the rotator
+// signs them all with one CA).
 func carryCABundles[W any](existing, desired []W, bundle func(*W) (string, *[]byte)) {
 	bundles := map[string][]byte{}
+	var anyBundle []byte
 	for i := range existing {
 		name, b := bundle(&existing[i])
 		bundles[name] = *b
+		if len(*b) > 0 {
+			anyBundle = *b
+		}
 	}
 	for i := range desired {
 		name, b := bundle(&desired[i])
-		*b = bundles[name]
+		if *b = bundles[name]; len(*b) == 0 {
+			*b = anyBundle
+		}
 	}
 }
 

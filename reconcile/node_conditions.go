@@ -1,0 +1,121 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+)
+
+// The node conditions NodeWright writes per Skyhook, with its types,
+// reasons and messages, so tooling that reads node conditions (node
+// problem dashboards, `kubectl describe node`) sees this operator's nodes
+// as it saw NodeWright's: skyhook.nvidia.com/<skyhook>/NotReady and
+// .../Erroring. They are written only when their status or reason changes
+// (twice per node and rollout: started, complete), as a strategic merge
+// patch of the node's status, which merges conditions by type and leaves
+// the kubelet's alone.
+
+func notReadyType(skyhook string) corev1.NodeConditionType {
+	return corev1.NodeConditionType(skyhookv1.MetadataPrefix + "/" + skyhook + "/NotReady")
+}
+
+func erroringType(skyhook string) corev1.NodeConditionType {
+	return corev1.NodeConditionType(skyhookv1.MetadataPrefix + "/" + skyhook + "/Erroring")
+}
+
+// nodeConditions are the Skyhook's conditions for a node in the status,
+// with the record.
+func nodeConditions(skyhook string, status skyhookv1.Status, state skyhookv1.NodeState) []corev1.NodeCondition {
+	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
+	notReady := corev1.NodeCondition{Type: notReadyType(skyhook), Status: corev1.ConditionTrue, Reason: "Incomplete",
+		Message: "Skyhook " + skyhook + " Ready", LastHeartbeatTime: now, LastTransitionTime: now}
+	if status == skyhookv1.StatusComplete {
+		notReady.Status, notReady.Reason = corev1.ConditionFalse, "Complete"
+	}
+	erroring := corev1.NodeCondition{Type: erroringType(skyhook), Status: corev1.ConditionFalse, Reason: "Not Erroring",
+		Message: "Package Erroring or Unknown for " + skyhook, LastHeartbeatTime: now, LastTransitionTime: now}
+	for _, e := range state {
+		if e.State == skyhookv1.StateErroring || e.State == skyhookv1.StateUnknown {
+			erroring.Status, erroring.Reason = corev1.ConditionTrue, "Package(s) Erroring or Unknown"
+		}
+	}
+	return []corev1.NodeCondition{notReady, erroring}
+}
+
+// conditionsPatch is the strategic merge patch that brings the node's
+// conditions of the Skyhook to want, or nil when they say that already.
+func conditionsPatch(node *corev1.Node, want []corev1.NodeCondition) ([]byte, error) {
+	var changed []corev1.NodeCondition
+	for _, w := range want {
+		if have := findCondition(node, w.Type); have == nil || have.Status != w.Status || have.Reason != w.Reason {
+			changed = append(changed, w)
+		}
+	}
+	if len(changed) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(map[string]any{"status": map[string]any{"conditions": changed}})
+}
+
+func findCondition(node *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondition {
+	for i := range node.Status.Conditions {
+		if node.Status.Conditions[i].Type == t {
+			return &node.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// writeNodeConditions brings the node's conditions of the Skyhook up to
+// date with its status and record. The cache can lag the write, so what
+// was written last is remembered with the records (writtenRecords) and not
+// written again.
+func (r *SkyhookReconciler) writeNodeConditions(ctx context.Context, sk *skyhookv1.Skyhook, node *corev1.Node, status skyhookv1.Status, state skyhookv1.NodeState) error {
+	want := nodeConditions(sk.Name, status, state)
+	patch, err := conditionsPatch(node, want)
+	if err != nil || patch == nil {
+		return err
+	}
+	key, summary := string(node.UID)+"/conditions", []byte(conditionSummary(want))
+	if r.written.same(sk.UID, key, summary) {
+		return nil
+	}
+	if err := r.patchNodeStatus(ctx, node.Name, patch); err != nil {
+		return err
+	}
+	r.written.record(sk.UID, key, summary)
+	return nil
+}
+
+// conditionSummary is what of the conditions counts for a write: their
+// statuses and reasons.
+func conditionSummary(cs []corev1.NodeCondition) string {
+	s := ""
+	for _, c := range cs {
+		s += string(c.Status) + "/" + c.Reason + ";"
+	}
+	return s
+}
+
+// forgetNodeConditions removes the Skyhook's conditions from the node.
+func (r *SkyhookReconciler) forgetNodeConditions(ctx context.Context, skyhook string, node *corev1.Node) error {
+	var gone []map[string]any
+	for _, t := range []corev1.NodeConditionType{notReadyType(skyhook), erroringType(skyhook)} {
+		if findCondition(node, t) != nil {
+			gone = append(gone, map[string]any{"type": t, "$patch": "delete"})
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": gone}})
+	if err != nil {
+		return err
+	}
+	return r.patchNodeStatus(ctx, node.Name, patch)
+}

@@ -1,0 +1,85 @@
+package reconcile
+
+import (
+	"fmt"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+)
+
+// The condition types NodeWright writes beside its Ready condition, bare and
+// prefixed with skyhook.nvidia.com/ (its older releases wrote only the
+// prefixed ones), so that its readers find them here.
+
+// upstreamConditionTypes are the types mirrorConditions owns.
+var upstreamConditionTypes = []string{
+	skyhookv1.PrefixedReadyCondition, skyhookv1.TransitionCondition,
+	skyhookv1.TaintNotTolerableCondition, skyhookv1.MetadataPrefix + "/" + skyhookv1.TaintNotTolerableCondition,
+	skyhookv1.NodesIgnoredCondition, skyhookv1.MetadataPrefix + "/" + skyhookv1.NodesIgnoredCondition,
+	skyhookv1.ApplyPackageCondition, skyhookv1.MetadataPrefix + "/" + skyhookv1.ApplyPackageCondition,
+}
+
+// readyReason is NodeWright's reason of its Ready condition for a status.
+func readyReason(s skyhookv1.Status) string {
+	switch s {
+	case skyhookv1.StatusComplete:
+		return skyhookv1.NodesConvergedReason
+	case skyhookv1.StatusInProgress:
+		return meta.ProgressingReason
+	case skyhookv1.StatusBlocked:
+		return "Blocked"
+	case skyhookv1.StatusErroring:
+		return "Erroring"
+	case skyhookv1.StatusPaused:
+		return "Paused"
+	case skyhookv1.StatusWaiting:
+		return "Waiting"
+	case skyhookv1.StatusDisabled:
+		return "Disabled"
+	}
+	return "Unknown"
+}
+
+// mirrorReady writes skyhook.nvidia.com/Ready (the Ready condition with
+// NodeWright's reason for the status) and skyhook.nvidia.com/Transition.
+func mirrorReady(sk *skyhookv1.Skyhook) {
+	ready := conditions.Get(sk, meta.ReadyCondition)
+	if ready == nil {
+		return
+	}
+	status, msg := ready.Status, ready.Message
+	set(sk, skyhookv1.PrefixedReadyCondition, status, readyReason(sk.Status.Status), msg)
+	set(sk, skyhookv1.TransitionCondition, metav1.ConditionTrue, string(sk.Status.Status), msg)
+}
+
+// mirrorNodeConditions writes TaintNotTolerable, NodesIgnored and
+// ApplyPackage, bare and prefixed, with NodeWright's reasons and messages.
+func mirrorNodeConditions(sk *skyhookv1.Skyhook, p progress) {
+	if len(p.untolerated) == 0 {
+		setBoth(sk, skyhookv1.TaintNotTolerableCondition, metav1.ConditionFalse, "All nodes have tolerable taints.")
+	} else {
+		setBoth(sk, skyhookv1.TaintNotTolerableCondition, metav1.ConditionTrue, fmt.Sprintf("Node(s) have taints that are not tolerated: %s", nodeList(p.untolerated)))
+	}
+	if p.ignored == 0 {
+		setBoth(sk, skyhookv1.NodesIgnoredCondition, metav1.ConditionFalse, "No nodes have ignore label set.")
+	} else {
+		setBoth(sk, skyhookv1.NodesIgnoredCondition, metav1.ConditionTrue, fmt.Sprintf("%d nodes have the ignore label set (%s=true).", p.ignored, skyhookv1.IgnoreNodeLabel))
+	}
+	if p.applying != "" {
+		setBoth(sk, skyhookv1.ApplyPackageCondition, metav1.ConditionTrue, p.applying)
+	}
+}
+
+// setBoth sets a condition of NodeWright's under its bare and its prefixed
+// type, with the type as its reason, as NodeWright does.
+func setBoth(sk *skyhookv1.Skyhook, t string, status metav1.ConditionStatus, msg string) {
+	set(sk, t, status, t, msg)
+	set(sk, skyhookv1.MetadataPrefix+"/"+t, status, t, msg)
+}
+
+func set(sk *skyhookv1.Skyhook, t string, status metav1.ConditionStatus, reason, msg string) {
+	conditions.Set(sk, &metav1.Condition{Type: t, Status: status, Reason: reason, Message: msg, ObservedGeneration: sk.Generation})
+}

@@ -1,0 +1,64 @@
+package reconcile
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+)
+
+// At 10,000 nodes with 10 packages each, the per-node status maps stay
+// bounded, list the nodes needing attention first, and count the others.
+func TestStatusMapsStayBounded(t *testing.T) {
+	const nodes, packages = 10000, 10
+	sk := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "fleet"}}
+	work := make([]*nodeWork, nodes)
+	for i := range work {
+		state := skyhookv1.NodeState{}
+		for p := range packages {
+			name := fmt.Sprintf("package-%02d", p)
+			state[skyhookv1.NodeStateKey(name, "2024.05.10")] = skyhookv1.PackageStatus{Name: name, Version: "2024.05.10",
+				Image: "nvcr.io/nvidia/skyhook-packages/" + name, Stage: skyhookv1.StagePostInterrupt, State: skyhookv1.StateComplete}
+		}
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("gpu-node-%05d", i)}}
+		node.Status.NodeInfo.BootID = fmt.Sprintf("5f2d3c9a-0b1e-4c4f-9d6a-%012d", i)
+		now := skyhookv1.StatusComplete
+		switch {
+		case i%1000 == 7:
+			now = skyhookv1.StatusErroring
+		case i%100 == 3:
+			now = skyhookv1.StatusInProgress
+		}
+		work[i] = &nodeWork{node: node, state: state, now: now}
+	}
+	pass := &rolloutPass{sk: sk}
+	pass.reportNodes(work)
+	s := sk.Status
+	if len(s.NodeState) != skyhookv1.MaxNodeStateNodes || len(s.NodeStatus) != skyhookv1.MaxNodeStatusNodes || len(s.NodeBootIDs) != skyhookv1.MaxNodeStatusNodes {
+		t.Fatalf("maps of %d, %d, %d nodes, want %d, %d, %d", len(s.NodeState), len(s.NodeStatus), len(s.NodeBootIDs),
+			skyhookv1.MaxNodeStateNodes, skyhookv1.MaxNodeStatusNodes, skyhookv1.MaxNodeStatusNodes)
+	}
+	if o := s.OmittedNodes; o == nil || o.NodeState != nodes-skyhookv1.MaxNodeStateNodes || o.NodeStatus != nodes-skyhookv1.MaxNodeStatusNodes {
+		t.Errorf("omitted %+v", o)
+	}
+	for i := 7; i < nodes; i += 1000 { // every erroring node is listed
+		if _, ok := s.NodeState[fmt.Sprintf("gpu-node-%05d", i)]; !ok {
+			t.Errorf("erroring node %d left out of nodeState", i)
+		}
+	}
+	if len(s.NodePriority) != 110 { // the 100 in progress and 10 erroring
+		t.Errorf("nodePriority lists %d nodes, want 110", len(s.NodePriority))
+	}
+	encoded, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("status of %d nodes x %d packages: %d bytes", nodes, packages, len(encoded))
+	if len(encoded) > 600<<10 {
+		t.Errorf("status is %d bytes, over the 600 KiB bound", len(encoded))
+	}
+}
