@@ -159,7 +159,7 @@ func TestSteering(t *testing.T) {
 	if err := cmd.Execute(); err != nil || !paused() {
 		t.Fatalf("confirmed: %v, paused %v", err, paused())
 	}
-	if msg, err := run(t, withCluster("resume", "gpu", "-y")...); err != nil || paused() || !strings.Contains(msg, "done: resume Skyhook gpu") {
+	if msg, err := run(t, withCluster("resume", "gpu", "--confirm")...); err != nil || paused() || !strings.Contains(msg, "done: resume Skyhook gpu") { // NodeWright's spelling of -y
 		t.Fatalf("resume -y: %v, paused %v\n%s", err, paused(), msg)
 	}
 	if _, err := run(t, withCluster("disable", "missing", "-y")...); err == nil || !strings.Contains(err.Error(), "not found") {

@@ -98,6 +98,7 @@ func applyChange(cmd *cobra.Command, what string, yes, dryRun bool, patch func(.
 // -y/--yes and --dry-run (see applyChange).
 func addChangeFlags(cmd *cobra.Command, yes, dryRun *bool) {
 	cmd.Flags().BoolVarP(yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().BoolVar(yes, "confirm", false, "the same as --yes, as NodeWright's kubectl plugin spells it")
 	cmd.Flags().BoolVar(dryRun, "dry-run", false, "show the change and have the API server check it, without making it")
 }
 

@@ -45,6 +45,7 @@ func newVersionCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&clientOnly, "client", false, "only the client's version")
+	cmd.Flags().BoolVar(&clientOnly, "client-only", false, "the same as --client, as NodeWright's kubectl plugin spells it")
 	return cmd
 }
 

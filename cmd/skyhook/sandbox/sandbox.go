@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,6 +69,8 @@ const (
 	logFile           = "sandbox.log"
 	kubeconfigFile    = "kubeconfig"
 	clusterDir        = "cluster"
+	// metricsFile holds the URL of the operator's metrics endpoint.
+	metricsFile = "metrics-url"
 )
 
 func (o Options) path(name string) string { return filepath.Join(o.StateDir, name) }
@@ -222,9 +225,17 @@ func Serve(ctx context.Context, opts Options) error {
 		defer stop()
 	}
 	fmt.Fprintln(opts.Out, "starting the operator (admission webhooks)")
-	operatorDone, err := operator.StartLocal(ctx, c.Config, operator.Options{Namespace: OperatorNamespace, CertDir: opts.path("webhook-certs")})
+	metricsAddr, err := loopbackAddress()
+	if err != nil {
+		return err
+	}
+	operatorDone, err := operator.StartLocal(ctx, c.Config, operator.Options{Namespace: OperatorNamespace, CertDir: opts.path("webhook-certs"),
+		MetricsAddr: metricsAddr})
 	if err != nil {
 		return fmt.Errorf("starting the operator: %w", err)
+	}
+	if err := os.WriteFile(opts.path(metricsFile), []byte("http://"+metricsAddr+"/metrics\n"), 0o644); err != nil {
+		return err
 	}
 	kubeconfig, err := os.ReadFile(c.Kubeconfig)
 	if err != nil {
@@ -280,6 +291,7 @@ func cleanUp(opts Options) error {
 	}
 	_ = os.Remove(opts.path(supervisorPidFile))
 	_ = os.Remove(opts.path(readyFile))
+	_ = os.Remove(opts.path(metricsFile))
 	return err
 }
 
@@ -317,7 +329,21 @@ func Status(ctx context.Context, opts Options) error {
 	}
 	fmt.Fprintf(opts.Out, "nodes                    %d/%d Ready\n", ready, total)
 	fmt.Fprintf(opts.Out, "kubeconfig               %s\n", opts.path(kubeconfigFile))
+	if url, err := os.ReadFile(opts.path(metricsFile)); err == nil {
+		fmt.Fprintf(opts.Out, "operator metrics         %s", url)
+	}
 	return nil
+}
+
+// loopbackAddress is a free port on 127.0.0.1, for the operator's metrics:
+// the sandbox serves nothing beyond this machine.
+func loopbackAddress() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }
 
 // demo runs the demo rollout against the sandbox.

@@ -2,6 +2,8 @@ package sandbox_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,10 +50,21 @@ func TestSandboxUpStatusDown(t *testing.T) {
 	}
 
 	status := run("sandbox", "status")
-	for _, want := range []string{"supervisor", "etcd", "kube-apiserver", "kube-controller-manager", "kwok", "3/3 Ready"} {
+	for _, want := range []string{"supervisor", "etcd", "kube-apiserver", "kube-controller-manager", "kwok", "3/3 Ready", "operator metrics         http://127.0.0.1:"} {
 		if !strings.Contains(status, want) {
 			t.Errorf("status lacks %q:\n%s", want, status)
 		}
+	}
+	// The operator's metrics, NodeWright's names among them, on loopback.
+	url := strings.TrimSpace(status[strings.Index(status, "http://127.0.0.1:"):])
+	resp, err := http.Get(strings.Fields(url)[0])
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `skyhook_status{skyhook_name="demo",status="complete"} 1`) {
+		t.Errorf("the metrics endpoint lacks the demo's skyhook_status:\n%.2000s", body)
 	}
 
 	bin, err := binaries.Ensure(context.Background(), binaries.Options{})

@@ -12,12 +12,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// InterruptPodSelector selects the stage pods that run an interrupt (the
-// operator's stage label; see reconcile/stagepod).
-const InterruptPodSelector = StagePodSelector + "=interrupt"
+// InterruptPodSelector selects the stage pods that run an interrupt, after
+// an install or after an uninstall (the operator's stage label; see
+// reconcile/stagepod).
+const InterruptPodSelector = StagePodSelector + " in (interrupt,uninstall-interrupt)"
 
 // HostSimulator plays the part of the hosts where KWOK's kubelet cannot: a
-// stage pod's init container named "interrupt", run as
+// stage pod's init container run as
 // `interrupt <host-root> <copy-dir> <spec>`, that exits 0 with a spec of
 // type reboot reboots its node (Reboot, with a new boot ID derived from the
 // pod). A real agent reboots while it runs; rebooting once it has exited
@@ -96,22 +97,25 @@ func (h *HostSimulator) rebooted(uid types.UID, node string) {
 	h.reboots[node]++
 }
 
-// rebootDone reports whether the pod's interrupt container asked for a
+// rebootDone reports whether the pod's interrupt container (the agent in
+// its interrupt mode: after an install, or after an uninstall) asked for a
 // reboot and exited 0.
 func rebootDone(pod *corev1.Pod) bool {
-	var asked bool
+	container := ""
 	for _, c := range pod.Spec.InitContainers {
-		if c.Name != "interrupt" || len(c.Args) < 4 || c.Args[0] != "interrupt" {
+		if len(c.Args) < 4 || c.Args[0] != "interrupt" {
 			continue
 		}
 		var spec struct{ Type string }
-		asked = json.Unmarshal([]byte(c.Args[3]), &spec) == nil && spec.Type == "reboot"
+		if json.Unmarshal([]byte(c.Args[3]), &spec) == nil && spec.Type == "reboot" {
+			container = c.Name
+		}
 	}
-	if !asked {
+	if container == "" {
 		return false
 	}
 	for _, s := range pod.Status.InitContainerStatuses {
-		if s.Name == "interrupt" && s.State.Terminated != nil && s.State.Terminated.ExitCode == 0 {
+		if s.Name == container && s.State.Terminated != nil && s.State.Terminated.ExitCode == 0 {
 			return true
 		}
 	}
