@@ -58,6 +58,13 @@ const (
 	// holding back Skyhooks of a later priority.
 	DisableAnnotation = MetadataPrefix + "/disable"
 
+	// ResetBatchStateAnnotation on a Skyhook asks the operator to start its
+	// DeploymentPolicy batches over (currentBatch 1, no failures, no halt)
+	// and to clear its node order (nodePriority, nodeOrderOffset); the
+	// operator removes it once done. Its value is when it was asked
+	// (RFC 3339). The CLI's reset and deployment-policy reset set it.
+	ResetBatchStateAnnotation = MetadataPrefix + "/reset-batch-state"
+
 	// RuntimeRequiredTaintKey, RuntimeRequiredTaintValue and the NoSchedule
 	// effect form the default runtime-required taint.
 	RuntimeRequiredTaintKey   = MetadataPrefix
