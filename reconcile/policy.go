@@ -3,8 +3,11 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skyhook-go/skyhook/api/timewindow"
@@ -187,7 +190,7 @@ func (pass *rolloutPass) finishPolicy(g *policyGate, complete bool) policyOutcom
 			c.state = compartment.Reset(c.state)
 		}
 		st := c.state
-		st.Nodes, st.Complete, st.InProgress = int32(c.nodes), int32(c.complete), int32(c.running+c.erroring)
+		st.Nodes, st.Complete, st.InProgress, st.Erroring = int32(c.nodes), int32(c.complete), int32(c.running+c.erroring), int32(c.erroring)
 		out.compartments = append(out.compartments, st)
 		out.ceilings[name] = compartment.Cap(c.budget, c.nodes)
 		if st.Halted {
@@ -230,4 +233,27 @@ func interruptWindow(policy *skyhookv1.DeploymentPolicy) *timewindow.Window {
 		return nil
 	}
 	return &window
+}
+
+// resetBatches honours the reset-batch-state annotation (the CLI's reset
+// and deployment-policy reset set it): every compartment's batches start
+// over from batch 1 with no failures and no halt, the node order
+// (nodePriority, nodeOrderOffset) is cleared, and the annotation goes. It
+// reports whether it did so.
+func (r *SkyhookReconciler) resetBatches(sk *skyhookv1.Skyhook) bool {
+	if _, asked := sk.Annotations[skyhookv1.ResetBatchStateAnnotation]; !asked {
+		return false
+	}
+	known := r.batches.load(sk)
+	reset := make([]skyhookv1.CompartmentStatus, 0, len(known))
+	for _, name := range slices.Sorted(maps.Keys(known)) {
+		reset = append(reset, compartment.Reset(known[name]))
+	}
+	r.batches.store(sk.UID, reset)
+	sk.Status.Compartments = reset
+	sk.Status.NodePriority, sk.Status.NodeOrderOffset = nil, 0
+	delete(sk.Annotations, skyhookv1.ResetBatchStateAnnotation)
+	r.Recorder.Eventf(sk, nil, corev1.EventTypeNormal, "BatchStateReset", "Reset",
+		"batch state of %d compartments reset (next batch: 1) and node order cleared, as asked by %s", len(reset), skyhookv1.ResetBatchStateAnnotation)
+	return true
 }

@@ -101,7 +101,7 @@ func (r *SkyhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	if !sk.DeletionTimestamp.IsZero() {
 		return r.delete(ctx, sk)
 	}
-	if adoptFinalizer(sk) || r.stampVersion(sk) {
+	if adoptFinalizer(sk) || r.stampVersion(sk) || r.resetBatches(sk) {
 		return ctrl.Result{Requeue: true}, nil
 	}
 	if sk.Annotations[skyhookv1.DisableAnnotation] == "true" {

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/compartment"
 )
 
 // The status fields NodeWright's readers use (its scripts, dashboard and
@@ -107,8 +108,8 @@ func compartmentStatuses(o policyOutcome, p progress, capacity int) map[string]s
 	}
 	out := make(map[string]skyhookv1.CompartmentProgress, len(o.compartments))
 	for _, c := range o.compartments {
-		batch := &skyhookv1.BatchProgress{CurrentBatch: int(c.Batch), LastBatchSize: int(c.BatchSize), CompletedNodes: int(c.Complete),
-			ConsecutiveFailures: int(c.ConsecutiveFailures), ShouldStop: c.Halted}
+		batch := &skyhookv1.BatchProgress{CurrentBatch: compartment.CurrentBatch(c), LastBatchSize: int(c.BatchSize), CompletedNodes: int(c.Complete),
+			FailedNodes: int(c.Erroring), ConsecutiveFailures: int(c.ConsecutiveFailures), LastBatchFailed: c.ConsecutiveFailures > 0, ShouldStop: c.Halted}
 		out[c.Name] = progressOf(int(c.Nodes), int(c.Complete), int(c.InProgress), o.ceilings[c.Name], batch)
 	}
 	return out

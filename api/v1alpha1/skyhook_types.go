@@ -508,6 +508,13 @@ type BatchProgress struct {
 	// CompletedNodes counts the compartment's complete nodes.
 	// +optional
 	CompletedNodes int `json:"completedNodes,omitempty"`
+	// FailedNodes counts the compartment's erroring nodes.
+	// +optional
+	FailedNodes int `json:"failedNodes,omitempty"`
+	// LastBatchFailed is true when the last batch judged ended below the
+	// strategy's batchThreshold.
+	// +optional
+	LastBatchFailed bool `json:"lastBatchFailed,omitempty"`
 	// ConsecutiveFailures counts batches in a row below the threshold.
 	// +optional
 	ConsecutiveFailures int `json:"consecutiveFailures,omitempty"`
@@ -532,11 +539,21 @@ type CompartmentStatus struct {
 	Complete int32 `json:"complete"`
 	// +optional
 	InProgress int32 `json:"inProgress"`
+	// Erroring counts the nodes of InProgress whose stage is failing.
+	// +optional
+	Erroring int32 `json:"erroring,omitempty"`
 
 	// Batch numbers the compartment's batches; it only grows, also across
 	// rollouts, so a node's batch annotation never names an older batch.
 	// +optional
 	Batch int32 `json:"batch,omitempty"`
+
+	// BatchOffset is the batch number of the last reset: batches are
+	// counted from it for NodeWright's currentBatch (Batch - BatchOffset,
+	// at least 1), so a reset reads as batch 1 again while Batch itself
+	// keeps growing.
+	// +optional
+	BatchOffset int32 `json:"batchOffset,omitempty"`
 
 	// BatchSize is the size the current batch was opened with (budget and
 	// waiting nodes may have let fewer start).

@@ -98,10 +98,17 @@ func Open(s *skyhookv1.DeploymentStrategy, st skyhookv1.CompartmentStatus, last 
 
 // Reset starts batch sizing and failure counting over. The batch number
 // keeps growing, so nodes of earlier batches are never taken for members of
-// a new one.
+// a new one; the batches are counted from here again (CurrentBatch).
 func Reset(st skyhookv1.CompartmentStatus) skyhookv1.CompartmentStatus {
 	st.BatchSize, st.ConsecutiveFailures, st.Halted = 0, 0, false
+	st.BatchOffset = st.Batch
 	return st
+}
+
+// CurrentBatch is the number of the batch open now counted from the last
+// reset, as NodeWright numbers it: 1 for the first, also before it opens.
+func CurrentBatch(st skyhookv1.CompartmentStatus) int {
+	return max(1, int(st.Batch-st.BatchOffset))
 }
 
 // Room is how many nodes may start in a batch of the given size: the
