@@ -18,11 +18,12 @@
 //	interrupts.go          a node's interrupt: cordon, drain, run, verify the reboot
 //	packages.go            the package lifecycle on a node: order, next step, node status
 //	priority.go            ordering between Skyhooks on a shared node
-//	policy.go              DeploymentPolicy compartments and batches in a pass
+//	policy.go              DeploymentPolicy compartments and batches in a pass, and their reset
 //	notready.go            NotReady nodes keep, then give up, their budget slot
 //	runtime_required.go    the runtime-required taint
 //	snapshots.go           package snapshots: each declared version's ConfigMap
-//	status.go              all status writing and events: progress, summarise, conditions
+//	status.go              status writing and events: progress, summarise, conditions
+//	interrupt_status.go    interrupts in the status: drains held, bare pods evicted, the window
 //	memory.go              the operator's memory of its own writes between passes
 //	pool.go                the writes of a pass, sent for several nodes at once
 //	metrics.go             the rollout gauges, this project's and NodeWright's

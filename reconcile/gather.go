@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
@@ -45,24 +44,41 @@ func (w *nodeWork) record() skyhookv1.NodeState {
 	return w.state
 }
 
-// gather lists the selected nodes, name ordered, with their records and
-// stage pods; the selected nodes left out because they are ignored; and the
-// package versions (NodeStateKeys) any selected node records.
-func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) ([]*nodeWork, []skyhookv1.NodeAttention, map[string]bool, error) {
+// gathered is what gather found.
+type gathered struct {
+	// work are the selected nodes the pass works on, name ordered.
+	work []*nodeWork
+	// ignored are the selected nodes labelled to be ignored.
+	ignored []skyhookv1.NodeAttention
+	// malformed are the selected nodes whose record of the Skyhook cannot
+	// be read: they are held (nothing runs there, nothing is rewritten)
+	// until an admin repairs or resets the record, since starting over
+	// would run again what may be complete.
+	malformed []skyhookv1.NodeAttention
+	// recorded are the package versions (NodeStateKeys) any selected node
+	// records; nil when a record could not be read (then every version
+	// may still be on a node).
+	recorded map[string]bool
+}
+
+// gather lists the selected nodes with their records and stage pods, and
+// the nodes it leaves out (see gathered).
+func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) (gathered, error) {
+	var g gathered
 	sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
 	if err != nil {
-		return nil, nil, nil, err
+		return g, err
 	}
 	// The cached objects are read without a copy: a pass only reads them
 	// (writes go through fresh objects, see writeRecord), and copying every
 	// node on every pass would make each pass cost as much as the fleet.
 	var nodes corev1.NodeList
 	if err := r.Client.List(ctx, &nodes, client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, nil, nil, err
+		return g, err
 	}
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(r.Namespace), client.MatchingLabels{stagepod.SkyhookLabel: sk.Name}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, nil, nil, err
+		return g, err
 	}
 	byNode := map[string]map[string][]*corev1.Pod{}
 	for i := range pods.Items {
@@ -77,30 +93,30 @@ func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) (
 		}
 		pkgs[pod.Labels[stagepod.PackageLabel]] = append(pkgs[pod.Labels[stagepod.PackageLabel]], pod)
 	}
-	var work []*nodeWork
-	var ignored []skyhookv1.NodeAttention
-	recorded := map[string]bool{}
+	g.recorded = map[string]bool{}
 	records := r.records.read(sk, nodes.Items)
 	for i := range nodes.Items {
 		node := &nodes.Items[i]
-		rec := records[i].record
-		state := rec.State
-		if records[i].err != nil {
-			log.FromContext(ctx).Error(records[i].err, "starting the node's record over")
-			state = skyhookv1.NodeState{}
+		rec, err := records[i].record, records[i].err
+		for key := range rec.State {
+			g.recorded[key] = true // an ignored node's too: its versions stay snapshotted
 		}
-		for key := range state {
-			recorded[key] = true
-		}
-		if node.Labels[skyhookv1.IgnoreNodeLabel] == "true" {
-			ignored = append(ignored, skyhookv1.NodeAttention{Name: node.Name, Status: skyhookv1.StatusBlocked,
+		switch {
+		case node.Labels[skyhookv1.IgnoreNodeLabel] == "true":
+			g.ignored = append(g.ignored, skyhookv1.NodeAttention{Name: node.Name, Status: skyhookv1.StatusBlocked,
 				Message: "ignored: labelled " + skyhookv1.IgnoreNodeLabel + "=true"})
-			continue
+		case err != nil:
+			g.malformed = append(g.malformed, skyhookv1.NodeAttention{Name: node.Name, Status: skyhookv1.StatusBlocked,
+				Message: "record unreadable, held until repaired or reset (skyhook node reset): " + err.Error()})
+		default:
+			g.work = append(g.work, &nodeWork{node: node, state: rec.State, pods: byNode[node.Name], config: rec.Config, batch: rec.Batch})
 		}
-		work = append(work, &nodeWork{node: node, state: state, pods: byNode[node.Name], config: rec.Config, batch: rec.Batch})
 	}
-	sort.Slice(work, func(i, j int) bool { return work[i].node.Name < work[j].node.Name })
-	return work, ignored, recorded, nil
+	if len(g.malformed) > 0 {
+		g.recorded = nil
+	}
+	sort.Slice(g.work, func(i, j int) bool { return g.work[i].node.Name < g.work[j].node.Name })
+	return g, nil
 }
 
 // taintList names the taints for a message.

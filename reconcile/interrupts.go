@@ -173,6 +173,7 @@ func (n *nodePass) drainNode(ctx context.Context, rec *interrupt.Record) (bool, 
 	if err != nil {
 		return false, rec, err
 	}
+	r.reportBarePods(sk, node.Name, res.EvictedBare)
 	if !res.Done() {
 		n.progress.drainWaits(node.Name, res.Blockers)
 		n.progress.requeueIn(drainRecheck)

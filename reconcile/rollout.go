@@ -35,7 +35,7 @@ type rolloutPass struct {
 // advances every node already in progress, starts waiting nodes while the
 // budget allows, and writes the status.
 func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) (ctrl.Result, error) {
-	work, blocked, recorded, err := r.gather(ctx, sk)
+	g, err := r.gather(ctx, sk)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -43,7 +43,10 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	p := progress{selected: len(work), blocked: blocked, ignored: len(blocked)}
+	work := g.work
+	// A node with an unreadable record is selected and not complete: it
+	// holds the Skyhook short of Ready until its record is repaired.
+	p := progress{selected: len(work) + len(g.malformed), blocked: append(g.ignored, g.malformed...), ignored: len(g.ignored), malformed: g.malformed}
 	waiting, err := pass.followActive(ctx, work, &p)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -69,7 +72,7 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	outcome := pass.finishPolicy(gate, p.complete == p.selected)
 	pass.reportPolicy(outcome)
 	p.halted = outcome.stopped
-	if err := pass.pruneSnapshots(ctx, recorded); err != nil {
+	if err := pass.pruneSnapshots(ctx, g.recorded); err != nil {
 		return ctrl.Result{}, err
 	}
 	pass.summarise(p)

@@ -8,26 +8,49 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
-// unmanagedPod puts a pod without a controller on the node: eviction would
-// not bring it back anywhere, so a drain reports it instead of evicting it.
-func unmanagedPod(t *testing.T, name, node string) *corev1.Pod {
+// barePod puts a pod without a controller on the node.
+func barePod(t *testing.T, name, node string) *corev1.Pod {
 	t.Helper()
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": name}},
 		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "main", Image: "ghcr.io/x/job:1"}}},
 	}
 	if err := k8sClient(t).Create(context.Background(), pod); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = k8sClient(t).Delete(context.Background(), pod) })
+	return pod
+}
+
+// unevictablePod puts a pod on the node that a PodDisruptionBudget keeps
+// from being evicted, so a drain reports it instead of moving it.
+func unevictablePod(t *testing.T, name, node string) *corev1.Pod {
+	t.Helper()
+	c := k8sClient(t)
+	ctx := context.Background()
+	pod := barePod(t, name, node)
+	minOne := intstr.FromInt32(1)
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: &minOne, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}},
+	}
+	if err := c.Create(ctx, pdb); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), pdb) })
+	eventually(t, "the controller-manager to compute the budget", func() bool {
+		return c.Get(ctx, client.ObjectKeyFromObject(pdb), pdb) == nil && pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.CurrentHealthy == 1
+	})
 	return pod
 }
 
@@ -49,14 +72,14 @@ func drainSkyhook(name string, onTimeout skyhookv1.DrainOnTimeout) *skyhookv1.Sk
 func TestDrainTimeoutDeletesWhatEvictionCannotMove(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
-	stuck := unmanagedPod(t, "stuck", "drainto-0")
+	stuck := unevictablePod(t, "stuck", "drainto-0")
 	sk := drainSkyhook("drainto", skyhookv1.DrainDelete)
 	if err := c.Create(ctx, sk); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
 	got := waitSkyhook(t, "drainto", time.Minute, func(s *skyhookv1.Skyhook) bool {
-		return strings.Contains(conditions.GetMessage(s, skyhookv1.DrainBlockedCondition), "default/stuck (no controller")
+		return strings.Contains(conditions.GetMessage(s, skyhookv1.DrainBlockedCondition), "default/stuck (a PodDisruptionBudget")
 	})
 	if isReady(got) {
 		t.Fatal("Ready while the drain is blocked")
@@ -76,7 +99,7 @@ func TestDrainTimeoutDeletesWhatEvictionCannotMove(t *testing.T) {
 func TestDrainTimeoutSkipsTheNode(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
-	stuck := unmanagedPod(t, "stuck-skip", "drainskip-0")
+	stuck := unevictablePod(t, "stuck-skip", "drainskip-0")
 	sk := drainSkyhook("drainskip", skyhookv1.DrainSkip)
 	if err := c.Create(ctx, sk); err != nil {
 		t.Fatal(err)
@@ -108,7 +131,7 @@ func TestDrainTimeoutSkipsTheNode(t *testing.T) {
 func TestDrainTimeoutSkipsANodeHeldByANonInterruptPod(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
-	training := unmanagedPod(t, "training-skip", "holdskip-0")
+	training := barePod(t, "training-skip", "holdskip-0")
 	label := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"app":"training"}}}`))
 	if err := c.Patch(ctx, training, label); err != nil {
 		t.Fatal(err)

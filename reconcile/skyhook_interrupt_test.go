@@ -458,8 +458,8 @@ func TestPackageWithInterruptIsDrainedBeforeApply(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "drainfirst"},
 		Spec: skyhookv1.SkyhookSpec{
 			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "drainfirst"}},
-			// The workload has no controller: only a drain that may delete
-			// it empties the node.
+			// The workload has no controller: the drain evicts it all the
+			// same, as NodeWright's does.
 			Drain: &skyhookv1.DrainOptions{Timeout: &second, OnTimeout: skyhookv1.DrainDelete},
 			Packages: skyhookv1.Packages{"driver": withInterrupt(pkg("1.0.0", "ghcr.io/x/driver", nil),
 				skyhookv1.Interrupt{Type: skyhookv1.InterruptService, Services: []string{"containerd"}})},

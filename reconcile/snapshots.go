@@ -39,6 +39,9 @@ func (r *SkyhookReconciler) snapshots(ctx context.Context, sk *skyhookv1.Skyhook
 // pruneSnapshots deletes the snapshots of versions the spec no longer
 // declares and no node records (recorded holds snapshot.Keys).
 func (pass *rolloutPass) pruneSnapshots(ctx context.Context, recorded map[string]bool) error {
+	if recorded == nil {
+		return nil // a record could not be read: any version may be on that node
+	}
 	sk := pass.sk
 	for key, cm := range pass.snapshots {
 		pkg, declared := sk.Spec.Packages[cm.Labels[snapshot.PackageLabel]]

@@ -92,9 +92,12 @@ func (r *SkyhookReconciler) announce(before, after *skyhookv1.Skyhook) {
 type progress struct {
 	selected, complete, active int
 	ignored                    int // selected but labelled to be ignored
-	blocked                    []skyhookv1.NodeAttention
-	erroring                   []skyhookv1.NodeAttention
-	stalled                    []string
+	// malformed are the selected nodes held because their record cannot
+	// be read (also in blocked).
+	malformed []skyhookv1.NodeAttention
+	blocked   []skyhookv1.NodeAttention
+	erroring  []skyhookv1.NodeAttention
+	stalled   []string
 	// drainBlocked are the nodes whose interrupt waits on pods.
 	drainBlocked []drainReport
 	// windowWaits counts the nodes waiting for the interrupt window to open
@@ -317,48 +320,6 @@ func reportBlocked(sk *skyhookv1.Skyhook, blocked []skyhookv1.NodeAttention) {
 		more = fmt.Sprintf(" and %d more", len(blocked)-10)
 	}
 	conditions.MarkTrue(sk, skyhookv1.NodesBlockedCondition, "NodesBlocked", "%d nodes blocked: %s%s", len(blocked), strings.Join(names, "; "), more)
-}
-
-// reportDrains sets the DrainBlocked condition naming the nodes whose
-// interrupt waits and the pods that hold them, and lists those nodes among
-// the ones needing attention.
-func reportDrains(sk *skyhookv1.Skyhook, reports []drainReport) {
-	if len(reports) == 0 {
-		conditions.Delete(sk, skyhookv1.DrainBlockedCondition)
-		return
-	}
-	parts := make([]string, 0, min(len(reports), 10))
-	for _, rep := range reports {
-		var pods []string
-		for _, b := range rep.blockers {
-			pods = append(pods, b.Pod+" ("+b.Reason+")")
-		}
-		msg := "evicted pods still terminating"
-		if len(pods) > 0 {
-			msg = strings.Join(pods, ", ")
-		}
-		sk.Status.NodesNeedingAttention = append(sk.Status.NodesNeedingAttention, skyhookv1.NodeAttention{
-			Name: rep.node, Status: skyhookv1.StatusBlocked, Message: "interrupt waits: " + msg})
-		if len(parts) < 10 {
-			parts = append(parts, rep.node+": "+msg)
-		}
-	}
-	more := ""
-	if len(reports) > 10 {
-		more = fmt.Sprintf(" and %d more nodes", len(reports)-10)
-	}
-	conditions.MarkTrue(sk, skyhookv1.DrainBlockedCondition, "DrainBlocked", "%d nodes wait to be drained: %s%s", len(reports), strings.Join(parts, "; "), more)
-}
-
-// reportWindow sets the InterruptWindowClosed condition while nodes wait
-// for the window, saying when it opens.
-func reportWindow(sk *skyhookv1.Skyhook, waits int, next time.Time) {
-	if waits == 0 {
-		conditions.Delete(sk, skyhookv1.InterruptWindowClosedCondition)
-		return
-	}
-	conditions.MarkTrue(sk, skyhookv1.InterruptWindowClosedCondition, "OutsideInterruptWindow",
-		"%d nodes wait for the interrupt window of policy %s, which opens next at %s", waits, sk.Spec.DeploymentPolicy, next.UTC().Format(time.RFC3339))
 }
 
 // firstPerNode keeps the first entry of each node: the list is a map keyed

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -71,6 +72,27 @@ func mirrorNodeConditions(sk *skyhookv1.Skyhook, p progress) {
 	if p.applying != "" {
 		setBoth(sk, skyhookv1.ApplyPackageCondition, metav1.ConditionTrue, p.applying)
 	}
+	reportMalformed(sk, p.malformed)
+}
+
+// reportMalformed sets NodeStateMalformed while selected nodes hold a
+// record of the Skyhook that cannot be read, with NodeWright's reason and
+// message (node names past 10 characters cut to 10 and "..."); it goes
+// once every record reads again.
+func reportMalformed(sk *skyhookv1.Skyhook, malformed []skyhookv1.NodeAttention) {
+	if len(malformed) == 0 {
+		conditions.Delete(sk, skyhookv1.NodeStateMalformedCondition)
+		return
+	}
+	names := make([]string, len(malformed))
+	for i, n := range malformed {
+		names[i] = n.Name
+		if len(n.Name) > 10 {
+			names[i] = n.Name[:10] + "..."
+		}
+	}
+	conditions.MarkTrue(sk, skyhookv1.NodeStateMalformedCondition, "ParseError",
+		"nodeState annotation cannot be parsed on %d node(s): %s", len(malformed), strings.Join(names, ", "))
 }
 
 // setBoth sets a condition of NodeWright's under its bare and its prefixed

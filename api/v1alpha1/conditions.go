@@ -39,6 +39,11 @@ const (
 	// uninstall its packages; its reason says why (MalformedNodeState,
 	// PausedWithPendingUninstall, DisabledWithPendingUninstall).
 	DeletionBlockedCondition = "DeletionBlocked"
+
+	// NodeStateMalformedCondition is True while selected nodes hold a record
+	// of the Skyhook (nodeState_<skyhook>) that cannot be read; those nodes
+	// are held until it is repaired or reset.
+	NodeStateMalformedCondition = "NodeStateMalformed"
 )
 
 // Condition types and reasons NodeWright writes, mirrored for its readers.

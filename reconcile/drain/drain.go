@@ -1,7 +1,16 @@
 // Package drain empties a node for an interrupt through the Eviction API,
-// the way kubectl drain does, but one step per call so the reconciler never
-// blocks: each Step evicts what it can and reports what still holds the
-// node and why.
+// one step per call so the reconciler never blocks: each Step evicts what
+// it can and reports what still holds the node and why.
+//
+// Which pods go follows NodeWright, whose fleets this operator takes over:
+// pods in kube-system, pods that tolerate the unschedulable taint (they
+// asked to stay on a cordoned node; DaemonSet pods get that toleration),
+// and pods in phase Unknown stay; bare pods (no controller) are evicted
+// like any other, through the Eviction API so PodDisruptionBudgets still
+// hold, and reported so the reconciler can say that nothing recreates
+// them. Unlike NodeWright, a drain also waits for evicted pods to be gone
+// before the node is called drained, and a PodDisruptionBudget refusing an
+// eviction holds only that node.
 package drain
 
 import (
@@ -48,6 +57,9 @@ type Result struct {
 	// Remaining counts the pods the node still has to lose, the blockers
 	// and pods evicted but still terminating.
 	Remaining int
+	// EvictedBare names the pods with no controller evicted in this step:
+	// nothing recreates them elsewhere.
+	EvictedBare []string
 }
 
 // Done reports whether the node is drained.
@@ -88,19 +100,28 @@ func Step(ctx context.Context, c client.Client, reader client.Reader, node strin
 		if err != nil {
 			return res, err
 		}
-		if blocker != "" {
+		switch {
+		case blocker != "":
 			res.Blockers = append(res.Blockers, Blocker{Pod: key(pod), Reason: blocker})
+		case metav1.GetControllerOf(pod) == nil:
+			res.EvictedBare = append(res.EvictedBare, key(pod))
 		}
 	}
 	sort.Slice(res.Blockers, func(i, j int) bool { return res.Blockers[i].Pod < res.Blockers[j].Pod })
 	return res, nil
 }
 
-// stays reports whether a pod is left on the node: DaemonSet pods (their
-// controller would put them back), mirror pods, finished pods and the
-// operator's own stage pods.
+// stays reports whether a pod is left on the node: finished pods and pods
+// whose node lost track of them (phase Unknown), pods in kube-system,
+// pods that tolerate the unschedulable taint, DaemonSet pods (their
+// controller would put them back), mirror pods and the operator's own
+// stage pods.
 func stays(pod *corev1.Pod, opts Options) bool {
-	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+	switch pod.Status.Phase {
+	case corev1.PodSucceeded, corev1.PodFailed, corev1.PodUnknown:
+		return true
+	}
+	if pod.Namespace == metav1.NamespaceSystem || toleratesCordon(pod) {
 		return true
 	}
 	if _, mirror := pod.Annotations[MirrorPodAnnotation]; mirror {
@@ -115,6 +136,17 @@ func stays(pod *corev1.Pod, opts Options) bool {
 	return false
 }
 
+// toleratesCordon reports whether the pod tolerates the taint a cordon
+// puts on the node: by its key, or by tolerating every taint.
+func toleratesCordon(pod *corev1.Pod) bool {
+	for _, t := range pod.Spec.Tolerations {
+		if t.Key == corev1.TaintNodeUnschedulable || (t.Key == "" && t.Operator == corev1.TolerationOpExists) {
+			return true
+		}
+	}
+	return false
+}
+
 // evict asks the Eviction API to move the pod, or with force deletes it;
 // it returns why the pod cannot go now, empty when it is on its way.
 func evict(ctx context.Context, c client.Client, pod *corev1.Pod, force bool) (string, error) {
@@ -123,9 +155,6 @@ func evict(ctx context.Context, c client.Client, pod *corev1.Pod, force bool) (s
 			return "", err
 		}
 		return "", nil
-	}
-	if metav1.GetControllerOf(pod) == nil {
-		return "no controller would recreate it elsewhere (kubectl drain needs --force for it)", nil
 	}
 	eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}}
 	err := c.SubResource("eviction").Create(ctx, pod, eviction)
