@@ -34,6 +34,13 @@ type nodeWork struct {
 	// written is the record the node's turn wrote in this pass, nil when
 	// it had no turn (state is then current).
 	written skyhookv1.NodeState
+	// order is the node's place in the rollout (SKYHOOK_NODE_ORDER, see
+	// orderNodes).
+	order int
+	// mark is why a waiting node did not start, for its status label:
+	// blocked (taints it does not tolerate) or waiting (behind another
+	// Skyhook); empty when it only waits for the budget.
+	mark skyhookv1.Status
 }
 
 // record is the node's record as of the end of the pass.

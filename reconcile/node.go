@@ -78,7 +78,11 @@ func (n *nodePass) advance(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := n.r.writeRecord(ctx, n.sk, n.work, nodestate.Record{State: n.state, Config: n.config, Status: status, Batch: n.work.batch, Interrupt: encoded}); err != nil {
+	shown := status
+	if n.paused {
+		shown = skyhookv1.StatusPaused // as NodeWright marks every node of a paused Skyhook
+	}
+	if err := n.r.writeRecord(ctx, n.sk, n.work, nodestate.Record{State: n.state, Config: n.config, Status: shown, Batch: n.work.batch, Interrupt: encoded}); err != nil {
 		return err
 	}
 	return n.r.writeNodeConditions(ctx, n.sk, n.work.node, status, n.state)

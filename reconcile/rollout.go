@@ -11,7 +11,6 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/budget"
 	"github.com/skyhook-go/skyhook/reconcile/cordon"
-	"github.com/skyhook-go/skyhook/reconcile/nodestate"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -47,6 +46,7 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	// A node with an unreadable record is selected and not complete: it
 	// holds the Skyhook short of Ready until its record is repaired.
 	p := progress{selected: len(work) + len(g.malformed), blocked: append(g.ignored, g.malformed...), ignored: len(g.ignored), malformed: g.malformed}
+	orderNodes(&sk.Status, work, nil)
 	waiting, err := pass.followActive(ctx, work, &p)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -58,8 +58,9 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		return ctrl.Result{}, err
 	}
 	starting := pass.admit(waiting, gate, ahead, capacity, &p)
+	orderNodes(&sk.Status, nil, starting)
 	pool := pass.pool(ctx, &p)
-	pass.markWaiting(waiting, pool)
+	pass.markStatus(work, pool)
 	if err := pass.runtimeTaints(ctx, work, pool); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -136,6 +137,7 @@ func (pass *rolloutPass) admit(waiting []*nodeWork, gate *policyGate, ahead []sk
 		if taints := stagepod.Untolerated(pass.sk, w.node, pass.r.RuntimeRequiredTaint); len(taints) > 0 {
 			p.nodeBlocked(w.node.Name, fmt.Sprintf("taints not tolerated: %s (add them to additionalTolerations to run here)", taintList(taints)))
 			p.untolerated = append(p.untolerated, w.node.Name)
+			w.mark = skyhookv1.StatusBlocked
 			continue
 		}
 		if pass.paused || (gate == nil && p.active >= capacity) {
@@ -143,6 +145,7 @@ func (pass *rolloutPass) admit(waiting []*nodeWork, gate *policyGate, ahead []sk
 		}
 		if first := waitingFor(ahead, w.node); first != "" {
 			p.waitBehind(first) // a Skyhook of lower priority number is not done here yet
+			w.mark = skyhookv1.StatusWaiting
 			continue
 		}
 		if gate != nil && !gate.allows(w) {
@@ -154,29 +157,6 @@ func (pass *rolloutPass) admit(waiting []*nodeWork, gate *policyGate, ahead []sk
 		starting = append(starting, w)
 	}
 	return starting
-}
-
-// markWaitingPerPass bounds the waiting marks one pass writes, so that a new
-// generation over thousands of nodes does not hold up the pass that starts
-// them; each mark is a node event that brings the next pass.
-const markWaitingPerPass = 50
-
-// markWaiting turns the status of nodes that completed an earlier
-// generation and wait for this one from complete to waiting: admins, and
-// Skyhooks of a later priority, read it.
-func (pass *rolloutPass) markWaiting(waiting []*nodeWork, pool *nodePool) {
-	sk := pass.sk
-	marked := 0
-	for _, w := range waiting {
-		if w.now != skyhookv1.StatusWaiting || w.node.Labels[skyhookv1.StatusKey(sk.Name)] != string(skyhookv1.StatusComplete) {
-			continue
-		}
-		if marked == markWaitingPerPass {
-			return
-		}
-		pool.writeRecord(w, nodestate.Record{State: w.state, Config: w.config, Status: skyhookv1.StatusWaiting, Batch: w.batch})
-		marked++
-	}
 }
 
 // nodeActive reports whether work on the node has begun and not finished:

@@ -46,6 +46,11 @@ func TestUntoleratedTaintAndIgnoredNodeAreBlocked(t *testing.T) {
 	if conditions.IsTrue(got, meta.ReadyCondition) {
 		t.Error("Ready with a selected node blocked")
 	}
+	// The tainted node reads blocked, as NodeWright marks it; the ignored
+	// node is left unmarked.
+	eventually(t, "the tainted node to read blocked", func() bool {
+		return statusesOf(t, "blocked", "pool=blocked") == "complete  blocked"
+	})
 	var pods corev1.PodList
 	if err := c.List(ctx, &pods, client.InNamespace(operatorNamespace), client.MatchingLabels{stagepod.SkyhookLabel: "blocked"}); err != nil {
 		t.Fatal(err)
@@ -66,6 +71,9 @@ func TestUntoleratedTaintAndIgnoredNodeAreBlocked(t *testing.T) {
 	got = waitSkyhook(t, "blocked", time.Minute, isReady)
 	if got.Status.CompleteNodes != "2/2" {
 		t.Errorf("complete %s after tolerating the taint", got.Status.CompleteNodes)
+	}
+	if s := statusesOf(t, "blocked", "pool=blocked"); s != "complete  complete" {
+		t.Errorf("statuses by node (free, ignored, tainted): %q; want complete, none, complete", s)
 	}
 	if !conditions.IsTrue(got, skyhookv1.NodesBlockedCondition) || !strings.Contains(conditions.GetMessage(got, skyhookv1.NodesBlockedCondition), "1 nodes blocked: blocked-ignored") {
 		t.Errorf("the ignored node is no longer reported: %v", got.Status.Conditions)

@@ -107,7 +107,7 @@ func (r *SkyhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	if sk.Annotations[skyhookv1.DisableAnnotation] == "true" {
 		markDisabled(sk)
 		observeStatus(sk.Name, skyhookv1.StatusDisabled)
-		return ctrl.Result{}, nil
+		return r.markDisabledNodes(ctx, sk)
 	}
 	return r.rollout(ctx, sk)
 }

@@ -2,11 +2,15 @@ package reconcile_test
 
 import (
 	"context"
+	"encoding/json"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -57,9 +61,65 @@ func TestPauseStopsNewWorkAndResumes(t *testing.T) {
 		t.Fatalf("work started while paused: before %v, after %v", before, after)
 	}
 
+	// Every node of a paused Skyhook reads paused, as NodeWright marks them.
+	eventually(t, "every node to read paused", func() bool { return statusesOf(t, "pause", "pool=pause") == "paused paused paused" })
+
 	setPause(false)
 	got := waitSkyhook(t, "pause", time.Minute, isReady)
 	if got.Status.CompleteNodes != "3/3" {
 		t.Errorf("after resuming: %+v", got.Status)
+	}
+	eventually(t, "every node to read complete", func() bool { return statusesOf(t, "pause", "pool=pause") == "complete complete complete" })
+
+	// Disabled: every node reads disabled, the records stay; enabled
+	// again, they read complete and nothing runs.
+	before = created()
+	setAnnotation(t, sk, skyhookv1.DisableAnnotation, "true")
+	eventually(t, "every node to read disabled", func() bool { return statusesOf(t, "pause", "pool=pause") == "disabled disabled disabled" })
+	if n := getNode(t, "pause-0"); n.Annotations[skyhookv1.NodeStateAnnotation("pause")] == "" {
+		t.Error("disabling dropped the node's record")
+	}
+	setAnnotation(t, sk, skyhookv1.DisableAnnotation, "")
+	eventually(t, "every node to read complete again", func() bool { return statusesOf(t, "pause", "pool=pause") == "complete complete complete" })
+	if after := created(); len(after) != len(before) {
+		t.Errorf("stage pods after disable and enable: before %v, after %v", before, after)
+	}
+}
+
+// statusesOf is the status label of the Skyhook on the selected nodes, by
+// node name, space separated (an annotation that disagrees shows as "!").
+func statusesOf(t *testing.T, skyhook, selector string) string {
+	t.Helper()
+	var nodes corev1.NodeList
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k8sClient(t).List(context.Background(), &nodes, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(nodes.Items, func(i, j int) bool { return nodes.Items[i].Name < nodes.Items[j].Name })
+	var out []string
+	for _, n := range nodes.Items {
+		key := skyhookv1.StatusKey(skyhook)
+		if n.Labels[key] != n.Annotations[key] {
+			out = append(out, "!")
+			continue
+		}
+		out = append(out, n.Labels[key])
+	}
+	return strings.Join(out, " ")
+}
+
+// setAnnotation sets an annotation of the Skyhook, or removes it for "".
+func setAnnotation(t *testing.T, sk *skyhookv1.Skyhook, key, value string) {
+	t.Helper()
+	v := any(value)
+	if value == "" {
+		v = nil
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: v}}})
+	if err := k8sClient(t).Patch(context.Background(), sk, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -83,6 +83,8 @@ func TestPriorityOrdersSkyhooksPerNode(t *testing.T) {
 	waitSkyhook(t, "later", 30*time.Second, func(sk *skyhookv1.Skyhook) bool {
 		return strings.Contains(conditions.GetMessage(sk, meta.ReadyCondition), "2 waiting for Skyhooks that go first there: earlier (2)")
 	})
+	// Its nodes read waiting meanwhile, as NodeWright marks them.
+	eventually(t, "later's nodes to read waiting", func() bool { return statusesOf(t, "later", "go=yes") == "waiting waiting" })
 	waitSkyhook(t, "later", time.Minute, isReady)
 	waitSkyhook(t, "earlier", time.Minute, isReady)
 

@@ -96,7 +96,7 @@ func (n *nodePass) createStagePod(ctx context.Context, name string, step lifecyc
 		Skyhook: n.sk, Package: name, Definition: def, Version: step.Version, Image: step.Image, Stage: step.Stage, Node: n.work.node.Name,
 		Namespace: r.Namespace, AgentImage: r.AgentImage, PauseImage: r.PauseImage, ImagePullSecrets: r.ImagePullSecrets, Attempt: attempt, ConfigMap: configMap,
 		RuntimeRequiredTaint: r.RuntimeRequiredTaint, Timeout: r.StageTimeout,
-		NodeLabels: n.work.node.Labels, NodeAnnotations: n.work.node.Annotations,
+		NodeLabels: n.work.node.Labels, NodeAnnotations: n.work.node.Annotations, NodeOrder: n.work.order,
 	}
 	if isInterrupt(step.Stage) {
 		spec.Interrupt = n.interrupt

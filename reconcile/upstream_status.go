@@ -123,3 +123,35 @@ func progressOf(matched, completed, inProgress, ceiling int, batch *skyhookv1.Ba
 	return skyhookv1.CompartmentProgress{Matched: matched, Ceiling: min(ceiling, matched), InProgress: inProgress, Completed: completed,
 		ProgressPercent: percent, BatchState: batch}
 }
+
+// orderNodes gives each node its place in the rollout as NodeWright's
+// SKYHOOK_NODE_ORDER counts it: nodeOrderOffset plus the node's place in
+// nodePriority (by start time, then name) for the nodes already started;
+// the nodes starting in this pass (starting, in the order they start) come
+// after them. Both stay put as earlier nodes finish: the offset grows by
+// the nodes that leave nodePriority.
+func orderNodes(s *skyhookv1.SkyhookStatus, work, starting []*nodeWork) {
+	names := make([]string, 0, len(s.NodePriority))
+	for name := range s.NodePriority {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		ti, tj := s.NodePriority[names[i]], s.NodePriority[names[j]]
+		if !ti.Equal(&tj) {
+			return ti.Before(&tj)
+		}
+		return names[i] < names[j]
+	})
+	place := make(map[string]int, len(names))
+	for i, name := range names {
+		place[name] = s.NodeOrderOffset + i
+	}
+	for _, w := range work {
+		if i, ok := place[w.node.Name]; ok {
+			w.order = i
+		}
+	}
+	for i, w := range starting {
+		w.order = s.NodeOrderOffset + len(names) + i
+	}
+}

@@ -62,3 +62,24 @@ func TestStatusMapsStayBounded(t *testing.T) {
 		t.Errorf("status is %d bytes, over the 600 KiB bound", len(encoded))
 	}
 }
+
+// SKYHOOK_NODE_ORDER: the nodes in nodePriority by start time (then name)
+// after the offset, the nodes starting now after them; a node keeps its
+// place when an earlier one finishes and leaves nodePriority.
+func TestOrderNodes(t *testing.T) {
+	at := func(sec int) metav1.Time { return metav1.Unix(int64(1_700_000_000+sec), 0) }
+	w := func(name string) *nodeWork { return &nodeWork{node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}} }
+	a, b, c, d, e := w("a"), w("b"), w("c"), w("d"), w("e")
+	s := &skyhookv1.SkyhookStatus{NodeOrderOffset: 3, NodePriority: map[string]metav1.Time{"c": at(0), "b": at(5), "a": at(5)}}
+	orderNodes(s, []*nodeWork{a, b, c, d, e}, []*nodeWork{e, d})
+	got := []int{c.order, a.order, b.order, e.order, d.order}
+	if fmt.Sprint(got) != "[3 4 5 6 7]" {
+		t.Errorf("orders c, a, b, e, d = %v; want 3 4 5 6 7", got)
+	}
+	// c finishes: it leaves nodePriority and the offset counts it.
+	s.NodeOrderOffset, s.NodePriority = 4, map[string]metav1.Time{"b": at(5), "a": at(5), "e": at(9), "d": at(9)}
+	orderNodes(s, []*nodeWork{a, b, d, e}, nil)
+	if got := []int{a.order, b.order, d.order, e.order}; fmt.Sprint(got) != "[4 5 6 7]" {
+		t.Errorf("after c left: a, b, d, e = %v; want 4 5 6 7 (unchanged)", got)
+	}
+}

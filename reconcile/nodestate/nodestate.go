@@ -147,3 +147,17 @@ func ForgetKeeping(node *corev1.Node, skyhook string, kept skyhookv1.NodeState) 
 			skyhookv1.VersionAnnotation(skyhook): nil},
 	}})
 }
+
+// StatusPatch is the merge patch that sets only the Skyhook's status label
+// and annotation on a node (NodeWright's marks for a node no stage runs
+// on: disabled, paused, waiting, blocked), or nil when both say it
+// already. The record itself is left as it is, and none is created.
+func StatusPatch(node *corev1.Node, skyhook string, status skyhookv1.Status) []byte {
+	key := skyhookv1.StatusKey(skyhook)
+	if node.Labels[key] == string(status) && node.Annotations[key] == string(status) {
+		return nil
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{ // strings only: cannot fail
+		"labels": map[string]string{key: string(status)}, "annotations": map[string]string{key: string(status)}}})
+	return patch
+}

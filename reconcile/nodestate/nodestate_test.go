@@ -83,3 +83,18 @@ func TestPatchWritesTheOperatorVersion(t *testing.T) {
 		t.Errorf("a new operator version is not written: %s", upgraded)
 	}
 }
+
+// A status mark sets the label and the annotation, nothing else, and is
+// nil once both say it.
+func TestStatusPatch(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"skyhook.nvidia.com/status_demo": "complete"}}}
+	patch := StatusPatch(node, "demo", skyhookv1.StatusDisabled)
+	if string(patch) != `{"metadata":{"annotations":{"skyhook.nvidia.com/status_demo":"disabled"},"labels":{"skyhook.nvidia.com/status_demo":"disabled"}}}` {
+		t.Errorf("patch %s", patch)
+	}
+	node.Labels["skyhook.nvidia.com/status_demo"] = "disabled"
+	node.Annotations = map[string]string{"skyhook.nvidia.com/status_demo": "disabled"}
+	if again := StatusPatch(node, "demo", skyhookv1.StatusDisabled); again != nil {
+		t.Errorf("patched again: %s", again)
+	}
+}

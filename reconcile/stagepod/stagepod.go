@@ -129,6 +129,9 @@ type Spec struct {
 	// NodeLabels and NodeAnnotations are the node's, for the steps'
 	// node-metadata files (see metadata.go).
 	NodeLabels, NodeAnnotations map[string]string
+	// NodeOrder is the node's place in the rollout, 0 for the first node
+	// (SKYHOOK_NODE_ORDER, as NodeWright gives it to the steps).
+	NodeOrder int
 }
 
 // Name is the pod's name: readable, unique per (skyhook, package, version,
@@ -256,6 +259,7 @@ func stageEnv(s Spec) []corev1.EnvVar {
 		{Name: "SKYHOOK_STAGE", Value: string(s.Stage)},
 		{Name: "SKYHOOK_GENERATION", Value: strconv.FormatInt(s.Skyhook.Generation, 10)},
 		{Name: "SKYHOOK_NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+		{Name: "SKYHOOK_NODE_ORDER", Value: strconv.Itoa(s.NodeOrder)},
 	}
 }
 

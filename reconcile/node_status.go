@@ -1,0 +1,97 @@
+package reconcile
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/nodestate"
+)
+
+// The status_<skyhook> label and annotation of the nodes no stage runs on
+// in a pass, as NodeWright marks them: a disabled or paused Skyhook's
+// nodes read disabled or paused; a node held behind another Skyhook reads
+// waiting, one with taints the Skyhook does not tolerate blocked; a
+// complete node complete again once such a mark no longer holds. (A node
+// running a stage gets its status with its record, writeRecord.) A node
+// that only waits for the budget keeps whatever it has, so a new rollout
+// does not cost a write per node before it starts.
+
+// statusMarksPerPass bounds the marks one pass writes, so that marking
+// thousands of nodes does not hold up the pass that starts them; each mark
+// is a node event that brings the next pass.
+const statusMarksPerPass = 50
+
+// markStatus writes the status marks of the nodes that are complete or
+// waiting in this pass.
+func (pass *rolloutPass) markStatus(work []*nodeWork, pool *nodePool) {
+	key := skyhookv1.StatusKey(pass.sk.Name)
+	marked := 0
+	for _, w := range work {
+		if w.now != skyhookv1.StatusComplete && w.now != skyhookv1.StatusWaiting {
+			continue
+		}
+		want, has := w.now, skyhookv1.Status(w.node.Labels[key])
+		switch {
+		case pass.paused:
+			want = skyhookv1.StatusPaused
+		case w.mark != "":
+			want = w.mark
+		case w.now == skyhookv1.StatusWaiting && has == "":
+			continue // waits for the budget; its first stage marks it
+		}
+		if has == want && skyhookv1.Status(w.node.Annotations[key]) == want {
+			continue
+		}
+		if marked == statusMarksPerPass {
+			return
+		}
+		pool.markNode(w, want)
+		marked++
+	}
+}
+
+// markNode writes a status mark in the pool.
+func (n *nodePool) markNode(w *nodeWork, status skyhookv1.Status) {
+	n.group.Go(func() error { return n.pass.r.writeMark(n.ctx, n.pass.sk, w, status) })
+}
+
+// writeMark writes the node's status mark unless this operator's last
+// write to the node was that same mark (the cache may not show it yet).
+func (r *SkyhookReconciler) writeMark(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, status skyhookv1.Status) error {
+	patch := nodestate.StatusPatch(w.node, sk.Name, status)
+	if patch == nil || r.written.same(sk.UID, string(w.node.UID), patch) {
+		return nil
+	}
+	if err := r.patchNode(ctx, w.node.Name, patch); err != nil {
+		return err
+	}
+	r.written.record(sk.UID, string(w.node.UID), patch)
+	return nil
+}
+
+// markDisabledNodes marks the selected nodes of a disabled Skyhook
+// disabled, a bounded number per pass (see markStatus); their records stay
+// as they are.
+func (r *SkyhookReconciler) markDisabledNodes(ctx context.Context, sk *skyhookv1.Skyhook) (ctrl.Result, error) {
+	sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
+	if err != nil {
+		return ctrl.Result{}, nil // admission refuses such selectors: it selects nothing
+	}
+	var nodes corev1.NodeList
+	if err := r.Client.List(ctx, &nodes, client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
+		return ctrl.Result{}, err
+	}
+	pass := &rolloutPass{r: r, sk: sk}
+	pool := pass.pool(ctx, &progress{})
+	work := make([]*nodeWork, len(nodes.Items))
+	for i := range nodes.Items {
+		work[i] = &nodeWork{node: &nodes.Items[i], now: skyhookv1.StatusComplete, mark: skyhookv1.StatusDisabled}
+	}
+	pass.markStatus(work, pool)
+	return ctrl.Result{}, pool.wait()
+}
