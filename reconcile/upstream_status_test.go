@@ -68,7 +68,9 @@ func TestStatusMapsStayBounded(t *testing.T) {
 // place when an earlier one finishes and leaves nodePriority.
 func TestOrderNodes(t *testing.T) {
 	at := func(sec int) metav1.Time { return metav1.Unix(int64(1_700_000_000+sec), 0) }
-	w := func(name string) *nodeWork { return &nodeWork{node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}} }
+	w := func(name string) *nodeWork {
+		return &nodeWork{node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}}
+	}
 	a, b, c, d, e := w("a"), w("b"), w("c"), w("d"), w("e")
 	s := &skyhookv1.SkyhookStatus{NodeOrderOffset: 3, NodePriority: map[string]metav1.Time{"c": at(0), "b": at(5), "a": at(5)}}
 	orderNodes(s, []*nodeWork{a, b, c, d, e}, []*nodeWork{e, d})
