@@ -60,18 +60,16 @@ func (n *nodePool) markNode(w *nodeWork, status skyhookv1.Status) {
 	n.group.Go(func() error { return n.pass.r.writeMark(n.ctx, n.pass.sk, w, status) })
 }
 
-// writeMark writes the node's status mark unless this operator's last
-// write to the node was that same mark (the cache may not show it yet).
+// writeMark writes the node's status mark. Unlike a record, a mark is not
+// checked against this operator's last write: someone else (the CLI's
+// reset) may have removed it since, and the pass that follows a mark's own
+// node event already sees it in the cache.
 func (r *SkyhookReconciler) writeMark(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, status skyhookv1.Status) error {
 	patch := nodestate.StatusPatch(w.node, sk.Name, status)
-	if patch == nil || r.written.same(sk.UID, string(w.node.UID), patch) {
+	if patch == nil {
 		return nil
 	}
-	if err := r.patchNode(ctx, w.node.Name, patch); err != nil {
-		return err
-	}
-	r.written.record(sk.UID, string(w.node.UID), patch)
-	return nil
+	return r.patchNode(ctx, w.node.Name, patch)
 }
 
 // markDisabledNodes marks the selected nodes of a disabled Skyhook
