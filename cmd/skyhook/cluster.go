@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skyhook-go/skyhook/api/scheme"
@@ -25,11 +27,17 @@ func addKubeFlags(root *cobra.Command) {
 
 // kubeClient is a client for the cluster the flags name, and the namespace
 // they select (the kubeconfig's, or default).
-func kubeClient() (client.Client, string, error) {
+func kubeClient() (client.Client, string, error) { return kubeClientWithin(0) }
+
+// kubeClientWithin is kubeClient whose every request ends within timeout
+// (no limit when 0), discovery included.
+func kubeClientWithin(timeout time.Duration) (client.Client, string, error) {
 	cfg, err := kubeFlags.ToRESTConfig()
 	if err != nil {
 		return nil, "", fmt.Errorf("reading the kubeconfig: %w", err)
 	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = timeout
 	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		return nil, "", err

@@ -15,6 +15,7 @@ var version = ""
 
 func newVersionCommand() *cobra.Command {
 	var clientOnly bool
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the client version, and the operator's when a cluster is reachable",
@@ -24,12 +25,12 @@ func newVersionCommand() *cobra.Command {
 			if clientOnly {
 				return nil
 			}
-			c, _, err := kubeClient()
+			c, _, err := kubeClientWithin(timeout)
 			if err != nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "operator: unknown (%v)\n", err)
 				return nil
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second) // a missing cluster must not hang it
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout) // a missing cluster must not hang it
 			defer cancel()
 			versions, err := operator.ClusterVersions(ctx, c)
 			switch {
@@ -46,6 +47,7 @@ func newVersionCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&clientOnly, "client", false, "only the client's version")
 	cmd.Flags().BoolVar(&clientOnly, "client-only", false, "the same as --client, as NodeWright's kubectl plugin spells it")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for the cluster's answer")
 	return cmd
 }
 
