@@ -30,7 +30,7 @@ type row struct {
 
 func newGetCommand() *cobra.Command {
 	var all bool
-	var selector, output string
+	var selector string
 	cmd := &cobra.Command{
 		Use:       "get (skyhooks|packagesets|all)",
 		Short:     "List Skyhooks and PackageSets the way flux get lists Flux objects",
@@ -38,6 +38,10 @@ func newGetCommand() *cobra.Command {
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"skyhooks", "packagesets", "all"},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			output, err := checkOutput(cmd, listFormats)
+			if err != nil {
+				return err
+			}
 			want, err := parseStatusSelector(selector)
 			if err != nil {
 				return err
@@ -64,7 +68,6 @@ func newGetCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "PackageSets of every namespace (Skyhooks are cluster-wide)")
 	cmd.Flags().StringVar(&selector, "status-selector", "", "only objects whose Ready status is this, as ready=true|false|unknown")
-	addOutputFlag(cmd, &output, listFormats)
 	return cmd
 }
 
@@ -131,9 +134,6 @@ func readyOf(o conditions.Getter) string {
 }
 
 func printRows(w io.Writer, rows []row, output string, namespaces bool) error {
-	if err := checkOutput(output, listFormats); err != nil {
-		return err
-	}
 	if done, err := printStructured(w, output, rows); done {
 		return err
 	}

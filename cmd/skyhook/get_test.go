@@ -129,8 +129,8 @@ func TestGet(t *testing.T) {
 	}
 }
 
-// pause asks first (and a no does nothing), -y does not ask, --dry-run
-// changes nothing, resume undoes it.
+// pause asks first (a no, or no answer at all, does nothing and is not an
+// error), -y does not ask, --dry-run changes nothing, resume undoes it.
 func TestSteering(t *testing.T) {
 	seed(t)
 	c := testenv.Client(t, env)
@@ -141,26 +141,23 @@ func TestSteering(t *testing.T) {
 		}
 		return sk.Annotations[skyhookv1.PauseAnnotation] == "true"
 	}
-	cmd := newRootCommand()
-	cmd.SetArgs(withCluster("pause", "gpu"))
-	cmd.SetIn(strings.NewReader("n\n"))
-	var out strings.Builder
-	cmd.SetOut(&out)
-	if err := cmd.Execute(); err == nil || paused() || !strings.Contains(out.String(), "Pause Skyhook gpu (set the annotation skyhook.nvidia.com/pause=true)? [y/N]") {
-		t.Fatalf("declined: %v, paused %v\n%s", err, paused(), out.String())
+	for _, input := range []string{"n\n", ""} {
+		out, err := runWithInput(t, input, withCluster("pause", "gpu")...)
+		if err != nil || paused() || out != "This will pause Skyhook \"gpu\" (set the annotation skyhook.nvidia.com/pause=true). Continue? [y/N]: Aborted.\n" {
+			t.Fatalf("declined (%q): %v, paused %v\n%s", input, err, paused(), out)
+		}
 	}
-	if msg, err := run(t, withCluster("pause", "gpu", "--dry-run")...); err != nil || paused() || !strings.Contains(msg, "would pause Skyhook gpu") {
+	if msg, err := run(t, withCluster("pause", "gpu", "--dry-run")...); err != nil || paused() || !strings.Contains(msg, `[dry-run] Would pause Skyhook "gpu"`) {
 		t.Fatalf("dry run: %v, paused %v\n%s", err, paused(), msg)
 	}
-	cmd = newRootCommand()
-	cmd.SetArgs(withCluster("pause", "gpu"))
-	cmd.SetIn(strings.NewReader("y\n"))
-	cmd.SetOut(&out)
-	if err := cmd.Execute(); err != nil || !paused() {
-		t.Fatalf("confirmed: %v, paused %v", err, paused())
+	if msg, err := runWithInput(t, "y\n", withCluster("pause", "gpu")...); err != nil || !paused() || !strings.HasSuffix(msg, "Skyhook \"gpu\" paused\n") {
+		t.Fatalf("confirmed: %v, paused %v\n%s", err, paused(), msg)
 	}
-	if msg, err := run(t, withCluster("resume", "gpu", "--confirm")...); err != nil || paused() || !strings.Contains(msg, "done: resume Skyhook gpu") { // NodeWright's spelling of -y
-		t.Fatalf("resume -y: %v, paused %v\n%s", err, paused(), msg)
+	if msg, err := run(t, withCluster("resume", "gpu", "--confirm")...); err != nil || paused() || msg != "Skyhook \"gpu\" resumed\n" { // NodeWright's spelling of -y
+		t.Fatalf("resume --confirm: %v, paused %v\n%s", err, paused(), msg)
+	}
+	if msg, err := run(t, withCluster("resume", "gpu")...); err != nil || msg != "Skyhook gpu: nothing to resume\n" {
+		t.Errorf("resume of a Skyhook not paused: %v\n%s", err, msg)
 	}
 	if _, err := run(t, withCluster("disable", "missing", "-y")...); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("a missing Skyhook: %v", err)

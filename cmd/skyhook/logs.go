@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -27,29 +26,32 @@ import (
 type logsOptions struct {
 	node, skyhook, stage, container string
 	follow                          bool
+	tail                            int64
 }
 
-// newLogsCommand shows what a package's stage pod on a node printed: the
-// copy container's and the agent's lines, read through the apiserver as
+// stageNames are the stages --stage takes.
+const stageNames = "apply, config, upgrade, interrupt, post-interrupt, uninstall"
+
+// newLogsCommand shows what a package's stage pods printed: the copy
+// container's and the agent's lines, read through the apiserver as
 // `kubectl logs` reads them.
 func newLogsCommand() *cobra.Command {
 	var o logsOptions
 	cmd := &cobra.Command{
-		Use:   "logs <package> --node N [--skyhook S] [--stage STAGE] [-c CONTAINER] [-f]",
-		Short: "The logs of a package's stage pod on a node (the newest, or of one stage)",
-		Long: `Prints the logs of the package's newest stage pod on the node, container by
-container (copy, the stage, its check), or of one container with -c. With -f
-it follows the running container and the ones after it until the pod ends.
+		Use:   "logs <package> [--skyhook S] [--node N] [--stage STAGE] [-c CONTAINER] [-f] [--tail N]",
+		Short: "The logs of a package's stage pods (newest first)",
+		Long: `Prints the logs of the package's stage pods that the filters select, newest
+first, separated by ---; each pod container by container (copy, the stage, its
+check) under a header, or one container with -c. --node is a node name or a
+regular expression over the whole name. With -f it follows the newest pod's
+running container and the ones after it until the pod ends.
 
 The operator deletes a stage pod once its stage succeeded; a failed pod is
 kept. The agent also writes its logs on the node under /var/log/skyhook.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.node == "" {
-				return fmt.Errorf("--node: required")
-			}
 			if o.stage != "" && !validStage(o.stage) {
-				return fmt.Errorf("--stage %q: want apply, config, upgrade, interrupt, post-interrupt or uninstall", o.stage)
+				return fmt.Errorf("invalid stage %q: must be one of %s", o.stage, stageNames)
 			}
 			cfg, err := kubeFlags.ToRESTConfig()
 			if err != nil {
@@ -59,18 +61,28 @@ kept. The agent also writes its logs on the node under /var/log/skyhook.`,
 			if err != nil {
 				return err
 			}
-			pod, err := newestStagePod(cmd.Context(), cs, args[0], o)
+			pods, err := stagePodsOf(cmd.Context(), cs, args[0], o)
 			if err != nil {
 				return err
 			}
-			return printStagePodLogs(cmd.Context(), cs, cmd.OutOrStdout(), pod, o)
+			if len(pods) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "No pods matched the specified filters")
+				fmt.Fprintf(cmd.ErrOrStderr(), "(the operator deletes a stage pod once its stage succeeds, see `skyhook package status %s`; "+
+					"the agent's own logs stay on the node under /var/log/skyhook/<skyhook>/%s/)\n", args[0], args[0])
+				return nil
+			}
+			if o.follow {
+				pods = pods[:1]
+			}
+			return printPodsLogs(cmd, cs, pods, o)
 		},
 	}
-	cmd.Flags().StringVar(&o.node, "node", "", "the node")
-	cmd.Flags().StringVar(&o.skyhook, "skyhook", "", "the Skyhook of the package (needed when several Skyhooks have a package of that name)")
-	cmd.Flags().StringVar(&o.stage, "stage", "", "the pod of this stage (apply, config, upgrade, interrupt, post-interrupt, uninstall) instead of the newest")
+	cmd.Flags().StringVar(&o.node, "node", "", "only pods on this node, a name or a regular expression")
+	cmd.Flags().StringVar(&o.skyhook, "skyhook", "", "only pods of this Skyhook")
+	cmd.Flags().StringVar(&o.stage, "stage", "", "only pods of this stage ("+stageNames+")")
 	cmd.Flags().StringVarP(&o.container, "container", "c", "", "only this container (copy, the stage's name, or <stage>-check)")
-	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "follow the logs while the pod runs")
+	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "follow the newest pod's logs while it runs")
+	cmd.Flags().Int64Var(&o.tail, "tail", -1, "lines to show from the end of each container's log (-1 for all)")
 	return cmd
 }
 
@@ -79,9 +91,9 @@ func validStage(s string) bool {
 		skyhookv1.StageInterrupt, skyhookv1.StagePostInterrupt, skyhookv1.StageUninstall}, skyhookv1.Stage(s))
 }
 
-// newestStagePod finds the package's stage pods on the node (in any
-// namespace: they live in the operator's) and returns the newest.
-func newestStagePod(ctx context.Context, cs kubernetes.Interface, pkg string, o logsOptions) (*corev1.Pod, error) {
+// stagePodsOf finds the package's stage pods (in any namespace: they live
+// in the operator's) that the filters select, newest first.
+func stagePodsOf(ctx context.Context, cs kubernetes.Interface, pkg string, o logsOptions) ([]corev1.Pod, error) {
 	selector := labels.Set{stagepod.PackageLabel: pkg}
 	if o.skyhook != "" {
 		selector[stagepod.SkyhookLabel] = o.skyhook
@@ -89,38 +101,51 @@ func newestStagePod(ctx context.Context, cs kubernetes.Interface, pkg string, o 
 	if o.stage != "" {
 		selector[stagepod.StageLabel] = o.stage
 	}
-	list, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{
-		LabelSelector: selector.String(),
-		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", o.node).String(),
-	})
+	list, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
 	if err != nil {
 		return nil, fmt.Errorf("listing the stage pods: %w", err)
 	}
-	pods := list.Items
-	if len(pods) == 0 {
-		what := "package " + pkg
-		if o.stage != "" {
-			what += " in stage " + o.stage
+	var pods, lacking []corev1.Pod
+	for _, p := range list.Items {
+		if o.node != "" {
+			on, err := matchNodes([]string{o.node}, []string{p.Spec.NodeName})
+			if err != nil {
+				return nil, err
+			}
+			if len(on) == 0 {
+				continue
+			}
 		}
-		return nil, fmt.Errorf("no stage pod of %s on node %s: the operator deletes a stage pod once its stage succeeds "+
-			"(see `skyhook package status %s`); the agent's own logs stay on the node under /var/log/skyhook/<skyhook>/%s/", what, o.node, pkg, pkg)
+		if o.container != "" && !slices.Contains(containerNames(&p), o.container) {
+			lacking = append(lacking, p)
+			continue
+		}
+		pods = append(pods, p)
 	}
-	if owners := skyhooksOf(pods); len(owners) > 1 {
-		return nil, fmt.Errorf("package %s on node %s belongs to several Skyhooks (%s): choose one with --skyhook", pkg, o.node, strings.Join(owners, ", "))
+	if len(pods) == 0 && len(lacking) > 0 {
+		return nil, fmt.Errorf("-c %s: pod %s/%s has the containers %s", o.container, lacking[0].Namespace, lacking[0].Name,
+			strings.Join(containerNames(&lacking[0]), ", "))
 	}
 	sort.SliceStable(pods, func(i, j int) bool { return newer(&pods[i], &pods[j]) })
-	return &pods[0], nil
+	return pods, nil
 }
 
-func skyhooksOf(pods []corev1.Pod) []string {
-	var names []string
-	for _, p := range pods {
-		if name := p.Labels[stagepod.SkyhookLabel]; !slices.Contains(names, name) {
-			names = append(names, name)
+// printPodsLogs prints each pod's logs, the pods separated by ---. A pod
+// that went away meanwhile (its stage succeeded) is reported and skipped.
+func printPodsLogs(cmd *cobra.Command, cs kubernetes.Interface, pods []corev1.Pod, o logsOptions) error {
+	out := cmd.OutOrStdout()
+	for i := range pods {
+		if i > 0 {
+			fmt.Fprintln(out, "\n---")
+		}
+		if err := printStagePodLogs(cmd.Context(), cs, out, &pods[i], o); err != nil {
+			if len(pods) == 1 {
+				return err
+			}
+			fmt.Fprintf(out, "Error getting logs for %s/%s: %v\n", pods[i].Namespace, pods[i].Name, err)
 		}
 	}
-	sort.Strings(names)
-	return names
+	return nil
 }
 
 // newer orders stage pods newest first: by creation, then by try (two tries
@@ -139,9 +164,6 @@ func newer(a, b *corev1.Pod) bool {
 func printStagePodLogs(ctx context.Context, cs kubernetes.Interface, out io.Writer, pod *corev1.Pod, o logsOptions) error {
 	names := containerNames(pod)
 	if o.container != "" {
-		if !slices.Contains(names, o.container) {
-			return fmt.Errorf("-c %s: pod %s/%s has the containers %s", o.container, pod.Namespace, pod.Name, strings.Join(names, ", "))
-		}
 		names = []string{o.container}
 	}
 	for _, name := range names {
@@ -159,7 +181,7 @@ func printStagePodLogs(ctx context.Context, cs kubernetes.Interface, out io.Writ
 		// A finished container's log is complete: following it would wait
 		// on a kubelet that may not end the stream (KWOK's does not).
 		follow := o.follow && state.Running != nil
-		if err := copyLogs(ctx, cs, out, pod, name, follow); err != nil {
+		if err := copyLogs(ctx, cs, out, pod, logOptions(name, follow, o.tail)); err != nil {
 			return err
 		}
 	}
@@ -228,9 +250,20 @@ func waitStarted(ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod, 
 	return current, nil
 }
 
+// logOptions reads one container's log, following it, its last tail lines
+// (all when tail is negative).
+func logOptions(container string, follow bool, tail int64) *corev1.PodLogOptions {
+	opts := &corev1.PodLogOptions{Container: container, Follow: follow}
+	if tail >= 0 {
+		opts.TailLines = &tail
+	}
+	return opts
+}
+
 // copyLogs streams one container's log to out.
-func copyLogs(ctx context.Context, cs kubernetes.Interface, out io.Writer, pod *corev1.Pod, container string, follow bool) error {
-	stream, err := cs.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: container, Follow: follow}).Stream(ctx)
+func copyLogs(ctx context.Context, cs kubernetes.Interface, out io.Writer, pod *corev1.Pod, opts *corev1.PodLogOptions) error {
+	container := opts.Container
+	stream, err := cs.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, opts).Stream(ctx)
 	if err != nil {
 		return fmt.Errorf("logs of %s/%s container %s: %w", pod.Namespace, pod.Name, container, err)
 	}

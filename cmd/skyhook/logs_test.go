@@ -102,19 +102,25 @@ func deletePod(t *testing.T, pod *corev1.Pod) {
 func TestPackageLogs(t *testing.T) {
 	failed, running := stagePods(t)
 
+	// Every pod of the stage, newest first, separated by ---.
 	out, err := run(t, withCluster("package", "logs", "tuning", "--node", logsNode, "--stage", "apply")...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if !strings.Contains(out, running.Name+" apply: running") {
-		t.Errorf("the newest try is not the one shown:\n%s", out)
+	if first, second := strings.Index(out, running.Name+" apply: running"), strings.Index(out, failed.Name+" apply: exited 2"); first < 0 || second < first {
+		t.Errorf("not both tries, the newest first:\n%s", out)
 	}
-	golden(t, "package-logs-newest.golden", out)
+	golden(t, "package-logs-all.golden", out)
 
-	// One container of the failed try, as kubectl logs prints it.
-	out, err = run(t, withCluster("-n", "ignored", "package", "logs", "tuning", "--node", logsNode, "--skyhook", "logs", "-c", "apply")...)
-	if err != nil || !strings.Contains(out, "installing") {
+	// One container of each try, as kubectl logs prints it; --node as a
+	// pattern; --tail.
+	out, err = run(t, withCluster("-n", "ignored", "package", "logs", "tuning", "--node", "logs-.*", "--skyhook", "logs", "-c", "apply")...)
+	if err != nil || strings.Count(out, "installing") != 2 || !strings.Contains(out, "\n---\n") || strings.Contains(out, "==>") {
 		t.Fatalf("-c apply: %v\n%s", err, out)
+	}
+	out, err = run(t, withCluster("package", "logs", "tuning", "-c", "apply", "--tail", "1", "--stage", "apply")...)
+	if err != nil || strings.Count(out, "installing") != 1 || !strings.Contains(out, "permission denied") {
+		t.Fatalf("--tail 1: %v\n%s", err, out)
 	}
 
 	// The failed try stays readable once its pod is the only one.
@@ -128,15 +134,24 @@ func TestPackageLogs(t *testing.T) {
 	}
 	golden(t, "package-logs-failed.golden", out)
 
+	// No pod: a message, not an error.
+	for _, args := range [][]string{
+		{"package", "logs", "tuning", "--node", logsNode, "--stage", "config"},
+		{"package", "logs", "other"},
+		{"package", "logs", "tuning", "--node", "other-node"},
+		{"package", "logs", "tuning", "--skyhook", "other"},
+	} {
+		out, err := run(t, withCluster(args...)...)
+		if err != nil || !strings.HasPrefix(out, "No pods matched the specified filters\n") || !strings.Contains(out, "/var/log/skyhook/<skyhook>/") {
+			t.Errorf("%v: %v\n%s", args, err, out)
+		}
+	}
 	for _, bad := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"package", "logs", "tuning"}, "--node: required"},
-		{[]string{"package", "logs", "tuning", "--node", logsNode, "--stage", "install"}, `--stage "install"`},
+		{[]string{"package", "logs", "tuning", "--node", logsNode, "--stage", "install"}, `invalid stage "install"`},
 		{[]string{"package", "logs", "tuning", "--node", logsNode, "-c", "agent"}, "has the containers copy, apply, apply-check"},
-		{[]string{"package", "logs", "tuning", "--node", logsNode, "--stage", "config"}, "no stage pod of package tuning in stage config on node logs-node: the operator deletes"},
-		{[]string{"package", "logs", "other", "--node", logsNode}, "/var/log/skyhook/<skyhook>/other/"},
 	} {
 		if out, err := run(t, withCluster(bad.args...)...); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%v: %v, want an error with %q\n%s", bad.args, err, bad.want, out)

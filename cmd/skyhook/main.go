@@ -31,11 +31,15 @@ func newRootCommand() *cobra.Command {
 		Short:         "Skyhook: a package manager for the host OS of every node in a Kubernetes cluster",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       clientVersion(),
 	}
+	// skyhook --version, as NodeWright's plugin prints it.
+	root.SetVersionTemplate("Skyhook plugin: {{.Version}}\n")
 	root.AddCommand(newSandboxCommand(), newVersionCommand(), newValidateCommand(), newPushCommand(), newPullCommand(), newGetCommand(), newReconcileCommand(), newStatusCommand(),
-		newNodeCommand(), newResetCommand(), newPlanCommand(), newPackageCommand())
+		newNodeCommand(), newResetCommand(), newDeploymentPolicyCommand(), newPlanCommand(), newPackageCommand())
 	root.AddCommand(newSteeringCommands()...)
 	addKubeFlags(root)
+	addGlobalFlags(root)
 	return root
 }
 

@@ -2,11 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
-	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,307 +15,303 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/reconcile/cordon"
-	"github.com/skyhook-go/skyhook/reconcile/nodestate"
 )
 
-// newNodeCommand groups what concerns one node: list, status, ignore,
-// unignore and reset.
+// newNodeCommand groups what concerns nodes: list, status, ignore,
+// unignore and reset. Every node argument is a name or a regular
+// expression over the whole name (see matchNodes).
 func newNodeCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "node", Short: "See and steer Skyhooks on nodes"}
-	var skyhook, listOutput, statusOutput string
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "Nodes and each Skyhook's status on them",
-		Args:  cobra.NoArgs,
+	cmd.AddCommand(nodeListCommand(), nodeStatusCommand(), nodeIgnoreCommand("ignore", true), nodeIgnoreCommand("unignore", false), nodeResetCommand())
+	return cmd
+}
+
+// nodeListEntry is one node of `node list`, as NodeWright's plugin prints
+// it; Ignored is this project's.
+type nodeListEntry struct {
+	NodeName         string `json:"nodeName"`
+	Status           string `json:"status"`
+	PackagesComplete int    `json:"packagesComplete"`
+	PackagesTotal    int    `json:"packagesTotal"`
+	Restarts         int32  `json:"restarts"`
+	Ignored          bool   `json:"ignored"`
+}
+
+// nodeList is `node list` of one Skyhook.
+type nodeList struct {
+	SkyhookName string          `json:"skyhookName"`
+	Nodes       []nodeListEntry `json:"nodes"`
+}
+
+func nodeListCommand() *cobra.Command {
+	var skyhook string
+	cmd := &cobra.Command{
+		Use:   "list [--skyhook S]",
+		Short: "The nodes with a record of a Skyhook (of each Skyhook without --skyhook) and where they stand",
+		Long: `Prints, per Skyhook, a summary and its nodes: the status derived from the
+node's record (erroring, complete, in_progress or unknown), complete packages
+out of all, and with -o wide the restarts and whether the node is ignored.
+-o table|wide|json|yaml.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(listOutput, listFormats); err != nil {
+			output, err := checkOutput(cmd, listFormats)
+			if err != nil {
 				return err
 			}
 			_, nodes, err := clusterNodes(cmd)
 			if err != nil {
 				return err
 			}
-			rows := []nodeRow{}
-			for i := range nodes {
-				n := &nodes[i]
-				for _, sk := range skyhooksOn(n) {
-					if skyhook == "" || sk == skyhook {
-						rows = append(rows, nodeRow{Node: n.Name, Skyhook: sk, Status: n.Labels[skyhookv1.StatusKey(sk)],
-							Ignored: n.Labels[skyhookv1.IgnoreNodeLabel] == "true", Packages: packagesOn(n, sk)})
-					}
+			lists := []nodeList{}
+			byName := map[string]int{}
+			if skyhook != "" {
+				lists, byName[skyhook] = append(lists, nodeList{SkyhookName: skyhook, Nodes: []nodeListEntry{}}), 0
+			}
+			for _, r := range readRecords(cmd, pointers(nodes), skyhook) {
+				i, ok := byName[r.skyhook]
+				if !ok {
+					i = len(lists)
+					byName[r.skyhook] = i
+					lists = append(lists, nodeList{SkyhookName: r.skyhook, Nodes: []nodeListEntry{}})
 				}
+				status, complete, restarts := r.summary()
+				lists[i].Nodes = append(lists[i].Nodes, nodeListEntry{NodeName: r.node.Name, Status: status, PackagesComplete: complete,
+					PackagesTotal: len(r.state), Restarts: restarts, Ignored: r.node.Labels[skyhookv1.IgnoreNodeLabel] == "true"})
 			}
-			return printNodeRows(cmd.OutOrStdout(), rows, listOutput)
-		},
-	}
-	list.Flags().StringVar(&skyhook, "skyhook", "", "only this Skyhook")
-	addOutputFlag(list, &listOutput, listFormats)
-	status := &cobra.Command{
-		Use:   "status <node>",
-		Short: "Every package record of every Skyhook on a node",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(statusOutput, listFormats); err != nil {
+			slices.SortFunc(lists, func(a, b nodeList) int { return strings.Compare(a.SkyhookName, b.SkyhookName) })
+			if skyhook != "" {
+				return printNodeList(cmd.OutOrStdout(), lists[0], output)
+			}
+			if done, err := printStructured(cmd.OutOrStdout(), output, lists); done {
 				return err
 			}
-			_, n, err := clusterNode(cmd, args[0])
-			if err != nil {
-				return err
+			if len(lists) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "No Skyhook has a record on any node")
 			}
-			rows := []recordRow{}
-			for _, sk := range skyhooksOn(n) {
-				rows = append(rows, records(n, sk, "")...)
-			}
-			return printRecordRows(cmd.OutOrStdout(), rows, statusOutput, "SKYHOOK\tPACKAGE", func(r recordRow) string { return r.Skyhook + "\t" + r.Package })
-		},
-	}
-	addOutputFlag(status, &statusOutput, listFormats)
-	cmd.AddCommand(list, status, nodeLabelCommand("ignore", true), nodeLabelCommand("unignore", false), nodeResetCommand())
-	return cmd
-}
-
-// nodeRow is one Skyhook on one node, as `node list` shows it.
-type nodeRow struct {
-	Node    string `json:"node"`
-	Skyhook string `json:"skyhook"`
-	Status  string `json:"status"`
-	Ignored bool   `json:"ignored"`
-	// Packages are the node's records of the Skyhook, as
-	// name:version stage/state (-o wide).
-	Packages []string `json:"packages"`
-}
-
-func printNodeRows(w io.Writer, rows []nodeRow, output string) error {
-	if done, err := printStructured(w, output, rows); done {
-		return err
-	}
-	header := "NODE\tSKYHOOK\tSTATUS\tIGNORED"
-	if output == "wide" {
-		header += "\tPACKAGES"
-	}
-	lines := []string{header}
-	for _, r := range rows {
-		line := fmt.Sprintf("%s\t%s\t%s\t%t", r.Node, r.Skyhook, r.Status, r.Ignored)
-		if output == "wide" {
-			line += "\t" + strings.Join(r.Packages, ", ")
-		}
-		lines = append(lines, line)
-	}
-	return printTable(w, lines...)
-}
-
-// packagesOn lists the Skyhook's records on the node for -o wide.
-func packagesOn(n *corev1.Node, skyhook string) []string {
-	out := []string{}
-	for _, r := range records(n, skyhook, "") {
-		if r.Error != "" {
-			out = append(out, "unreadable record")
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s:%s %s/%s", r.Package, r.Version, r.Stage, r.State))
-	}
-	return out
-}
-
-// recordRow is one package record on one node (`node status`, `package
-// status`).
-type recordRow struct {
-	Node     string `json:"node"`
-	Skyhook  string `json:"skyhook"`
-	Package  string `json:"package"`
-	Version  string `json:"version"`
-	Image    string `json:"image"`
-	Stage    string `json:"stage"`
-	State    string `json:"state"`
-	Restarts int32  `json:"restarts"`
-	// Error says why the Skyhook's record on the node cannot be read.
-	Error string `json:"error,omitempty"`
-}
-
-// records are the Skyhook's package records on the node (of one package
-// when pkg is set), sorted by package and version.
-func records(n *corev1.Node, skyhook, pkg string) []recordRow {
-	state, err := nodestate.Read(n, skyhook)
-	if err != nil {
-		return []recordRow{{Node: n.Name, Skyhook: skyhook, Error: err.Error()}}
-	}
-	var rows []recordRow
-	for _, k := range slices.Sorted(maps.Keys(state)) {
-		e := state[k]
-		if pkg == "" || e.Name == pkg {
-			rows = append(rows, recordRow{Node: n.Name, Skyhook: skyhook, Package: e.Name, Version: e.Version, Image: e.Image,
-				Stage: string(e.Stage), State: string(e.State), Restarts: e.Restarts})
-		}
-	}
-	return rows
-}
-
-// printRecordRows prints records; the table starts with the columns that
-// tell the rows apart (first and firstHeader), -o wide adds the image.
-func printRecordRows(w io.Writer, rows []recordRow, output, firstHeader string, first func(recordRow) string) error {
-	if done, err := printStructured(w, output, rows); done {
-		return err
-	}
-	header := firstHeader + "\tVERSION\tSTAGE\tSTATE\tRESTARTS"
-	if output == "wide" {
-		header += "\tIMAGE"
-	}
-	lines := []string{header}
-	for _, r := range rows {
-		if r.Error != "" {
-			lines = append(lines, fmt.Sprintf("%s\t(unreadable record: %s)", first(r), r.Error))
-			continue
-		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%d", first(r), r.Version, r.Stage, r.State, r.Restarts)
-		if output == "wide" {
-			line += "\t" + r.Image
-		}
-		lines = append(lines, line)
-	}
-	return printTable(w, lines...)
-}
-
-// skyhooksOn are the Skyhooks with a status on the node, sorted.
-func skyhooksOn(n *corev1.Node) []string {
-	var out []string
-	for k := range n.Labels {
-		if sk, ok := strings.CutPrefix(k, skyhookv1.StatusPrefix); ok {
-			out = append(out, sk)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// nodeLabelCommand sets or removes skyhook.nvidia.com/ignore=true.
-func nodeLabelCommand(verb string, set bool) *cobra.Command {
-	var yes, dryRun bool
-	cmd := &cobra.Command{
-		Use:   verb + " <node>",
-		Short: map[bool]string{true: "Leave a node out of every Skyhook (it is reported blocked)", false: "Undo ignore"}[set],
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := kubeClient()
-			if err != nil {
-				return err
-			}
-			value := any(nil)
-			if set {
-				value = "true"
-			}
-			patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{skyhookv1.IgnoreNodeLabel: value}}})
-			return applyChange(cmd, fmt.Sprintf("%s node %s", verb, args[0]), yes, dryRun, func(opts ...client.PatchOption) error {
-				return c.Patch(cmd.Context(), &corev1.Node{ObjectMeta: objectMeta(args[0])}, client.RawPatch(types.MergePatchType, patch), opts...)
-			})
-		},
-	}
-	addChangeFlags(cmd, &yes, &dryRun)
-	return cmd
-}
-
-// nodeResetCommand forgets a Skyhook's record on one node, so everything
-// reruns there.
-func nodeResetCommand() *cobra.Command {
-	var yes, dryRun bool
-	var skyhook string
-	cmd := &cobra.Command{
-		Use:   "reset <node> --skyhook <skyhook>",
-		Short: "Forget a Skyhook's record on a node so that its packages run again there",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if skyhook == "" {
-				return fmt.Errorf("--skyhook: required")
-			}
-			c, n, err := clusterNode(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			return forgetOn(cmd, c, n, skyhook, yes, dryRun)
-		},
-	}
-	cmd.Flags().StringVar(&skyhook, "skyhook", "", "the Skyhook whose record goes")
-	addChangeFlags(cmd, &yes, &dryRun)
-	return cmd
-}
-
-// forgetOn removes a Skyhook's record from a node (and its cordon, when the
-// Skyhook placed it) after confirmation.
-func forgetOn(cmd *cobra.Command, c client.Client, n *corev1.Node, skyhook string, yes, dryRun bool) error {
-	patch, err := nodestate.Forget(n, skyhook)
-	if err != nil {
-		return err
-	}
-	release := map[string]any{}
-	if owner := n.Annotations[cordon.Annotation]; strings.HasPrefix(owner, skyhook+"/") {
-		release = map[string]any{"annotations": map[string]any{cordon.Annotation: nil}}
-	}
-	if patch == nil && len(release) == 0 {
-		fmt.Fprintf(cmd.OutOrStdout(), "node %s has no record of Skyhook %s\n", n.Name, skyhook)
-		return nil
-	}
-	var merged map[string]any
-	if patch != nil {
-		if err := json.Unmarshal(patch, &merged); err != nil {
-			return err
-		}
-	} else {
-		merged = map[string]any{"metadata": map[string]any{}}
-	}
-	what := fmt.Sprintf("reset node %s for Skyhook %s (its packages run again there)", n.Name, skyhook)
-	if len(release) > 0 {
-		md := merged["metadata"].(map[string]any)
-		anns, _ := md["annotations"].(map[string]any)
-		if anns == nil {
-			anns = map[string]any{}
-		}
-		anns[cordon.Annotation] = nil
-		md["annotations"] = anns
-		merged["spec"] = map[string]any{"unschedulable": nil}
-		what += " and lift its cordon"
-	}
-	body, err := json.Marshal(merged)
-	if err != nil {
-		return err
-	}
-	return applyChange(cmd, what, yes, dryRun, func(opts ...client.PatchOption) error {
-		return c.Patch(cmd.Context(), &corev1.Node{ObjectMeta: objectMeta(n.Name)}, client.RawPatch(types.MergePatchType, body), opts...)
-	})
-}
-
-// newResetCommand forgets a Skyhook's records on every node.
-func newResetCommand() *cobra.Command {
-	var yes, dryRun bool
-	cmd := &cobra.Command{
-		Use:   "reset <skyhook>",
-		Short: "Forget a Skyhook's records on every node so that everything reruns; lifts its cordons",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, nodes, err := clusterNodes(cmd)
-			if err != nil {
-				return err
-			}
-			var with []*corev1.Node
-			for i := range nodes {
-				if _, ok := nodes[i].Annotations[skyhookv1.NodeStateAnnotation(args[0])]; ok {
-					with = append(with, &nodes[i])
+			for i, l := range lists {
+				if i > 0 {
+					fmt.Fprintln(cmd.OutOrStdout())
 				}
-			}
-			if len(with) == 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "no node has a record of Skyhook %s\n", args[0])
-				return nil
-			}
-			if !yes && !dryRun && !confirm(cmd, fmt.Sprintf("Reset Skyhook %s on %d nodes (everything reruns there)?", args[0], len(with))) {
-				return fmt.Errorf("not confirmed; nothing changed")
-			}
-			for _, n := range with {
-				if err := forgetOn(cmd, c, n, args[0], true, dryRun); err != nil {
+				if err := printNodeList(cmd.OutOrStdout(), l, output); err != nil {
 					return err
 				}
 			}
 			return nil
 		},
 	}
-	addChangeFlags(cmd, &yes, &dryRun)
+	cmd.Flags().StringVar(&skyhook, "skyhook", "", "the Skyhook (without it, every Skyhook with a record on a node, one after the other)")
 	return cmd
+}
+
+// printNodeList prints one Skyhook's nodes as NodeWright's plugin does.
+func printNodeList(w io.Writer, l nodeList, output string) error {
+	if done, err := printStructured(w, output, l); done {
+		return err
+	}
+	if len(l.Nodes) == 0 {
+		_, err := fmt.Fprintf(w, "No nodes found for Skyhook %q\n", l.SkyhookName)
+		return err
+	}
+	complete, erroring := 0, 0
+	for _, n := range l.Nodes {
+		switch n.Status {
+		case string(skyhookv1.StateComplete):
+			complete++
+		case string(skyhookv1.StateErroring):
+			erroring++
+		}
+	}
+	fmt.Fprintf(w, "Skyhook: %s\n\nSummary: %d nodes (%d complete, %d erroring, %d in progress)\n\n",
+		l.SkyhookName, len(l.Nodes), complete, erroring, len(l.Nodes)-complete-erroring)
+	headers := []string{"NODE", "STATUS", "PACKAGES"}
+	if output == "wide" {
+		headers = append(headers, "RESTARTS", "IGNORED")
+	}
+	var rows [][]string
+	for _, n := range l.Nodes {
+		status := n.Status
+		if status == string(skyhookv1.StateErroring) {
+			status = strings.ToUpper(status)
+		}
+		row := []string{n.NodeName, status, fmt.Sprintf("%d/%d", n.PackagesComplete, n.PackagesTotal)}
+		if output == "wide" {
+			row = append(row, strconv.Itoa(int(n.Restarts)), strconv.FormatBool(n.Ignored))
+		}
+		rows = append(rows, row)
+	}
+	return printColumns(w, headers, rows)
+}
+
+// nodeStatusEntry is one Skyhook on one node, as NodeWright's plugin's
+// `node status` prints it.
+type nodeStatusEntry struct {
+	NodeName         string              `json:"nodeName"`
+	SkyhookName      string              `json:"skyhookName"`
+	Status           string              `json:"status"`
+	PackagesComplete int                 `json:"packagesComplete"`
+	PackagesTotal    int                 `json:"packagesTotal"`
+	Packages         []nodeStatusPackage `json:"packages,omitempty"`
+}
+
+type nodeStatusPackage struct {
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	Stage    string `json:"stage"`
+	State    string `json:"state"`
+	Restarts int32  `json:"restarts"`
+	Image    string `json:"image,omitempty"`
+}
+
+func nodeStatusCommand() *cobra.Command {
+	var skyhook string
+	cmd := &cobra.Command{
+		Use:   "status [node...] [--skyhook S]",
+		Short: "Every Skyhook's record on the nodes (on every node without arguments)",
+		Long: `Prints a row per Skyhook and node: the status derived from the record and
+the complete packages out of all; -o wide prints a row per package instead
+(version, stage, state, restarts, image). -o table|wide|json|yaml.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			output, err := checkOutput(cmd, listFormats)
+			if err != nil {
+				return err
+			}
+			_, nodes, err := clusterNodes(cmd)
+			if err != nil {
+				return err
+			}
+			targets := pointers(nodes)
+			if len(args) > 0 {
+				if targets, err = selectNodes(nodes, args); err != nil {
+					return err
+				}
+				if len(targets) == 0 {
+					fmt.Fprintln(cmd.OutOrStdout(), noNodesMatched)
+					return nil
+				}
+			}
+			entries := []nodeStatusEntry{}
+			for _, r := range readRecords(cmd, targets, skyhook) {
+				status, complete, _ := r.summary()
+				e := nodeStatusEntry{NodeName: r.node.Name, SkyhookName: r.skyhook, Status: status, PackagesComplete: complete, PackagesTotal: len(r.state)}
+				for _, p := range r.packages() {
+					e.Packages = append(e.Packages, nodeStatusPackage{Name: p.Name, Version: p.Version, Stage: string(p.Stage), State: string(p.State),
+						Restarts: p.Restarts, Image: p.Image})
+				}
+				entries = append(entries, e)
+			}
+			return printNodeStatus(cmd.OutOrStdout(), entries, output)
+		},
+	}
+	cmd.Flags().StringVar(&skyhook, "skyhook", "", "only this Skyhook")
+	return cmd
+}
+
+func printNodeStatus(w io.Writer, entries []nodeStatusEntry, output string) error {
+	if done, err := printStructured(w, output, entries); done {
+		return err
+	}
+	if len(entries) == 0 {
+		_, err := fmt.Fprintln(w, "No Skyhook activity found on specified nodes")
+		return err
+	}
+	var rows [][]string
+	if output == "wide" {
+		for _, e := range entries {
+			for _, p := range e.Packages {
+				rows = append(rows, []string{e.NodeName, e.SkyhookName, p.Name, p.Version, p.Stage, p.State, strconv.Itoa(int(p.Restarts)), p.Image})
+			}
+		}
+		return printColumns(w, []string{"NODE", "SKYHOOK", "PACKAGE", "VERSION", "STAGE", "STATE", "RESTARTS", "IMAGE"}, rows)
+	}
+	for _, e := range entries {
+		rows = append(rows, []string{e.NodeName, e.SkyhookName, e.Status, fmt.Sprintf("%d/%d", e.PackagesComplete, e.PackagesTotal)})
+	}
+	return printColumns(w, []string{"NODE", "SKYHOOK", "STATUS", "PACKAGES"}, rows)
+}
+
+// nodeIgnoreCommand sets or removes skyhook.nvidia.com/ignore=true on the
+// nodes the arguments select. It does not ask (as NodeWright's plugin);
+// -y and --confirm are accepted and change nothing.
+func nodeIgnoreCommand(verb string, set bool) *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   verb + " <node>...",
+		Short: map[bool]string{true: "Leave nodes out of every Skyhook (they are reported blocked)", false: "Undo ignore"}[set],
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, nodes, err := clusterNodes(cmd)
+			if err != nil {
+				return err
+			}
+			targets, err := selectNodes(nodes, args)
+			if err != nil {
+				return err
+			}
+			return setIgnored(cmd, c, targets, set)
+		},
+	}
+	addConfirmFlags(cmd, &yes)
+	cmd.Flags().Lookup("yes").Hidden = true
+	cmd.Flags().Lookup("confirm").Hidden = true
+	return cmd
+}
+
+func setIgnored(cmd *cobra.Command, c client.Client, targets []*corev1.Node, set bool) error {
+	out := cmd.OutOrStdout()
+	if len(targets) == 0 {
+		fmt.Fprintln(out, noNodesMatched)
+		return nil
+	}
+	action, done, already := "Ignoring", "ignored", "already ignored"
+	value := any("true")
+	if !set {
+		action, done, already, value = "Unignoring", "unignored", "not ignored", nil
+	}
+	fmt.Fprintf(out, "%s %d node(s):\n", action, len(targets))
+	for _, n := range targets {
+		fmt.Fprintf(out, "  - %s\n", n.Name)
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{skyhookv1.IgnoreNodeLabel: value}}})
+	if err != nil {
+		return err
+	}
+	var failed []string
+	changed := 0
+	for _, n := range targets {
+		if (n.Labels[skyhookv1.IgnoreNodeLabel] == "true") == set {
+			if !dryRun(cmd) {
+				fmt.Fprintf(out, "  %s: %s\n", n.Name, already)
+			}
+			continue
+		}
+		if err := c.Patch(cmd.Context(), &corev1.Node{ObjectMeta: objectMeta(n.Name)}, client.RawPatch(types.MergePatchType, patch), withDryRun(cmd)...); err != nil {
+			failed = append(failed, fmt.Sprintf("%s: %v", n.Name, err))
+			continue
+		}
+		changed++
+	}
+	return reportNodeChanges(cmd, failed, fmt.Sprintf("Successfully %s %d node(s)", done, changed), changed)
+}
+
+// reportNodeChanges ends a command that changed nodes one by one: the
+// nodes it could not change (an error), and what it did; with --dry-run
+// only that nothing changed.
+func reportNodeChanges(cmd *cobra.Command, failed []string, success string, changed int) error {
+	out := cmd.OutOrStdout()
+	if len(failed) > 0 {
+		fmt.Fprintf(out, "\nErrors updating some nodes:\n")
+		for _, f := range failed {
+			fmt.Fprintf(out, "  - %s\n", f)
+		}
+	}
+	switch {
+	case dryRun(cmd):
+		fmt.Fprintf(out, "\n[dry-run] No changes applied\n")
+	case changed > 0:
+		fmt.Fprintf(out, "\n%s\n", success)
+	}
+	if len(failed) > 0 {
+		return errors.New(strconv.Itoa(len(failed)) + " node(s) could not be changed")
+	}
+	return nil
 }

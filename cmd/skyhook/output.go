@@ -4,34 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 )
-
-// The formats of -o. Tables are for people; json and yaml print the same
-// rows as objects, for tools.
-var (
-	listFormats = []string{"table", "wide", "json", "yaml"}
-	viewFormats = []string{"table", "json", "yaml"} // one object, no wider table
-	planFormats = []string{"table", "json"}
-)
-
-// addOutputFlag registers -o/--output with the formats the command prints.
-func addOutputFlag(cmd *cobra.Command, output *string, formats []string) {
-	cmd.Flags().StringVarP(output, "output", "o", "table", strings.Join(formats, ", "))
-}
-
-// checkOutput names the flag and the formats when output is not one of them.
-func checkOutput(output string, formats []string) error {
-	if !slices.Contains(formats, output) {
-		return fmt.Errorf("--output %q: want %s", output, strings.Join(formats, ", "))
-	}
-	return nil
-}
 
 // printStructured writes v as JSON or YAML and reports true; for a table
 // format it writes nothing and reports false.
@@ -61,6 +38,20 @@ func printTable(w io.Writer, lines ...string) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, l := range lines {
 		fmt.Fprintln(tw, l)
+	}
+	return tw.Flush()
+}
+
+// printColumns writes a table as NodeWright's plugin prints its tables: the
+// headers, a line of dashes under each, then the rows, aligned.
+func printColumns(w io.Writer, headers []string, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	dashes := make([]string, len(headers))
+	for i, h := range headers {
+		dashes[i] = strings.Repeat("-", len(h))
+	}
+	for _, r := range append([][]string{headers, dashes}, rows...) {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	return tw.Flush()
 }

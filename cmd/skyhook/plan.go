@@ -19,12 +19,15 @@ import (
 // newPlanCommand computes, without changing anything, what a rollout would
 // do from the cluster as it is, with the reconciler's own decision code.
 func newPlanCommand() *cobra.Command {
-	var output string
 	cmd := &cobra.Command{
 		Use:   "plan <skyhook.yaml|skyhook-name>",
 		Short: "Show which nodes would run which stages, in which batches, and which are blocked; changes nothing",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			output, err := checkOutput(cmd, planFormats)
+			if err != nil {
+				return err
+			}
 			c, _, err := kubeClient()
 			if err != nil {
 				return err
@@ -55,7 +58,6 @@ func newPlanCommand() *cobra.Command {
 			return printPlan(cmd, plan, output)
 		},
 	}
-	addOutputFlag(cmd, &output, planFormats)
 	return cmd
 }
 
@@ -81,9 +83,6 @@ func loadSkyhook(cmd *cobra.Command, c client.Client, arg string) (*skyhookv1.Sk
 
 func printPlan(cmd *cobra.Command, plan *reconcile.Plan, output string) error {
 	w := cmd.OutOrStdout()
-	if err := checkOutput(output, planFormats); err != nil {
-		return err
-	}
 	if done, err := printStructured(w, output, plan); done {
 		return err
 	}

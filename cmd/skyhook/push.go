@@ -53,6 +53,7 @@ func newPushCommand() *cobra.Command {
 	cmd.Flags().StringVar(&source, "source", "", "where the manifests come from (a Git URL), recorded in the artifact")
 	cmd.Flags().StringVar(&revision, "revision", "", "the source revision (for example main@sha1:<commit>), recorded in the artifact")
 	cmd.Flags().BoolVar(&insecure, "insecure", false, "talk plain HTTP to the registry")
+	refuseDryRun(cmd)
 	return cmd
 }
 
@@ -76,6 +77,7 @@ func newPullCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&insecure, "insecure", false, "talk plain HTTP to the registry")
+	refuseDryRun(cmd)
 	return cmd
 }
 

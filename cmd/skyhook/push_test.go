@@ -23,12 +23,21 @@ spec:
     tuning: {version: 1.2.0, image: ghcr.io/x/tuning}
 `
 
+// run runs the CLI with nothing on its input (as a script without a
+// terminal), its output and errors in one string.
 func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	return runWithInput(t, "", args...)
+}
+
+// runWithInput runs the CLI with input as what the user types.
+func runWithInput(t *testing.T, input string, args ...string) (string, error) {
 	t.Helper()
 	cmd := newRootCommand()
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
+	cmd.SetIn(strings.NewReader(input))
 	cmd.SetArgs(args)
 	err := cmd.Execute()
 	return out.String(), err

@@ -63,6 +63,7 @@ func newReconcileCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "how long to wait for the operator")
+	refuseDryRun(cmd)
 	return cmd
 }
 

@@ -92,5 +92,6 @@ nodes simulated by KWOK and the Skyhook CRDs installed.`,
 	}
 	prepare.Flags().BoolVar(&flux, "flux", false, "also build Flux's source-controller (for the GitOps end-to-end tests)")
 	cmd.AddCommand(up, serve, down, status, prepare)
+	refuseDryRun(up, serve, down, prepare)
 	return cmd
 }

@@ -22,13 +22,13 @@ import (
 func newStatusCommand() *cobra.Command {
 	var watch bool
 	var interval time.Duration
-	var output string
 	cmd := &cobra.Command{
 		Use:   "status <skyhook>",
 		Short: "A Skyhook's rollout: per package and compartment, and the nodes that need attention",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, viewFormats); err != nil {
+			output, err := checkOutput(cmd, viewFormats)
+			if err != nil {
 				return err
 			}
 			c, _, err := kubeClient()
@@ -59,7 +59,6 @@ func newStatusCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "print again every --interval until interrupted (with -o json, one document each time)")
 	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "how often -w prints")
-	addOutputFlag(cmd, &output, viewFormats)
 	return cmd
 }
 

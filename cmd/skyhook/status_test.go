@@ -83,7 +83,7 @@ func TestStatus(t *testing.T) {
 		len(view.Compartments) != 1 || view.Compartments[0].BatchSize != 2 || len(view.NodesNeedingAttention) != 1 {
 		t.Errorf("-o json shape:\n%s", out)
 	}
-	if _, err := run(t, withCluster("status", "rollout", "-o", "xml")...); err == nil || err.Error() != `--output "xml": want table, json, yaml` {
-		t.Errorf("-o xml: %v", err)
+	if _, err := run(t, withCluster("status", "rollout", "-o", "wide")...); err == nil || err.Error() != `invalid output format "wide": skyhook status takes --output table, json, yaml` {
+		t.Errorf("-o wide: %v", err)
 	}
 }

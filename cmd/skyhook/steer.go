@@ -15,16 +15,16 @@ import (
 
 // steering is a command that sets or clears one annotation of a Skyhook.
 type steering struct {
-	use, short, verb string
-	annotation       string
-	set              bool
+	use, short, verb, done string
+	annotation             string
+	set                    bool
 }
 
 var steerings = []steering{
-	{"pause", "Stop new work on a Skyhook's nodes (running stages finish)", "pause", skyhookv1.PauseAnnotation, true},
-	{"resume", "Let a paused Skyhook go on", "resume", skyhookv1.PauseAnnotation, false},
-	{"disable", "Skip a Skyhook entirely (others are not held back by it)", "disable", skyhookv1.DisableAnnotation, true},
-	{"enable", "Undo disable", "enable", skyhookv1.DisableAnnotation, false},
+	{"pause", "Stop new work on a Skyhook's nodes (running stages finish)", "pause", "paused", skyhookv1.PauseAnnotation, true},
+	{"resume", "Let a paused Skyhook go on", "resume", "resumed", skyhookv1.PauseAnnotation, false},
+	{"disable", "Skip a Skyhook entirely (others are not held back by it)", "disable", "disabled", skyhookv1.DisableAnnotation, true},
+	{"enable", "Undo disable", "enable", "enabled", skyhookv1.DisableAnnotation, false},
 }
 
 // newSteeringCommands are pause, resume, disable and enable. Each asks for
@@ -33,22 +33,22 @@ var steerings = []steering{
 func newSteeringCommands() []*cobra.Command {
 	var cmds []*cobra.Command
 	for _, s := range steerings {
-		var yes, dryRun bool
+		var yes bool
 		cmd := &cobra.Command{
 			Use:   s.use + " <skyhook>",
 			Short: s.short,
 			Args:  cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				return s.run(cmd, args[0], yes, dryRun)
+				return s.run(cmd, args[0], yes)
 			},
 		}
-		addChangeFlags(cmd, &yes, &dryRun)
+		addConfirmFlags(cmd, &yes)
 		cmds = append(cmds, cmd)
 	}
 	return cmds
 }
 
-func (s steering) run(cmd *cobra.Command, name string, yes, dryRun bool) error {
+func (s steering) run(cmd *cobra.Command, name string, yes bool) error {
 	c, _, err := kubeClient()
 	if err != nil {
 		return err
@@ -71,43 +71,56 @@ func (s steering) run(cmd *cobra.Command, name string, yes, dryRun bool) error {
 	if err != nil {
 		return err
 	}
-	return applyChange(cmd, fmt.Sprintf("%s Skyhook %s (%s)", s.verb, name, edit), yes, dryRun, func(opts ...client.PatchOption) error {
+	apply := func(opts ...client.PatchOption) error {
 		return c.Patch(cmd.Context(), sk, client.RawPatch(types.MergePatchType, patch), opts...)
-	})
-}
-
-// applyChange makes one change after confirmation (unless yes), or with dryRun
-// only shows it and has the API server check it (patch gets
-// client.DryRunAll).
-func applyChange(cmd *cobra.Command, what string, yes, dryRun bool, patch func(...client.PatchOption) error) error {
-	if dryRun {
-		fmt.Fprintf(cmd.OutOrStdout(), "would %s\n", what)
-		return patch(client.DryRunAll)
 	}
-	if !yes && !confirm(cmd, capitalize(what)+"?") {
-		return fmt.Errorf("not confirmed; nothing changed")
+	if dryRun(cmd) {
+		if err := apply(client.DryRunAll); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "[dry-run] Would %s Skyhook %q (%s)\n", s.verb, name, edit)
+		return nil
 	}
-	if err := patch(); err != nil {
+	if !confirmed(cmd, yes, fmt.Sprintf("This will %s Skyhook %q (%s). Continue?", s.verb, name, edit)) {
+		return nil
+	}
+	if err := apply(); err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "done: %s\n", what)
+	fmt.Fprintf(cmd.OutOrStdout(), "Skyhook %q %s\n", name, s.done)
 	return nil
 }
 
-// addChangeFlags are the flags of every command that changes something:
-// -y/--yes and --dry-run (see applyChange).
-func addChangeFlags(cmd *cobra.Command, yes, dryRun *bool) {
+// addConfirmFlags are the flags that skip the question of a command that
+// changes something: -y/--yes, and --confirm as NodeWright's plugin spells
+// it.
+func addConfirmFlags(cmd *cobra.Command, yes *bool) {
 	cmd.Flags().BoolVarP(yes, "yes", "y", false, "do not ask for confirmation")
 	cmd.Flags().BoolVar(yes, "confirm", false, "the same as --yes, as NodeWright's kubectl plugin spells it")
-	cmd.Flags().BoolVar(dryRun, "dry-run", false, "show the change and have the API server check it, without making it")
 }
 
-// confirm asks a yes/no question on the command's input.
-func confirm(cmd *cobra.Command, question string) bool {
-	fmt.Fprintf(cmd.OutOrStdout(), "%s [y/N] ", question)
+// confirmed asks the question on the command's input unless yes. Anything
+// but y or yes, and the end of the input, is a no: it prints "Aborted."
+// and the command ends without an error, having changed nothing.
+func confirmed(cmd *cobra.Command, yes bool, question string) bool {
+	if yes {
+		return true
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s [y/N]: ", question)
 	answer, _ := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
-	answer = strings.ToLower(strings.TrimSpace(answer))
-	return answer == "y" || answer == "yes"
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return true
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), "Aborted.")
+	return false
 }
 
-func capitalize(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+// withDryRun are the patch options of a change --dry-run only previews:
+// the API server checks it (admission, permissions) and stores nothing.
+func withDryRun(cmd *cobra.Command) []client.PatchOption {
+	if dryRun(cmd) {
+		return []client.PatchOption{client.DryRunAll}
+	}
+	return nil
+}

@@ -20,8 +20,13 @@ func TestVersionClientOnly(t *testing.T) {
 	}
 }
 
+// skyhook --version prints the version as NodeWright's plugin does;
 // version --timeout bounds the wait for a cluster that does not answer.
-func TestVersionTimeout(t *testing.T) {
+func TestVersionFlags(t *testing.T) {
+	out, err := run(t, "--version")
+	if err != nil || out != "Skyhook plugin: "+clientVersion()+"\n" {
+		t.Errorf("--version: %v, %q", err, out)
+	}
 	// A server that accepts connections and never answers.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -43,7 +48,7 @@ func TestVersionTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	out, err := run(t, "version", "--timeout", "1s", "--kubeconfig", kubeconfig)
+	out, err = run(t, "version", "--timeout", "1s", "--kubeconfig", kubeconfig)
 	if err != nil || !strings.Contains(out, "operator: unknown") || time.Since(start) > 8*time.Second {
 		t.Errorf("version --timeout 1s against an unreachable server: %v after %s\n%s", err, time.Since(start), out)
 	}
