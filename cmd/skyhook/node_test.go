@@ -144,6 +144,15 @@ func TestNodeViews(t *testing.T) {
 	if _, err := run(t, withCluster("node", "status", "node-[")...); err == nil || !strings.Contains(err.Error(), `invalid regex pattern "node-["`) {
 		t.Errorf("a broken pattern: %v", err)
 	}
+
+	// A record that cannot be read is left out, said with -v.
+	patchNode(t, "node-a", map[string]any{skyhookv1.NodeStateAnnotation("fleet"): "not json"})
+	if out := mustRun(t, "node", "list", "--skyhook", "fleet"); strings.Contains(out, "node-a") || strings.Contains(out, "Warning") {
+		t.Errorf("an unreadable record without -v:\n%s", out)
+	}
+	if out := mustRun(t, "node", "list", "--skyhook", "fleet", "-v"); !strings.HasPrefix(out, `Warning: skipping node "node-a" - invalid annotation: invalid character`) {
+		t.Errorf("an unreadable record with -v:\n%s", out)
+	}
 }
 
 // ignore and unignore take names and patterns and do not ask.
@@ -261,7 +270,7 @@ func TestDeploymentPolicyReset(t *testing.T) {
 	}
 	sk.Status.CompartmentStatuses = map[string]skyhookv1.CompartmentProgress{
 		"__default__": {Matched: 4, Ceiling: 2, Completed: 3, ProgressPercent: 75,
-			BatchState: &skyhookv1.BatchProgress{CurrentBatch: 3, LastBatchSize: 2, CompletedNodes: 3, ConsecutiveFailures: 1}},
+			BatchState: &skyhookv1.BatchProgress{CurrentBatch: 3, LastBatchSize: 2, CompletedNodes: 3, FailedNodes: 1, ConsecutiveFailures: 1}},
 		"canary": {Matched: 1, Ceiling: 1},
 	}
 	if err := c.Status().Update(ctx, sk); err != nil {
@@ -271,7 +280,7 @@ func TestDeploymentPolicyReset(t *testing.T) {
 
 	out := mustRun(t, "deployment-policy", "reset", "batches")
 	if requested() != "" || !strings.HasPrefix(out, "Skyhook: batches\nCompartments: 2 total, 1 with batch state\n\nCurrent batch state:\n"+
-		"  - __default__: batch 3, 3 completed, 1 consecutive failures\n") || !strings.HasSuffix(out, "Continue? [y/N]: Aborted.\n") {
+		"  - __default__: batch 3, 3 completed, 1 failed\n") || !strings.HasSuffix(out, "Continue? [y/N]: Aborted.\n") {
 		t.Fatalf("dp reset without an answer:\n%s", out)
 	}
 	if out := mustRun(t, "--dry-run", "dp", "reset", "batches"); requested() != "" || !strings.Contains(out, "[dry-run] Would reset batch state to:\n  - CurrentBatch: 1\n") ||

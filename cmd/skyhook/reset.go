@@ -148,7 +148,7 @@ func resetBatches(cmd *cobra.Command, c client.Client, sk *skyhookv1.Skyhook, ye
 		fmt.Fprintf(out, "\nCurrent batch state:\n")
 		for _, name := range slices.Sorted(maps.Keys(compartments)) {
 			if b := compartments[name].BatchState; b != nil {
-				fmt.Fprintf(out, "  - %s: batch %d, %d completed, %d consecutive failures\n", name, b.CurrentBatch, b.CompletedNodes, b.ConsecutiveFailures)
+				fmt.Fprintf(out, "  - %s: batch %d, %d completed, %d failed\n", name, b.CurrentBatch, b.CompletedNodes, b.FailedNodes)
 			}
 		}
 	}
