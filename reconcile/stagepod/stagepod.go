@@ -31,9 +31,12 @@ import (
 
 // Labels and annotations of stage pods.
 const (
-	SkyhookLabel         = skyhookv1.MetadataPrefix + "/skyhook"
-	PackageLabel         = skyhookv1.MetadataPrefix + "/package"
-	StageLabel           = skyhookv1.MetadataPrefix + "/stage"
+	SkyhookLabel = skyhookv1.MetadataPrefix + "/skyhook"
+	PackageLabel = skyhookv1.MetadataPrefix + "/package"
+	StageLabel   = skyhookv1.MetadataPrefix + "/stage"
+	// NameLabel is the Skyhook's name under the key NodeWright labels its
+	// stage pods with, so that selectors written for it find these.
+	NameLabel            = skyhookv1.MetadataPrefix + "/name"
 	VersionAnnotation    = skyhookv1.MetadataPrefix + "/version"
 	GenerationAnnotation = skyhookv1.MetadataPrefix + "/generation"
 	AttemptAnnotation    = skyhookv1.MetadataPrefix + "/attempt"
@@ -202,7 +205,7 @@ func Build(s Spec) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            s.Name(),
 			Namespace:       s.Namespace,
-			Labels:          map[string]string{SkyhookLabel: s.Skyhook.Name, PackageLabel: s.Package, StageLabel: string(s.Stage)},
+			Labels:          map[string]string{SkyhookLabel: s.Skyhook.Name, NameLabel: s.Skyhook.Name, PackageLabel: s.Package, StageLabel: string(s.Stage)},
 			Annotations:     annotations(s),
 			OwnerReferences: []metav1.OwnerReference{*owner},
 		},

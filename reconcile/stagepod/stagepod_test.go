@@ -49,12 +49,16 @@ func TestBuild(t *testing.T) {
 	if agent.Image != "ghcr.io/skyhook/agent:1" || strings.Join(agent.Args, " ") != "apply /root /root/var/lib/skyhook/demo/tuning/1.1.0/3" {
 		t.Errorf("agent %s %v", agent.Image, agent.Args)
 	}
-	var csp bool
+	var csp, order bool
 	for _, e := range agent.Env {
 		csp = csp || (e.Name == "CSP" && e.Value == "azure")
+		order = order || (e.Name == "SKYHOOK_NODE_ORDER" && e.Value == "0")
 	}
-	if !csp || agent.SecurityContext == nil || !*agent.SecurityContext.Privileged {
-		t.Errorf("agent env %v, security %v", agent.Env, agent.SecurityContext)
+	if !csp || !order || agent.SecurityContext == nil || !*agent.SecurityContext.Privileged {
+		t.Errorf("agent env %v (want CSP and SKYHOOK_NODE_ORDER), security %v", agent.Env, agent.SecurityContext)
+	}
+	if pod.Labels[NameLabel] != "demo" || pod.Labels[SkyhookLabel] != "demo" {
+		t.Errorf("labels %v: want the Skyhook under this project's key and NodeWright's", pod.Labels)
 	}
 	if len(pod.OwnerReferences) != 1 || pod.OwnerReferences[0].UID != "u1" {
 		t.Errorf("owner %v", pod.OwnerReferences)
