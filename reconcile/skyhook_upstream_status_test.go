@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -120,6 +121,59 @@ func TestUpstreamReadersSeeTheirStatus(t *testing.T) {
 		t.Errorf("node conditions missing: %v (have %v)", wantConditions, node.Status.Conditions)
 	}
 	upstreamMetricsExported(t, "readers")
+	dashboardQueriesFindTheirMetrics(t)
+}
+
+// dashboardQueriesFindTheirMetrics reads the queries of NodeWright's
+// Grafana dashboard (testdata/nodewright-dashboard-queries.txt) and checks
+// that every metric they select is exported with every label they match
+// on, so each panel finds its series here.
+func dashboardQueriesFindTheirMetrics(t *testing.T) {
+	t.Helper()
+	data, err := os.ReadFile("testdata/nodewright-dashboard-queries.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelsOf := map[string]map[string]bool{}
+	for _, f := range families {
+		keys := map[string]bool{}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				keys[l.GetName()] = true
+			}
+		}
+		labelsOf[f.GetName()] = keys
+	}
+	selector := regexp.MustCompile(`(skyhook_[a-z_]+)\s*(\{([^}]*)\})?`)
+	matcher := regexp.MustCompile(`([a-z_]+)\s*(=~|!~|!=|=)`)
+	queries, selectors := 0, 0
+	for _, query := range strings.Split(string(data), "\n---\n")[1:] {
+		queries++
+		for _, m := range selector.FindAllStringSubmatch(query, -1) {
+			name := m[1]
+			if name == "skyhook_name" {
+				continue // the label, in label_join and label_values
+			}
+			selectors++
+			keys, ok := labelsOf[name]
+			if !ok {
+				t.Errorf("the dashboard queries %s, which is not exported: %s", name, query)
+				continue
+			}
+			for _, l := range matcher.FindAllStringSubmatch(m[3], -1) {
+				if !keys[l[1]] {
+					t.Errorf("the dashboard matches %s on label %s, which it does not have: %s", name, l[1], query)
+				}
+			}
+		}
+	}
+	if queries != 42 || selectors < 42 {
+		t.Errorf("read %d queries and %d selectors; the dashboard has 42 queries, each selecting at least one metric", queries, selectors)
+	}
 }
 
 // upstreamMetricsExported checks that every metric NodeWright exports (its
