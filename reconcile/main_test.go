@@ -229,3 +229,17 @@ func createPolicy(t *testing.T, policy *skyhookv1.DeploymentPolicy) {
 		eventually(t, "the policy to be deleted", func() bool { return c.Delete(context.Background(), policy) == nil })
 	})
 }
+
+// createNodes adds simulated nodes for one test and deletes them when it
+// ends.
+func createNodes(t *testing.T, nodes ...cluster.Node) {
+	t.Helper()
+	if err := env.CreateNodes(context.Background(), nodes...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			_ = env.Clientset.CoreV1().Nodes().Delete(context.Background(), n.Name, metav1.DeleteOptions{})
+		}
+	})
+}

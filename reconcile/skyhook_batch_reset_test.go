@@ -26,9 +26,7 @@ func TestBatchStateResetsOnCompletionAndOnRequest(t *testing.T) {
 	for _, pool := range []string{"reset-auto", "reset-kept"} {
 		nodes = append(nodes, cluster.NumberedNodes(pool, 4, map[string]string{"pool": pool, "tier": "1"})...)
 	}
-	if err := env.CreateNodes(ctx, nodes...); err != nil {
-		t.Fatal(err)
-	}
+	createNodes(t, nodes...)
 	createPolicyYAML(t, `
 metadata: {name: batch-reset}
 spec:

@@ -22,9 +22,7 @@ func TestDrainTakesWhatNodeWrightTakes(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
 	const node = "drainrules-0"
-	if err := env.CreateNodes(ctx, cluster.Node{Name: node, Labels: map[string]string{"pool": "drainrules"}}); err != nil {
-		t.Fatal(err)
-	}
+	createNodes(t, cluster.Node{Name: node, Labels: map[string]string{"pool": "drainrules"}})
 	podOn := func(namespace, name string, managed bool, tolerations ...corev1.Toleration) *corev1.Pod {
 		t.Helper()
 		pod := &corev1.Pod{

@@ -47,7 +47,11 @@ spec:
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), sk) })
 
-	got := waitSkyhook(t, "halt", time.Minute, func(sk *skyhookv1.Skyhook) bool { return conditions.IsStalled(sk) })
+	// The patch helper writes the conditions before the other status
+	// fields: wait for both.
+	got := waitSkyhook(t, "halt", time.Minute, func(sk *skyhookv1.Skyhook) bool {
+		return conditions.IsStalled(sk) && len(sk.Status.Compartments) == 1 && sk.Status.Compartments[0].Halted
+	})
 	if k := kstatusOf(t, got); k != "Failed" {
 		t.Errorf("kstatus reads a halted rollout as %s, want Failed", k)
 	}

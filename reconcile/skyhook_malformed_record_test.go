@@ -27,9 +27,7 @@ import (
 func TestUnreadableRecordHoldsTheNode(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
-	if err := env.CreateNodes(ctx, cluster.NumberedNodes("malformed", 2, map[string]string{"pool": "malformed"})...); err != nil {
-		t.Fatal(err)
-	}
+	createNodes(t, cluster.NumberedNodes("malformed", 2, map[string]string{"pool": "malformed"})...)
 	sk := &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: "malformed"},
 		Spec: skyhookv1.SkyhookSpec{
@@ -84,7 +82,7 @@ func TestUnreadableRecordHoldsTheNode(t *testing.T) {
 
 	annotate(valid)
 	got = waitSkyhook(t, "malformed", time.Minute, func(sk *skyhookv1.Skyhook) bool {
-		return isReady(sk) && conditions.Get(sk, skyhookv1.NodeStateMalformedCondition) == nil
+		return isReady(sk) && conditions.Get(sk, skyhookv1.NodeStateMalformedCondition) == nil && sk.Status.Status == skyhookv1.StatusComplete
 	})
 	if got.Status.Status != skyhookv1.StatusComplete || len(pods()) != 0 {
 		t.Errorf("after the repair: status %s, stage pods %v; want complete and none", got.Status.Status, pods())
