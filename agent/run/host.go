@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/skyhook-go/skyhook/agent/pkgconfig"
 )
@@ -35,61 +34,141 @@ func (h host) path(parts ...string) string {
 // names).
 func (h host) flagPath(o Options, s pkgconfig.Step) string {
 	sum := sha256.Sum256([]byte(fmt.Sprintf("%q_%v", s.Arguments, s.Returncodes)))
-	return h.path(h.state, h.skyhook, "flags", o.Package, o.Version, o.Mode, s.Name+"_"+hex.EncodeToString(sum[:6]))
+	return filepath.Join(h.flagDir(o), o.Mode, s.Name+"_"+hex.EncodeToString(sum[:6]))
 }
 
-// History is a package's versions on the node.
+// flagDir holds the run-once flags of the package version.
+func (h host) flagDir(o Options) string {
+	return h.path(h.state, h.skyhook, "flags", o.Package, o.Version)
+}
+
+// History is a package's versions on the node, in NodeWright's history
+// file format: the current version ("uninstalled" after an uninstall) and
+// each version with the time it became current, newest first.
 type History struct {
-	Current  string    `json:"current-version"`
-	Previous []Version `json:"previous,omitempty"`
+	Current string         `json:"current-version"`
+	History []HistoryEntry `json:"history"`
 }
 
-// Version is a version that was current until a time.
-type Version struct {
-	Version string    `json:"version"`
-	Until   time.Time `json:"until"`
+// HistoryEntry is one version and when it became current (ISO 8601, as
+// NodeWright writes it).
+type HistoryEntry struct {
+	Version string `json:"version"`
+	Time    string `json:"time"`
 }
+
+// Uninstalled is the current version that uninstall-check leaves, as in
+// NodeWright's history; NoHistory is the previous version an upgrade step
+// gets when the package has no history on the node.
+const (
+	Uninstalled = "uninstalled"
+	NoHistory   = "unknown"
+)
 
 func (h host) historyPath(pkg string) string {
 	return h.path(h.state, h.skyhook, "history", pkg+".json")
 }
 
-// history reads a package's history; none reads as empty.
-func (h host) history(pkg string) History {
-	var hist History
-	if data, err := os.ReadFile(h.historyPath(pkg)); err == nil {
-		_ = json.Unmarshal(data, &hist) // a broken history starts over
+// history reads a package's history and whether it has one. A file that
+// is not JSON is moved aside to <file>.backup and reads as an empty
+// history, as NodeWright's agent does.
+func (h host) history(pkg string) (History, bool) {
+	hist := History{History: []HistoryEntry{}}
+	path := h.historyPath(pkg)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return hist, false
 	}
-	return hist
+	if err := json.Unmarshal(data, &hist); err != nil {
+		_ = os.Rename(path, path+".backup")
+		return History{History: []HistoryEntry{}}, true
+	}
+	if hist.History == nil {
+		hist.History = []HistoryEntry{}
+	}
+	return hist, true
 }
 
-// recordVersion updates the history after a mode succeeded: apply and
-// upgrade make the version current, uninstall ends it.
+// previousVersion is the version the upgrade steps are told they upgrade
+// from: the history's current version, "unknown" without a history.
+func (h host) previousVersion(pkg string) string {
+	hist, ok := h.history(pkg)
+	if !ok {
+		return NoHistory
+	}
+	return hist.Current
+}
+
+// recordVersion updates the history after a mode succeeded, as NodeWright's
+// agent does: apply-check and upgrade-check make the package's version
+// current, uninstall-check makes it "uninstalled" and removes the run-once
+// flags of the version, so a later install runs every step again.
 func (h host) recordVersion(o Options, cfg *pkgconfig.Config) error {
-	hist := h.history(o.Package)
+	version := cfg.PackageVersion
 	switch o.Mode {
-	case "apply", "upgrade":
-		if hist.Current == o.Version {
-			return nil
+	case "apply-check", "upgrade-check":
+	case "uninstall-check":
+		version = Uninstalled
+		if err := os.RemoveAll(h.flagDir(o)); err != nil {
+			return fmt.Errorf("removing the run-once flags: %w", err)
 		}
-		if hist.Current != "" {
-			hist.Previous = append(hist.Previous, Version{Version: hist.Current, Until: o.Now().UTC()})
-		}
-		hist.Current = o.Version
-	case "uninstall":
-		if hist.Current != o.Version {
-			return nil
-		}
-		hist.Previous = append(hist.Previous, Version{Version: hist.Current, Until: o.Now().UTC()})
-		hist.Current = ""
 	default:
 		return nil
 	}
+	hist, _ := h.history(o.Package)
+	hist.Current = version
+	entry := HistoryEntry{Version: version, Time: o.Now().UTC().Format("2006-01-02T15:04:05.000000-07:00")}
+	hist.History = append([]HistoryEntry{entry}, hist.History...)
 	data, err := json.MarshalIndent(hist, "", "  ")
 	if err != nil {
 		return err
 	}
 	return writeFile(h.historyPath(o.Package), append(data, '\n'))
+}
+
+// copyResolvConf copies the pod's resolv.conf over the host's
+// /etc/resolv.conf; a symlink there (systemd-resolved's) is followed
+// inside the host root, so the file it names on the host is written.
+func copyResolvConf(src, hostRoot string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	dst, err := resolveInRoot(hostRoot, "/etc/resolv.conf")
+	if err != nil {
+		return err
+	}
+	return writeFile(dst, data)
+}
+
+// resolveInRoot follows the symlinks of a path inside root as a process
+// chrooted there would, never leaving root; the last part need not exist.
+func resolveInRoot(root, path string) (string, error) {
+	current := "/"
+	rest := strings.Split(strings.Trim(filepath.Clean(path), "/"), "/")
+	for links := 0; len(rest) > 0; {
+		part := rest[0]
+		rest = rest[1:]
+		next := filepath.Join(current, part) // Join cleans "..": it stops at "/"
+		info, err := os.Lstat(filepath.Join(root, next))
+		if err != nil || info.Mode()&os.ModeSymlink == 0 {
+			current = next
+			continue
+		}
+		if links++; links > 40 {
+			return "", fmt.Errorf("%s: too many levels of symbolic links", path)
+		}
+		target, err := os.Readlink(filepath.Join(root, next))
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(current, target)
+		}
+		rest = append(strings.Split(strings.Trim(filepath.Clean(target), "/"), "/"), rest...)
+		current = "/"
+	}
+	return filepath.Join(root, current), nil
 }
 
 // openLog opens the log file of this run of a step, and removes the oldest

@@ -53,6 +53,17 @@ type Options struct {
 	StateDir, LogDir string
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// ResolvConf, when set, is a file (the pod's /etc/resolv.conf) copied
+	// over the host's /etc/resolv.conf before the mode runs, as
+	// NodeWright's agent does with COPY_RESOLV=true.
+	ResolvConf string
+	// AlwaysRunSteps runs the steps that a run-once flag would skip, as
+	// NodeWright's OVERLAY_ALWAYS_RUN_STEP=true does.
+	AlwaysRunSteps bool
+	// OutputLimit is the longest piece of a step's output written as one
+	// log line (DefaultOutputLimit when 0): NodeWright's
+	// SKYHOOK_AGENT_BUFFER_LIMIT.
+	OutputLimit int
 }
 
 // The directories on the host (paths inside the host root) unless the
@@ -92,11 +103,16 @@ func Run(ctx context.Context, o Options) ([]StepResult, error) {
 	if h.logs == "" {
 		h.logs = DefaultLogDir
 	}
+	if o.Mode != "interrupt" && !slices.Contains(pkgconfig.Modes, o.Mode) {
+		return nil, fmt.Errorf("unknown mode %q (modes: %s, interrupt)", o.Mode, strings.Join(pkgconfig.Modes, ", "))
+	}
+	if o.ResolvConf != "" {
+		if err := copyResolvConf(o.ResolvConf, o.HostRoot); err != nil {
+			return nil, fmt.Errorf("copying %s to the host (COPY_RESOLV): %w", o.ResolvConf, err)
+		}
+	}
 	if o.Mode == "interrupt" {
 		return nil, runInterrupt(ctx, o, h)
-	}
-	if !slices.Contains(pkgconfig.Modes, o.Mode) {
-		return nil, fmt.Errorf("unknown mode %q (modes: %s, interrupt)", o.Mode, strings.Join(pkgconfig.Modes, ", "))
 	}
 	cfg, problems, err := pkgconfig.Load(o.CopyDir)
 	if err != nil {
@@ -120,7 +136,20 @@ func Run(ctx context.Context, o Options) ([]StepResult, error) {
 			return nil, fmt.Errorf("copying the node metadata: %w", err)
 		}
 	}
+	// NodeWright's agent checks the expected configMap files in every mode
+	// but the uninstall ones, before any step runs.
+	if !strings.HasPrefix(o.Mode, "uninstall") {
+		for _, f := range cfg.ExpectedConfigFiles {
+			if _, err := os.Stat(filepath.Join(o.CopyDir, "configmaps", f)); err != nil {
+				return nil, fmt.Errorf("expected config file %q (expected_config_files) is not in the package's configMap: no %s", f,
+					filepath.Join("/"+inside, "configmaps", f))
+			}
+		}
+	}
 	r := runner{o: o, h: h, inside: "/" + inside, cfg: cfg}
+	if r.upgrade() {
+		r.previous = h.previousVersion(o.Package)
+	}
 	results, err := r.mode(ctx)
 	if err == nil {
 		err = h.recordVersion(o, cfg)
@@ -134,10 +163,19 @@ type runner struct {
 	h      host
 	inside string // the copy dir as seen inside the host root
 	cfg    *pkgconfig.Config
+	// previous is the version before this one, in the upgrade modes.
+	previous string
 }
 
+// runOnceModes are the modes whose steps with idempotence false are skipped
+// once they ran for the version: NodeWright's agent runs such steps again
+// in config, upgrade and uninstall, and never skips a check.
+var runOnceModes = []string{"apply", "post-interrupt"}
+
+func (r runner) check() bool   { return strings.HasSuffix(r.o.Mode, "-check") }
+func (r runner) upgrade() bool { return r.o.Mode == "upgrade" || r.o.Mode == "upgrade-check" }
+
 func (r runner) mode(ctx context.Context) ([]StepResult, error) {
-	check := strings.HasSuffix(r.o.Mode, "-check")
 	var results []StepResult
 	var failed []string
 	for _, s := range r.cfg.Modes[r.o.Mode] {
@@ -147,7 +185,7 @@ func (r runner) mode(ctx context.Context) ([]StepResult, error) {
 			continue
 		}
 		failed = append(failed, describe(res))
-		if !check {
+		if !r.check() {
 			break // an action mode stops at its first failure
 		}
 	}
@@ -164,16 +202,21 @@ func describe(res StepResult) string {
 	return fmt.Sprintf("step %s exited with code %d", res.Name, res.ExitCode)
 }
 
-// step runs one step, once per package version (and arguments) when it is
-// not idempotent.
+// step runs one step. A step with idempotence false that succeeded in an
+// action mode leaves a flag; in apply and post-interrupt the flag skips it
+// for the rest of the package version, unless AlwaysRunSteps.
 func (r runner) step(ctx context.Context, s pkgconfig.Step) StepResult {
 	res := StepResult{Name: s.Name}
+	runOnce := !r.check() && !s.Idempotence
 	flag := r.h.flagPath(r.o, s)
-	if !s.Idempotence {
+	if runOnce && slices.Contains(runOnceModes, r.o.Mode) {
 		if _, err := os.Stat(flag); err == nil {
-			res.OK, res.Skipped = true, fmt.Sprintf("ran already for version %s", r.o.Version)
-			fmt.Fprintf(r.o.Out, "%s [%s] skipped: %s\n", r.o.Now().UTC().Format(time.RFC3339Nano), s.Name, res.Skipped)
-			return res
+			if !r.o.AlwaysRunSteps {
+				res.OK, res.Skipped = true, fmt.Sprintf("ran already for version %s", r.o.Version)
+				r.note(s.Name, "skipped: "+res.Skipped)
+				return res
+			}
+			r.note(s.Name, fmt.Sprintf("ran already for version %s; running it again (OVERLAY_ALWAYS_RUN_STEP)", r.o.Version))
 		}
 	}
 	env := r.env(s)
@@ -182,14 +225,12 @@ func (r runner) step(ctx context.Context, s pkgconfig.Step) StepResult {
 		res.Err = err
 		return res
 	}
-	if s.UpgradeStep {
-		previous := r.h.history(r.o.Package).Current
-		args = append(args, previous, r.o.Version)
-		env = append(env, "SKYHOOK_PREVIOUS_VERSION="+previous, "SKYHOOK_CURRENT_VERSION="+r.o.Version)
+	if s.UpgradeStep && r.upgrade() {
+		args = append(args, r.previous, r.cfg.PackageVersion)
 	}
-	path, root := r.inside+"/skyhook_dir/"+s.Path, r.o.HostRoot
+	path, root, dir := r.inside+"/skyhook_dir/"+s.Path, r.o.HostRoot, r.inside
 	if !s.OnHost {
-		path, root = filepath.Join(r.o.CopyDir, "skyhook_dir", s.Path), ""
+		path, root, dir = filepath.Join(r.o.CopyDir, "skyhook_dir", s.Path), "", r.o.CopyDir
 	}
 	logs, err := r.h.openLog(r.o, s.Name)
 	if err != nil {
@@ -197,9 +238,10 @@ func (r runner) step(ctx context.Context, s pkgconfig.Step) StepResult {
 		return res
 	}
 	defer logs.Close()
-	res.ExitCode, res.Err = execute(ctx, command{path: path, args: args, env: env, root: root, name: s.Name, out: r.o.Out, log: logs, now: r.o.Now})
+	res.ExitCode, res.Err = execute(ctx, command{path: path, args: args, env: env, root: root, dir: dir, limit: r.o.OutputLimit,
+		name: s.Name, out: r.o.Out, log: logs, now: r.o.Now})
 	res.OK = res.Err == nil && slices.Contains(s.Returncodes, res.ExitCode)
-	if res.OK && !s.Idempotence {
+	if res.OK && runOnce {
 		if err := writeFile(flag, []byte(r.o.Now().UTC().Format(time.RFC3339)+"\n")); err != nil {
 			res.OK, res.Err = false, fmt.Errorf("recording that it ran: %w", err)
 		}
@@ -207,12 +249,29 @@ func (r runner) step(ctx context.Context, s pkgconfig.Step) StepResult {
 	return res
 }
 
-// env is the step's environment: the pod's, the step's own, and where the
-// package is.
+// note writes a line of the agent's own about a step to the pod log.
+func (r runner) note(step, msg string) {
+	fmt.Fprintf(r.o.Out, "%s [%s] %s\n", r.o.Now().UTC().Format(time.RFC3339Nano), step, msg)
+}
+
+// env is the step's environment, later settings winning as NodeWright's
+// agent layers them: the pod's; SKYHOOK_RESOURCE_ID when the pod has none;
+// the step's own; in the upgrade modes the previous and current versions;
+// and where the package is.
 func (r runner) env(s pkgconfig.Step) []string {
 	env := append([]string{}, r.o.Env...)
+	if _, ok := lookup(env, "SKYHOOK_RESOURCE_ID"); !ok {
+		// NodeWright's operator gives it as <skyhook>-<uid>-<generation>_<package>_<version>;
+		// packages (NVIDIA's tuning) take the package name from its second field.
+		env = append(env, fmt.Sprintf("SKYHOOK_RESOURCE_ID=%s-%s_%s_%s", r.o.Skyhook, r.o.Generation, r.o.Package, r.o.Version))
+	}
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		env = append(env, k+"="+s.Env[k])
+	}
+	if r.upgrade() {
+		current := r.cfg.PackageVersion
+		env = append(env, "PREVIOUS_VERSION="+r.previous, "CURRENT_VERSION="+current,
+			"SKYHOOK_PREVIOUS_VERSION="+r.previous, "SKYHOOK_CURRENT_VERSION="+current)
 	}
 	dir := r.inside
 	if !s.OnHost {

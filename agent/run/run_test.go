@@ -34,7 +34,7 @@ echo to-stdout; echo to-stderr >&2
 	"check.sh":   "test -f /etc/tuning.conf\n",
 	"fail.sh":    "echo failing; exit 7\n",
 	"after.sh":   "touch /tmp/after.ran\n",
-	"migrate.sh": `echo "args=$1,$2 env=$SKYHOOK_PREVIOUS_VERSION,$SKYHOOK_CURRENT_VERSION" > /tmp/migrate.out` + "\n",
+	"migrate.sh": `echo "args=$1,$2 env=$SKYHOOK_PREVIOUS_VERSION,$SKYHOOK_CURRENT_VERSION nodewright=$PREVIOUS_VERSION,$CURRENT_VERSION" > /tmp/migrate.out` + "\n",
 }
 
 func options(p pkg, mode, version, generation string, out *bytes.Buffer) Options {
@@ -164,12 +164,14 @@ func TestNonIdempotentStepsRunOncePerVersion(t *testing.T) {
 // logs on the host.
 func TestStateAndLogDirsCanMove(t *testing.T) {
 	root := newRoot(t)
-	p := newPackage(t, root, "1.0.0", config, scripts, nil)
+	p := newPackage(t, root, "1.0.0", config, scripts, map[string]string{"etc/tuning.conf": "x=1\n"})
 	var out bytes.Buffer
-	o := options(p, "apply", "1.0.0", "1", &out)
-	o.StateDir, o.LogDir = "/etc/skyhook", "/var/log/other"
-	if _, err := Run(context.Background(), o); err != nil {
-		t.Fatalf("apply: %v\n%s", err, out.String())
+	for _, mode := range []string{"apply", "apply-check"} { // apply-check writes the history
+		o := options(p, mode, "1.0.0", "1", &out)
+		o.StateDir, o.LogDir = "/etc/skyhook", "/var/log/other"
+		if _, err := Run(context.Background(), o); err != nil {
+			t.Fatalf("%s: %v\n%s", mode, err, out.String())
+		}
 	}
 	if _, err := os.Stat(filepath.Join(root, "etc/skyhook/demo/history/tuning.json")); err != nil {
 		t.Errorf("no history under the state dir: %v", err)
@@ -183,25 +185,35 @@ func TestStateAndLogDirsCanMove(t *testing.T) {
 }
 
 // An upgrade step gets the previous and the current version, as arguments
-// and in its environment.
+// and in its environment (NodeWright's names and this project's); the
+// history moves on after upgrade-check, as NodeWright's agent writes it.
 func TestUpgradeStepsGetBothVersions(t *testing.T) {
 	root := newRoot(t)
 	var out bytes.Buffer
-	old := newPackage(t, root, "1.0.0", config, scripts, nil)
-	if _, err := Run(context.Background(), options(old, "apply", "1.0.0", "1", &out)); err != nil {
-		t.Fatal(err)
+	old := newPackage(t, root, "1.0.0", config, scripts, map[string]string{"etc/tuning.conf": "x=1\n"})
+	for _, mode := range []string{"apply", "apply-check"} {
+		if _, err := Run(context.Background(), options(old, mode, "1.0.0", "1", &out)); err != nil {
+			t.Fatalf("%s: %v\n%s", mode, err, out.String())
+		}
 	}
 	next := newPackage(t, root, "2.0.0", config, scripts, nil)
 	if _, err := Run(context.Background(), options(next, "upgrade", "2.0.0", "2", &out)); err != nil {
 		t.Fatalf("upgrade: %v\n%s", err, out.String())
 	}
-	if got := read(t, root, "tmp/migrate.out"); got != "args=1.0.0,2.0.0 env=1.0.0,2.0.0\n" {
+	if got := read(t, root, "tmp/migrate.out"); got != "args=1.0.0,2.0.0 env=1.0.0,2.0.0 nodewright=1.0.0,2.0.0\n" {
 		t.Errorf("the upgrade step saw %q", got)
 	}
 	var hist History
 	_ = json.Unmarshal([]byte(read(t, root, "var/lib/skyhook/demo/history/tuning.json")), &hist)
-	if hist.Current != "2.0.0" || len(hist.Previous) != 1 || hist.Previous[0].Version != "1.0.0" {
-		t.Errorf("history %+v; want 2.0.0 current after 1.0.0", hist)
+	if hist.Current != "1.0.0" {
+		t.Errorf("history %+v after upgrade; want 1.0.0 still current until upgrade-check", hist)
+	}
+	if _, err := Run(context.Background(), options(next, "upgrade-check", "2.0.0", "2", &out)); err != nil {
+		t.Fatalf("upgrade-check: %v\n%s", err, out.String())
+	}
+	_ = json.Unmarshal([]byte(read(t, root, "var/lib/skyhook/demo/history/tuning.json")), &hist)
+	if hist.Current != "2.0.0" || len(hist.History) != 2 || hist.History[0].Version != "2.0.0" || hist.History[1].Version != "1.0.0" {
+		t.Errorf("history %+v; want 2.0.0 current, then 1.0.0", hist)
 	}
 }
 
