@@ -9,7 +9,10 @@
 // SKYHOOK_PACKAGE, SKYHOOK_VERSION, SKYHOOK_GENERATION; SKYHOOK_LOG_KEEP is
 // how many runs of each step keep a log file on the host (default 5, 0 for
 // none); SKYHOOK_CONFIGMAP_DIR is where the package's configMap is mounted
-// (default /skyhook-package/configmaps).
+// (default /skyhook-package/configmaps). NodeWright's agent options
+// SKYHOOK_AGENT_WRITE_LOGS, SKYHOOK_ROOT_DIR, SKYHOOK_LOG_DIR, COPY_RESOLV,
+// OVERLAY_ALWAYS_RUN_STEP and SKYHOOK_AGENT_BUFFER_LIMIT are honoured
+// (docs/agent.md).
 package main
 
 import (
@@ -60,6 +63,11 @@ func agent(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	nw, err := nodeWrightOptions()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 	configMaps := envOr("SKYHOOK_CONFIGMAP_DIR", "/skyhook-package/configmaps")
 	nodeMetadata := envOr("SKYHOOK_NODE_METADATA_DIR", "/skyhook-package/node-metadata")
 	o := run.Options{
@@ -69,6 +77,7 @@ func agent(args []string) int {
 		Env: os.Environ(), Out: os.Stdout, KeepLogs: keep,
 		// NodeWright's agent options for where it keeps its files.
 		StateDir: os.Getenv("SKYHOOK_ROOT_DIR"), LogDir: os.Getenv("SKYHOOK_LOG_DIR"),
+		ResolvConf: nw.resolvConf, AlwaysRunSteps: nw.alwaysRun, OutputLimit: nw.outputLimit,
 	}
 	if len(args) == 4 {
 		o.Interrupt = args[3]
@@ -108,6 +117,55 @@ func logsToKeep() (int, error) {
 		return 0, fmt.Errorf("SKYHOOK_AGENT_WRITE_LOGS=%q: want true or false", v)
 	}
 	return keep, nil
+}
+
+// options are NodeWright's agent options that change how steps run.
+type options struct {
+	resolvConf  string
+	alwaysRun   bool
+	outputLimit int
+}
+
+// nodeWrightOptions reads them: COPY_RESOLV=true copies the pod's
+// /etc/resolv.conf to the host (NodeWright's operator sets it to false in
+// every stage pod, and so the default here is not to copy);
+// OVERLAY_ALWAYS_RUN_STEP=true runs the steps that a run-once flag would
+// skip; SKYHOOK_AGENT_BUFFER_LIMIT is the longest piece of output written
+// as one log line (bytes, default 8 KiB).
+func nodeWrightOptions() (options, error) {
+	var o options
+	copyResolv, err := boolEnv("COPY_RESOLV")
+	if err != nil {
+		return o, err
+	}
+	if copyResolv {
+		o.resolvConf = "/etc/resolv.conf"
+	}
+	if o.alwaysRun, err = boolEnv("OVERLAY_ALWAYS_RUN_STEP"); err != nil {
+		return o, err
+	}
+	o.outputLimit = run.DefaultOutputLimit
+	if v := os.Getenv("SKYHOOK_AGENT_BUFFER_LIMIT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 16 {
+			return o, fmt.Errorf("SKYHOOK_AGENT_BUFFER_LIMIT=%q: want a number of bytes, at least 16", v)
+		}
+		o.outputLimit = n
+	}
+	return o, nil
+}
+
+// boolEnv reads a true/false variable (any case); unset is false.
+func boolEnv(name string) (bool, error) {
+	v := os.Getenv(name)
+	switch strings.ToLower(v) {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s=%q: want true or false", name, v)
+	}
 }
 
 func envOr(name, fallback string) string {

@@ -79,3 +79,37 @@ func TestLogsToKeep(t *testing.T) {
 		}
 	}
 }
+
+// NodeWright's COPY_RESOLV (off unless true: NodeWright's operator sets
+// it false in every stage pod), OVERLAY_ALWAYS_RUN_STEP and
+// SKYHOOK_AGENT_BUFFER_LIMIT; anything else is a clear error.
+func TestNodeWrightOptions(t *testing.T) {
+	cases := []struct {
+		resolv, always, limit string
+		want                  options
+		err                   string
+	}{
+		{"", "", "", options{outputLimit: 8192}, ""},
+		{"true", "", "", options{resolvConf: "/etc/resolv.conf", outputLimit: 8192}, ""},
+		{"FALSE", "True", "1024", options{alwaysRun: true, outputLimit: 1024}, ""},
+		{"yes", "", "", options{}, `COPY_RESOLV="yes": want true or false`},
+		{"", "1", "", options{}, `OVERLAY_ALWAYS_RUN_STEP="1": want true or false`},
+		{"", "", "8k", options{}, `SKYHOOK_AGENT_BUFFER_LIMIT="8k"`},
+		{"", "", "4", options{}, `SKYHOOK_AGENT_BUFFER_LIMIT="4"`},
+	}
+	for _, tc := range cases {
+		t.Setenv("COPY_RESOLV", tc.resolv)
+		t.Setenv("OVERLAY_ALWAYS_RUN_STEP", tc.always)
+		t.Setenv("SKYHOOK_AGENT_BUFFER_LIMIT", tc.limit)
+		got, err := nodeWrightOptions()
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q/%q/%q: %v, want an error with %q", tc.resolv, tc.always, tc.limit, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q/%q/%q: %+v, %v; want %+v", tc.resolv, tc.always, tc.limit, got, err, tc.want)
+		}
+	}
+}
