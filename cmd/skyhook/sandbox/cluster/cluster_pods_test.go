@@ -133,6 +133,71 @@ func TestStagePodWithRestartsBacksOffWithTheExitCode(t *testing.T) {
 	}
 }
 
+// agentlessPod is a stage pod whose stage and check containers carry a
+// NodeWright package's env (its test image sleeps SLEEP_LEN, exits EXIT_CODE).
+func agentlessPod(name string, stageEnv, checkEnv []corev1.EnvVar) *corev1.Pod {
+	pod := stagePod(name, corev1.RestartPolicyNever, "ghcr.io/skyhook/pkg:1.0.0", stageEnv...)
+	pod.Spec.InitContainers = append(pod.Spec.InitContainers, corev1.Container{Name: "check", Image: "ghcr.io/skyhook/agent:1.0.0", Env: checkEnv})
+	return pod
+}
+
+// finishedAfter is how long after created the pod's last run init container
+// finished (status times have one-second resolution).
+func finishedAfter(pod *corev1.Pod, created time.Time) time.Duration {
+	var last time.Time
+	for _, s := range pod.Status.InitContainerStatuses {
+		if s.State.Terminated != nil && s.State.Terminated.FinishedAt.After(last) {
+			last = s.State.Terminated.FinishedAt.Time
+		}
+	}
+	return last.Sub(created.Truncate(time.Second))
+}
+
+func TestAgentlessExitCodeFailsTheContainer(t *testing.T) {
+	createPod(t, agentlessPod("agentless-fail", []corev1.EnvVar{env2(cluster.AgentlessExitCodeEnv, "2")}, nil))
+	pod := waitPod(t, "agentless-fail", func(p *corev1.Pod) bool { return p.Status.Phase != corev1.PodPending })
+	if pod.Status.Phase != corev1.PodFailed {
+		t.Fatalf("phase %s, want Failed", pod.Status.Phase)
+	}
+	if s := pod.Status.InitContainerStatuses[1].State.Terminated; s == nil || s.ExitCode != 2 {
+		t.Errorf("agent: %+v, want terminated with 2", pod.Status.InitContainerStatuses[1].State)
+	}
+	if w := pod.Status.InitContainerStatuses[2].State.Waiting; w == nil {
+		t.Errorf("check: %+v, want waiting: it never runs", pod.Status.InitContainerStatuses[2].State)
+	}
+}
+
+func TestSimExitCodeWinsOverAgentlessExitCode(t *testing.T) {
+	createPod(t, agentlessPod("agentless-overridden", []corev1.EnvVar{env2(cluster.AgentlessExitCodeEnv, "2"), env2(cluster.SimExitCodeEnv, "0")}, nil))
+	pod := waitPod(t, "agentless-overridden", func(p *corev1.Pod) bool { return p.Status.Phase != corev1.PodPending })
+	if pod.Status.Phase != corev1.PodRunning {
+		t.Fatalf("phase %s, want Running: %s=0 wins over %s", pod.Status.Phase, cluster.SimExitCodeEnv, cluster.AgentlessExitCodeEnv)
+	}
+}
+
+func TestAgentlessSleepIsATenthPerContainerThatRuns(t *testing.T) {
+	sleep := env2(cluster.AgentlessSleepEnv, "15") // 1.5 s per container
+	created := time.Now()
+	createPod(t, agentlessPod("agentless-sleep", []corev1.EnvVar{sleep}, []corev1.EnvVar{sleep}))
+	// A first container that fails stops the clock: the check's 60 s never run.
+	createPod(t, agentlessPod("agentless-sleep-fail", []corev1.EnvVar{sleep, env2(cluster.AgentlessExitCodeEnv, "1")}, []corev1.EnvVar{env2(cluster.AgentlessSleepEnv, "600")}))
+	// The project's duration wins over SLEEP_LEN.
+	createPod(t, agentlessPod("agentless-sleep-overridden", []corev1.EnvVar{env2(cluster.AgentlessSleepEnv, "600"), env2(cluster.SimDurationEnv, "100ms")}, nil))
+
+	ok := waitPod(t, "agentless-sleep", func(p *corev1.Pod) bool { return p.Status.Phase != corev1.PodPending })
+	if d := finishedAfter(ok, created); ok.Status.Phase != corev1.PodRunning || d < 2*time.Second || d > 5*time.Second {
+		t.Errorf("two containers of SLEEP_LEN 15: phase %s after %s; want Running after 3 s", ok.Status.Phase, d)
+	}
+	failed := waitPod(t, "agentless-sleep-fail", func(p *corev1.Pod) bool { return p.Status.Phase != corev1.PodPending })
+	if d := finishedAfter(failed, created); failed.Status.Phase != corev1.PodFailed || d > 4*time.Second {
+		t.Errorf("failing first container of SLEEP_LEN 15: phase %s after %s; want Failed after 1.5 s", failed.Status.Phase, d)
+	}
+	overridden := waitPod(t, "agentless-sleep-overridden", func(p *corev1.Pod) bool { return p.Status.Phase != corev1.PodPending })
+	if d := finishedAfter(overridden, created); overridden.Status.Phase != corev1.PodRunning || d > 4*time.Second {
+		t.Errorf("SLEEP_LEN 600 with %s 100ms: phase %s after %s; want Running at once", cluster.SimDurationEnv, overridden.Status.Phase, d)
+	}
+}
+
 func TestStagePodImagePullFailure(t *testing.T) {
 	image := cluster.InvalidRegistry + "/skyhook/pkg:1.0.0"
 	createPod(t, stagePod("stage-pull", corev1.RestartPolicyNever, image))

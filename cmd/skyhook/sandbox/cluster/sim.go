@@ -41,6 +41,12 @@ import (
 //     the first non-zero code stops the pod:
 //     phase Failed with restartPolicy Never, otherwise Pending with that
 //     container in CrashLoopBackOff and the code in lastState.
+//   - NodeWright's test image (its "agentless" package: sleep SLEEP_LEN
+//     seconds, exit EXIT_CODE) is played too, so its e2e manifests run
+//     unchanged: a container's AgentlessExitCodeEnv is its exit code
+//     unless SimExitCodeEnv is set; without SimDurationEnv the delay is the
+//     sum of AgentlessSleepEnv (seconds, scaled to a tenth) of the
+//     containers that run, up to and including the first that fails.
 //   - An image whose registry host is under the reserved .invalid domain
 //     (InvalidRegistry) cannot be pulled: that container waits in
 //     ErrImagePull.
@@ -54,6 +60,8 @@ const (
 	SimDurationEnv             = "SKYHOOK_SIM_DURATION"
 	SimExitCodeEnv             = "SKYHOOK_SIM_EXIT_CODE"
 	SimExitNodesEnv            = "SKYHOOK_SIM_EXIT_NODES"
+	AgentlessExitCodeEnv       = "EXIT_CODE"
+	AgentlessSleepEnv          = "SLEEP_LEN"
 	InvalidRegistry            = "pull-error.invalid"
 )
 
