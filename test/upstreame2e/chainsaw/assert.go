@@ -1,0 +1,283 @@
+// Package chainsaw evaluates NodeWright's end-to-end expectations (chainsaw
+// assert and error files, and its metrics_test.py checks) against a live
+// cluster, with the semantics chainsaw gives them: an expected document is a
+// kyverno-json assertion tree (a partial match of the object: keys present
+// must match, `(expression): value` keys project with JMESPath, `~` iterates),
+// resolved by apiVersion, kind and name, or, without a name, by namespace and
+// labels, one matching candidate sufficing.
+//
+// One difference in timing: chainsaw stops an assert at the first evaluation
+// error (a JMESPath function given null, say `length()` of an annotation not
+// written yet); here an error counts as "not yet" until the timeout, and is
+// reported then.
+package chainsaw
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jmespath-community/go-jmespath/pkg/binding"
+	"github.com/kyverno/kyverno-json/pkg/engine/assert"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+// Document is one YAML document of an assert or error file.
+type Document struct {
+	// File names the file, as the caller read it (a path under upstream's
+	// k8s-tests/chainsaw, for the skip list and the logs).
+	File string
+	// Index counts the file's non-empty documents from 0.
+	Index int
+	// Expected is the document, numbers as JSON has them (float64).
+	Expected map[string]any
+}
+
+// ID names the document: file, index, kind and name (or labels).
+func (d Document) ID() string {
+	return fmt.Sprintf("%s#%d %s", d.File, d.Index, d.Describe())
+}
+
+// Describe is the document's kind and name, or its labels without a name.
+func (d Document) Describe() string {
+	u := d.object()
+	if u.GetName() != "" {
+		return u.GetKind() + "/" + u.GetName()
+	}
+	var labels []string
+	for k, v := range u.GetLabels() {
+		labels = append(labels, k+"="+v)
+	}
+	sort.Strings(labels)
+	return u.GetKind() + "[" + strings.Join(labels, ",") + "]"
+}
+
+func (d Document) object() *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: d.Expected}
+}
+
+// ReadFile reads the documents of a file; name is how they are named.
+func ReadFile(path, name string) ([]Document, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(name, data)
+}
+
+// Parse splits a YAML stream into documents, leaving out empty ones.
+func Parse(name string, data []byte) ([]Document, error) {
+	var docs []Document
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		raw, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		var obj map[string]any
+		if err := yaml.Unmarshal(raw, &obj); err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", name, len(docs), err)
+		}
+		if len(obj) == 0 {
+			continue
+		}
+		docs = append(docs, Document{File: name, Index: len(docs), Expected: obj})
+	}
+}
+
+// Check evaluates an expected document against an object: no errors is a
+// match. The error reports an expression that could not be evaluated.
+func Check(ctx context.Context, expected, actual map[string]any) (field.ErrorList, error) {
+	normal, err := jsonValue(actual)
+	if err != nil {
+		return nil, err
+	}
+	return assert.Assert(ctx, nil, assert.Parse(ctx, expected), normal, binding.NewBindings())
+}
+
+// jsonValue is v as encoding/json decodes it (numbers float64), as the
+// JMESPath functions expect.
+func jsonValue(v map[string]any) (any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	err = json.Unmarshal(data, &out)
+	return out, err
+}
+
+// Runner resolves documents against a cluster and polls them.
+type Runner struct {
+	Client client.Client
+	// Namespace is used for a namespaced document without one (chainsaw's
+	// test namespace).
+	Namespace string
+	// Timeout bounds each assert and error; Interval is the poll period.
+	Timeout, Interval time.Duration
+}
+
+// Failure is an expectation that did not hold by the timeout.
+type Failure struct {
+	Doc Document
+	// Problems are the last evaluation's, one per candidate (or why there
+	// was none).
+	Problems []string
+	// Live are the candidates last seen, as YAML without managedFields.
+	Live []string
+}
+
+func (f *Failure) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s did not hold:\n", f.Doc.ID())
+	for _, p := range f.Problems {
+		fmt.Fprintf(&b, "  %s\n", strings.ReplaceAll(p, "\n", "\n  "))
+	}
+	for _, l := range f.Live {
+		fmt.Fprintf(&b, "live object:\n%s", l)
+	}
+	return b.String()
+}
+
+// Assert polls until an object matching the document exists.
+func (r *Runner) Assert(ctx context.Context, doc Document) error {
+	return r.poll(ctx, doc, true)
+}
+
+// Error polls until no object matches the document (chainsaw's error
+// operation; an absent object passes).
+func (r *Runner) Error(ctx context.Context, doc Document) error {
+	return r.poll(ctx, doc, false)
+}
+
+func (r *Runner) poll(ctx context.Context, doc Document, want bool) error {
+	timeout, interval := r.Timeout, r.Interval
+	if timeout == 0 {
+		timeout = 2 * time.Minute
+	}
+	if interval == 0 {
+		interval = 200 * time.Millisecond
+	}
+	last := &Failure{Doc: doc}
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
+		candidates, err := r.read(ctx, doc)
+		if err != nil {
+			last.Problems, last.Live = []string{err.Error()}, nil
+			return false, nil
+		}
+		last.Problems, last.Live = nil, nil
+		if len(candidates) == 0 {
+			last.Problems = []string{"no actual resource found"}
+			return !want, nil
+		}
+		matched := 0
+		for _, c := range candidates {
+			errs, err := Check(ctx, doc.Expected, c.Object)
+			switch {
+			case err != nil:
+				last.Problems = append(last.Problems, fmt.Sprintf("%s: evaluation error: %v", name(c), err))
+			case len(errs) > 0:
+				last.Problems = append(last.Problems, fmt.Sprintf("%s:\n%s", name(c), errs.ToAggregate().Error()))
+			default:
+				matched++
+				if !want {
+					last.Problems = append(last.Problems, fmt.Sprintf("%s: resource matches expectation", name(c)))
+				}
+			}
+			if want && matched > 0 {
+				return true, nil
+			}
+			last.Live = append(last.Live, liveYAML(c))
+		}
+		return !want && matched == 0, nil
+	})
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return last
+}
+
+// read returns the document's candidates: the named object, or those of
+// its kind in its namespace with its labels. A missing named object is no
+// candidate.
+func (r *Runner) read(ctx context.Context, doc Document) ([]unstructured.Unstructured, error) {
+	want := doc.object()
+	gvk := want.GroupVersionKind()
+	if gvk.Kind == "" || gvk.Version == "" {
+		return nil, fmt.Errorf("the document has no apiVersion or kind")
+	}
+	namespace := want.GetNamespace()
+	if namespace == "" {
+		probe := &unstructured.Unstructured{}
+		probe.SetGroupVersionKind(gvk)
+		namespaced, err := r.Client.IsObjectNamespaced(probe)
+		if err != nil {
+			return nil, err
+		}
+		if namespaced {
+			namespace = r.Namespace
+		}
+	}
+	if want.GetName() != "" {
+		var got unstructured.Unstructured
+		got.SetGroupVersionKind(gvk)
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: want.GetName()}, &got)
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []unstructured.Unstructured{got}, nil
+	}
+	var list unstructured.UnstructuredList
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	var opts []client.ListOption
+	if namespace != "" {
+		opts = append(opts, client.InNamespace(namespace))
+	}
+	if labels := want.GetLabels(); len(labels) > 0 {
+		opts = append(opts, client.MatchingLabels(labels))
+	}
+	if err := r.Client.List(ctx, &list, opts...); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+func name(u unstructured.Unstructured) string {
+	if u.GetNamespace() != "" {
+		return fmt.Sprintf("%s %s/%s", u.GetKind(), u.GetNamespace(), u.GetName())
+	}
+	return fmt.Sprintf("%s %s", u.GetKind(), u.GetName())
+}
+
+func liveYAML(u unstructured.Unstructured) string {
+	c := u.DeepCopy()
+	unstructured.RemoveNestedField(c.Object, "metadata", "managedFields")
+	out, err := yaml.Marshal(c.Object)
+	if err != nil {
+		return err.Error() + "\n"
+	}
+	return string(out)
+}
