@@ -38,8 +38,9 @@ type nodeWork struct {
 	// orderNodes).
 	order int
 	// mark is why a waiting node did not start, for its status label:
-	// blocked (taints it does not tolerate) or waiting (behind another
-	// Skyhook); empty when it only waits for the budget.
+	// waiting (behind another Skyhook); empty when it only waits for the
+	// budget. (A node with taints the Skyhook does not tolerate is
+	// blocked: now says so.)
 	mark skyhookv1.Status
 }
 
@@ -49,6 +50,17 @@ func (w *nodeWork) record() skyhookv1.NodeState {
 		return w.written
 	}
 	return w.state
+}
+
+// countStatus counts the nodes that stand at status in this pass.
+func countStatus(work []*nodeWork, status skyhookv1.Status) int {
+	n := 0
+	for _, w := range work {
+		if w.now == status {
+			n++
+		}
+	}
+	return n
 }
 
 // gathered is what gather found.

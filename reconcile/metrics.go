@@ -131,7 +131,7 @@ func observeUpstream(sk *skyhookv1.Skyhook, work []*nodeWork, p progress, policy
 	for _, w := range work {
 		counts[w.now]++
 	}
-	counts[skyhookv1.StatusBlocked] += len(p.blocked)
+	counts[skyhookv1.StatusBlocked] += p.ignored + len(p.malformed) // not among the work; NodeWright counts them blocked
 	for _, s := range statuses {
 		upstreamNodeStatus.WithLabelValues(sk.Name, string(s)).Set(float64(counts[s]))
 	}

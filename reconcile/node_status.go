@@ -32,7 +32,7 @@ func (pass *rolloutPass) markStatus(work []*nodeWork, pool *nodePool) {
 	key := skyhookv1.StatusKey(pass.sk.Name)
 	marked := 0
 	for _, w := range work {
-		if w.now != skyhookv1.StatusComplete && w.now != skyhookv1.StatusWaiting {
+		if w.now != skyhookv1.StatusComplete && w.now != skyhookv1.StatusWaiting && w.now != skyhookv1.StatusBlocked {
 			continue
 		}
 		want, has := w.now, skyhookv1.Status(w.node.Labels[key])

@@ -76,6 +76,7 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	if err := pass.pruneSnapshots(ctx, g.recorded); err != nil {
 		return ctrl.Result{}, err
 	}
+	p.blockedNodes = countStatus(work, skyhookv1.StatusBlocked) + len(g.malformed)
 	pass.summarise(p)
 	pass.reportNodes(work)
 	sk.Status.CompartmentStatuses = compartmentStatuses(outcome, p, capacity)
@@ -137,7 +138,7 @@ func (pass *rolloutPass) admit(waiting []*nodeWork, gate *policyGate, ahead []sk
 		if taints := stagepod.Untolerated(pass.sk, w.node, pass.r.RuntimeRequiredTaint); len(taints) > 0 {
 			p.nodeBlocked(w.node.Name, fmt.Sprintf("taints not tolerated: %s (add them to additionalTolerations to run here)", taintList(taints)))
 			p.untolerated = append(p.untolerated, w.node.Name)
-			w.mark = skyhookv1.StatusBlocked
+			w.now = skyhookv1.StatusBlocked
 			continue
 		}
 		if pass.paused || (gate == nil && p.active >= capacity) {

@@ -62,7 +62,7 @@ func (pass *rolloutPass) runtimeTaints(ctx context.Context, work []*nodeWork, po
 			if runtimeTaintDone(required, nodeWithStatus(w.node, sk.Name, skyhookv1.StatusComplete), "") {
 				pool.changeTaints(w.node, taints.Remove)
 			}
-		case sk.Spec.AutoTaintNewNodes && w.now == skyhookv1.StatusWaiting && len(w.state) == 0 &&
+		case sk.Spec.AutoTaintNewNodes && (w.now == skyhookv1.StatusWaiting || w.now == skyhookv1.StatusBlocked) && len(w.state) == 0 &&
 			w.node.CreationTimestamp.After(sk.CreationTimestamp.Time) && !taints.Has(w.node, r.RuntimeRequiredTaint):
 			pool.changeTaints(w.node, taints.AddToNew)
 		}

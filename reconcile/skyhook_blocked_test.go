@@ -17,7 +17,10 @@ import (
 )
 
 // A node whose taints the Skyhook does not tolerate gets no stage pod and
-// is reported blocked, by name and taint; an ignored node is left out and
+// is reported blocked, by name and taint, and its status says blocked (node
+// label and annotation, nodeStatus, NodeWright's node status count; the
+// Skyhook's status too once every node left is blocked, as NodeWright's
+// taint-scheduling scenario expects); an ignored node is left out and
 // reported; tolerating the taint unblocks the rollout.
 func TestUntoleratedTaintAndIgnoredNodeAreBlocked(t *testing.T) {
 	c := k8sClient(t)
@@ -35,8 +38,25 @@ func TestUntoleratedTaintAndIgnoredNodeAreBlocked(t *testing.T) {
 	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
 
 	got := waitSkyhook(t, "blocked", time.Minute, func(s *skyhookv1.Skyhook) bool {
-		return s.Status.CompleteNodes == "1/2" && conditions.IsTrue(s, skyhookv1.NodesBlockedCondition)
+		return s.Status.CompleteNodes == "1/2" && conditions.IsTrue(s, skyhookv1.NodesBlockedCondition) && s.Status.Status == skyhookv1.StatusBlocked
 	})
+	if got.Status.NodeStatus["blocked-tainted"] != skyhookv1.StatusBlocked || got.Status.NodeStatus["blocked-free"] != skyhookv1.StatusComplete {
+		t.Errorf("nodeStatus %v, want blocked-tainted blocked and blocked-free complete", got.Status.NodeStatus)
+	}
+	var tainted corev1.Node
+	if err := c.Get(ctx, client.ObjectKey{Name: "blocked-tainted"}, &tainted); err != nil {
+		t.Fatal(err)
+	}
+	key := skyhookv1.StatusKey("blocked")
+	if _, hasRecord := tainted.Annotations[skyhookv1.NodeStateAnnotation("blocked")]; tainted.Labels[key] != "blocked" || tainted.Annotations[key] != "blocked" || hasRecord {
+		t.Errorf("tainted node: label %q, annotation %q, a record %v; want blocked, blocked and no record (nothing started there)",
+			tainted.Labels[key], tainted.Annotations[key], hasRecord)
+	}
+	for status, want := range map[string]float64{"blocked": 2, "waiting": 0, "complete": 1} { // the ignored node counts blocked, as upstream's
+		if v := metricValue(t, "skyhook_node_status_count", map[string]string{"skyhook_name": "blocked", "status": status}); v != want {
+			t.Errorf("skyhook_node_status_count %s = %v, want %v", status, v, want)
+		}
+	}
 	msg := conditions.GetMessage(got, skyhookv1.NodesBlockedCondition)
 	for _, want := range []string{"2 nodes blocked", "blocked-tainted (taints not tolerated: dedicated=inference:NoSchedule", "blocked-ignored (ignored: labelled skyhook.nvidia.com/ignore=true)"} {
 		if !strings.Contains(msg, want) {
@@ -69,8 +89,8 @@ func TestUntoleratedTaintAndIgnoredNodeAreBlocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = waitSkyhook(t, "blocked", time.Minute, isReady)
-	if got.Status.CompleteNodes != "2/2" {
-		t.Errorf("complete %s after tolerating the taint", got.Status.CompleteNodes)
+	if got.Status.CompleteNodes != "2/2" || got.Status.Status != skyhookv1.StatusComplete {
+		t.Errorf("complete %s, status %s after tolerating the taint", got.Status.CompleteNodes, got.Status.Status)
 	}
 	if s := statusesOf(t, "blocked", "pool=blocked"); s != "complete  complete" {
 		t.Errorf("statuses by node (free, ignored, tainted): %q; want complete, none, complete", s)

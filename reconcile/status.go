@@ -92,6 +92,7 @@ func (r *SkyhookReconciler) announce(before, after *skyhookv1.Skyhook) {
 type progress struct {
 	selected, complete, active int
 	ignored                    int // selected but labelled to be ignored
+	blockedNodes               int // selected, not ignored, and blocked
 	// malformed are the selected nodes held because their record cannot
 	// be read (also in blocked).
 	malformed []skyhookv1.NodeAttention
@@ -286,6 +287,8 @@ func (pass *rolloutPass) summariseFlux(p progress) {
 		s.Status = skyhookv1.StatusPaused
 	case len(p.erroring) > 0:
 		s.Status = skyhookv1.StatusErroring
+	case p.active == 0 && p.blockedNodes > 0 && p.blockedNodes == p.selected-p.complete:
+		s.Status = skyhookv1.StatusBlocked // every node left is blocked, as NodeWright says it
 	default:
 		s.Status = skyhookv1.StatusInProgress
 	}
