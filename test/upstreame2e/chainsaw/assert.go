@@ -132,6 +132,13 @@ type Runner struct {
 	Namespace string
 	// Timeout bounds each assert and error; Interval is the poll period.
 	Timeout, Interval time.Duration
+	// Quiet, when set, ends a failing poll before the timeout once its
+	// candidates have stayed the same objects at the same resourceVersions
+	// for that long: nothing is changing that could make the outcome
+	// change. (Chainsaw waits for the timeout; the outcome differs only
+	// for an object that changes after a quiet spell that long.) A document
+	// without candidates waits for the timeout.
+	Quiet time.Duration
 }
 
 // Failure is an expectation that did not hold by the timeout.
@@ -142,11 +149,18 @@ type Failure struct {
 	Problems []string
 	// Live are the candidates last seen, as YAML without managedFields.
 	Live []string
+	// Timeout is how long it was polled; Quiet, when the poll ended
+	// early, how long the candidates had not changed.
+	Timeout, Quiet time.Duration
 }
 
 func (f *Failure) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s did not hold:\n", f.Doc.ID())
+	if f.Quiet > 0 {
+		fmt.Fprintf(&b, "%s did not hold (its objects unchanged for %s):\n", f.Doc.ID(), f.Quiet.Round(time.Second))
+	} else {
+		fmt.Fprintf(&b, "%s did not hold within %s:\n", f.Doc.ID(), f.Timeout)
+	}
 	for _, p := range f.Problems {
 		fmt.Fprintf(&b, "  %s\n", strings.ReplaceAll(p, "\n", "\n  "))
 	}
@@ -176,11 +190,24 @@ func (r *Runner) poll(ctx context.Context, doc Document, want bool) error {
 		interval = 200 * time.Millisecond
 	}
 	last := &Failure{Doc: doc}
+	var quiet struct {
+		versions string
+		since    time.Time
+	}
+	errQuiet := errors.New("quiet")
 	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
 		candidates, err := r.read(ctx, doc)
 		if err != nil {
 			last.Problems, last.Live = []string{err.Error()}, nil
 			return false, nil
+		}
+		if r.Quiet > 0 {
+			if v := versions(candidates); v == "" || v != quiet.versions {
+				quiet.versions, quiet.since = v, time.Now()
+			} else if time.Since(quiet.since) >= r.Quiet {
+				last.Quiet = time.Since(quiet.since)
+				return false, errQuiet
+			}
 		}
 		last.Problems, last.Live = nil, nil
 		if len(candidates) == 0 {
@@ -214,7 +241,21 @@ func (r *Runner) poll(ctx context.Context, doc Document, want bool) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	if !errors.Is(err, errQuiet) {
+		last.Timeout = timeout
+	}
 	return last
+}
+
+// versions identifies the candidates' state: their names and
+// resourceVersions ("" for none).
+func versions(candidates []unstructured.Unstructured) string {
+	var parts []string
+	for _, c := range candidates {
+		parts = append(parts, c.GetNamespace()+"/"+c.GetName()+"@"+c.GetResourceVersion())
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
 }
 
 // read returns the document's candidates: the named object, or those of

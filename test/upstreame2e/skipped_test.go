@@ -1,0 +1,104 @@
+package upstreame2e
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/skyhook-go/skyhook/test/testenv"
+	"github.com/skyhook-go/skyhook/test/upstreame2e/chainsaw"
+)
+
+// Why a document of upstream's is not evaluated: it asserts the shape of
+// NodeWright's own machinery, which this operator builds differently by
+// design. Skyhook, Node, DeploymentPolicy and Event documents are never
+// skipped.
+const (
+	reasonStagePod = "NodeWright's stage pod shape (labels skyhook.nvidia.com/name and skyhook.nvidia.com/package=<package>-<version>, " +
+		"a skyhook.nvidia.com/package JSON annotation, init containers <package>-init, <package>-<stage>, <package>-<stage>check); " +
+		"this operator's stage pods (reconcile/stagepod) are labelled skyhook.nvidia.com/skyhook, /package and /stage " +
+		"and run init containers copy, <stage>, <stage>-check"
+	reasonPackageConfigMap = "NodeWright's package ConfigMap <skyhook>-<package>-<version> labelled skyhook.nvidia.com/name; " +
+		"this operator keeps a package's configMap in its snapshot ConfigMap <skyhook>-<package>-<hash of the version> " +
+		"labelled skyhook.nvidia.com/skyhook and /package (reconcile/snapshot)"
+	reasonNodeMeta = "NodeWright's node-meta ConfigMap (labels.json, annotations.json, packages.json for its agent); " +
+		"this operator hands the steps the node's metadata through a downward-API volume (reconcile/stagepod/metadata.go), not a ConfigMap"
+)
+
+// skipped lists every upstream document the scenarios do not evaluate, by
+// chainsaw.Document.ID (file under k8s-tests/chainsaw, index of the document,
+// kind and name or labels), with the reason. docs/compatibility.md cites it.
+var skipped = map[string]string{
+	"skyhook/simple-skyhook/assert_pods.yaml#0 Pod[skyhook.nvidia.com/name=simple-skyhook,skyhook.nvidia.com/package=spencer-3.2.3]": reasonStagePod,
+	"skyhook/simple-skyhook/assert_pods.yaml#1 Pod[skyhook.nvidia.com/name=simple-skyhook,skyhook.nvidia.com/package=foobar-1.2]":    reasonStagePod,
+	"skyhook/simple-skyhook/assert.yaml#2 ConfigMap/simple-skyhook-dexter-1.2.3":                                                     reasonPackageConfigMap,
+	"skyhook/simple-skyhook/assert.yaml#3 ConfigMap[skyhook.nvidia.com/skyhook-node-meta=simple-skyhook]":                            reasonNodeMeta,
+
+	"skyhook/simple-update-skyhook/assert.yaml#2 ConfigMap/simple-update-skyhook-dexter-1.2.3":                                 reasonPackageConfigMap,
+	"skyhook/simple-update-skyhook/assert.yaml#3 ConfigMap[skyhook.nvidia.com/skyhook-node-meta=simple-update-skyhook]":        reasonNodeMeta,
+	"skyhook/simple-update-skyhook/assert-update.yaml#0 ConfigMap/simple-update-skyhook-baxter-2.3.1-test":                     reasonPackageConfigMap,
+	"skyhook/simple-update-skyhook/assert-update.yaml#3 ConfigMap[skyhook.nvidia.com/skyhook-node-meta=simple-update-skyhook]": reasonNodeMeta,
+
+	"skyhook/delete-skyhook/assert.yaml#2 ConfigMap/delete-skyhook-dexter-1.2.3":                          reasonPackageConfigMap,
+	"skyhook/delete-skyhook/assert.yaml#3 ConfigMap[skyhook.nvidia.com/skyhook-node-meta=delete-skyhook]": reasonNodeMeta,
+
+	"skyhook/depends-on/chainsaw-test.yaml#0 Pod[skyhook.nvidia.com/name=depends-on,skyhook.nvidia.com/package=aa-fast-1.2.3]": reasonStagePod,
+	"skyhook/depends-on/chainsaw-test.yaml#1 Pod[skyhook.nvidia.com/name=depends-on,skyhook.nvidia.com/package=bb-slow-1.2]":   reasonStagePod,
+	"skyhook/depends-on/chainsaw-test.yaml#2 Pod[skyhook.nvidia.com/name=depends-on,skyhook.nvidia.com/package=aa-fast-1.2.3]": reasonStagePod,
+	"skyhook/depends-on/chainsaw-test.yaml#3 Pod[skyhook.nvidia.com/name=depends-on,skyhook.nvidia.com/package=bb-slow-1.2]":   reasonStagePod,
+	"skyhook/depends-on/chainsaw-test.yaml#4 Pod[skyhook.nvidia.com/name=depends-on,skyhook.nvidia.com/package=cc-last-5.4.3]": reasonStagePod,
+	"skyhook/depends-on/chainsaw-test.yaml#5 Pod[skyhook.nvidia.com/name=depends-on,skyhook.nvidia.com/package=cc-last-5.4.3]": reasonStagePod,
+}
+
+// inlineResources are the resources upstream writes inside a
+// chainsaw-test.yaml (an assert step's `resource:`), which is not copied
+// here (it holds scripts and prose); each is kept as the expected object
+// it is, in the scenario's file, in the order of its steps.
+var inlineResources = map[string][]string{
+	"skyhook/depends-on/chainsaw-test.yaml": dependsOnResources,
+}
+
+// inline is one of inlineResources as a document, its ID by file and
+// position.
+func inline(t *testing.T, file string, index int) chainsaw.Document {
+	t.Helper()
+	docs, err := chainsaw.Parse(file, []byte(inlineResources[file][index]))
+	if err != nil || len(docs) != 1 {
+		t.Fatalf("inline resource %d of %s: %d documents, %v", index, file, len(docs), err)
+	}
+	docs[0].Index = index
+	return docs[0]
+}
+
+// Every entry of the skip list names a document that exists, so the list
+// stays the list of what is not evaluated.
+func TestSkipListNamesUpstreamDocuments(t *testing.T) {
+	ref, err := testenv.ReferenceDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for id := range skipped {
+		file, _, _ := strings.Cut(id, "#")
+		if ids[file] {
+			continue
+		}
+		ids[file] = true
+		var docs []chainsaw.Document
+		if resources, ok := inlineResources[file]; ok {
+			for i := range resources {
+				docs = append(docs, inline(t, file, i))
+			}
+		} else if docs, err = chainsaw.ReadFile(filepath.Join(ref, "nodewright", "k8s-tests", "chainsaw", filepath.FromSlash(file)), file); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range docs {
+			ids[d.ID()] = true
+		}
+	}
+	for id := range skipped {
+		if !ids[id] {
+			t.Errorf("the skip list names %q, which is no document of upstream's", id)
+		}
+	}
+}

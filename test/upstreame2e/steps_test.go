@@ -1,0 +1,472 @@
+package upstreame2e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/test/testenv"
+	"github.com/skyhook-go/skyhook/test/upstreame2e/chainsaw"
+)
+
+// Timeouts. Upstream's scenarios allow 60-240 s per assert on kind, where a
+// stage pod takes seconds; here the default is 2 minutes (KWOK runs a stage
+// in a fraction of a second). An expectation that fails while its objects
+// have not changed for quietPeriod is reported then: nothing is moving
+// that could make it hold (see chainsaw.Runner.Quiet).
+const (
+	assertTimeout = 2 * time.Minute
+	quietPeriod   = 20 * time.Second
+	execTimeout   = 30 * time.Second // upstream's --exec-timeout
+	deleteTimeout = time.Minute
+)
+
+// scenario runs one upstream scenario's steps. Its objects (the ones it
+// applies or creates, as chainsaw cleans up) are deleted when it ends, and
+// the nodes reset to how they were created.
+type scenario struct {
+	t *testing.T
+	// dir is the scenario's directory under upstream's k8s-tests/chainsaw.
+	dir     string
+	client  client.Client
+	runner  *chainsaw.Runner
+	metrics chainsaw.MetricsChecker
+	// created are the objects to delete at the end, in creation order.
+	created []*unstructured.Unstructured
+}
+
+func newScenario(t *testing.T, dir string) *scenario {
+	t.Helper()
+	c := testenv.Client(t, env)
+	s := &scenario{
+		t:       t,
+		dir:     dir,
+		client:  c,
+		runner:  &chainsaw.Runner{Client: c, Namespace: namespace, Timeout: assertTimeout, Quiet: quietPeriod},
+		metrics: chainsaw.MetricsChecker{URL: metricsURL},
+	}
+	start := time.Now()
+	t.Cleanup(func() {
+		s.cleanup()
+		t.Logf("scenario %s took %s", dir, time.Since(start).Round(100*time.Millisecond))
+	})
+	return s
+}
+
+// step marks the start of one of upstream's steps.
+func (s *scenario) step(name string) {
+	s.t.Helper()
+	s.t.Logf("step %q", name)
+}
+
+// path is a file of the scenario in the repository's copy of upstream.
+func (s *scenario) path(file string) string {
+	s.t.Helper()
+	ref, err := testenv.ReferenceDir()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return filepath.Join(ref, "nodewright", "k8s-tests", "chainsaw", filepath.FromSlash(s.dir), file)
+}
+
+// name is the file's name under upstream's k8s-tests/chainsaw.
+func (s *scenario) name(file string) string { return s.dir + "/" + file }
+
+func (s *scenario) objects(file string) []*unstructured.Unstructured {
+	s.t.Helper()
+	objs, err := cluster.DecodeManifests(mustRead(s.t, s.path(file)))
+	if err != nil {
+		s.t.Fatalf("%s: %v", s.name(file), err)
+	}
+	return objs
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// apply is chainsaw's apply: create, or merge-patch what exists.
+func (s *scenario) apply(file string) {
+	s.t.Helper()
+	for _, obj := range s.objects(file) {
+		err := s.retry(func(ctx context.Context) error {
+			var current unstructured.Unstructured
+			current.SetGroupVersionKind(obj.GroupVersionKind())
+			err := s.client.Get(ctx, client.ObjectKeyFromObject(obj), &current)
+			if apierrors.IsNotFound(err) {
+				if err := s.client.Create(ctx, obj.DeepCopy()); err != nil {
+					return err
+				}
+				s.created = append(s.created, obj)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			return s.mergePatch(ctx, obj, &current)
+		})
+		if err != nil {
+			s.t.Fatalf("apply %s: %v", s.name(file), err)
+		}
+	}
+}
+
+// create is chainsaw's create.
+func (s *scenario) create(file string) {
+	s.t.Helper()
+	for _, obj := range s.objects(file) {
+		if err := s.retry(func(ctx context.Context) error { return s.client.Create(ctx, obj.DeepCopy()) }); err != nil {
+			s.t.Fatalf("create %s: %v", s.name(file), err)
+		}
+		s.created = append(s.created, obj)
+	}
+}
+
+// patch is chainsaw's patch: the file as a JSON merge patch of the object
+// (its resourceVersion set to the object's).
+func (s *scenario) patch(file string) {
+	s.t.Helper()
+	for _, obj := range s.objects(file) {
+		err := s.retry(func(ctx context.Context) error {
+			var current unstructured.Unstructured
+			current.SetGroupVersionKind(obj.GroupVersionKind())
+			if err := s.client.Get(ctx, client.ObjectKeyFromObject(obj), &current); err != nil {
+				return err
+			}
+			return s.mergePatch(ctx, obj, &current)
+		})
+		if err != nil {
+			s.t.Fatalf("patch %s: %v", s.name(file), err)
+		}
+	}
+}
+
+func (s *scenario) mergePatch(ctx context.Context, obj, current *unstructured.Unstructured) error {
+	patch := obj.DeepCopy()
+	patch.SetResourceVersion(current.GetResourceVersion())
+	data, err := json.Marshal(patch.Object)
+	if err != nil {
+		return err
+	}
+	return s.client.Patch(ctx, current, client.RawPatch(types.MergePatchType, data))
+}
+
+// retry repeats an operation until it succeeds or the assert timeout
+// passes, as chainsaw does; the last error is returned.
+func (s *scenario) retry(op func(context.Context) error) error {
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, assertTimeout, true, func(ctx context.Context) (bool, error) {
+		last = op(ctx)
+		return last == nil, nil
+	})
+	if err != nil && last != nil {
+		return last
+	}
+	return err
+}
+
+// delete is chainsaw's delete: delete the file's objects and wait until
+// they are gone.
+func (s *scenario) delete(file string) {
+	s.t.Helper()
+	for _, obj := range s.objects(file) {
+		if err := s.deleteAndWait(obj); err != nil {
+			s.t.Errorf("delete %s: %v", s.name(file), err)
+		}
+	}
+}
+
+func (s *scenario) deleteAndWait(obj *unstructured.Unstructured) error {
+	ctx := context.Background()
+	if err := s.client.Delete(ctx, obj.DeepCopy()); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, deleteTimeout, true, func(ctx context.Context) (bool, error) {
+		var current unstructured.Unstructured
+		current.SetGroupVersionKind(obj.GroupVersionKind())
+		err := s.client.Get(ctx, client.ObjectKeyFromObject(obj), &current)
+		return apierrors.IsNotFound(err), nil
+	})
+}
+
+// assert evaluates the file's documents (those not in the skip list),
+// together: the step waits for the slowest. A failure is reported and the
+// scenario goes on, so that one difference does not hide the next.
+func (s *scenario) assert(file string) bool {
+	s.t.Helper()
+	docs, err := chainsaw.ReadFile(s.path(file), s.name(file))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return s.assertDocs(docs, false)
+}
+
+// assertInline evaluates the index-th resource written in upstream's
+// chainsaw-test.yaml of the scenario (inlineResources).
+func (s *scenario) assertInline(index int) bool {
+	s.t.Helper()
+	return s.assertDocs([]chainsaw.Document{inline(s.t, s.name("chainsaw-test.yaml"), index)}, false)
+}
+
+// errorFile is chainsaw's error operation: no object may match.
+func (s *scenario) errorFile(file string) bool {
+	s.t.Helper()
+	docs, err := chainsaw.ReadFile(s.path(file), s.name(file))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return s.assertDocs(docs, true)
+}
+
+func (s *scenario) assertDocs(docs []chainsaw.Document, negate bool) bool {
+	s.t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, len(docs))
+	for i, doc := range docs {
+		if reason, skip := skipped[doc.ID()]; skip {
+			s.t.Logf("skipped %s: %s", doc.ID(), reason)
+			continue
+		}
+		wg.Go(func() {
+			if negate {
+				errs[i] = s.runner.Error(context.Background(), doc)
+			} else {
+				errs[i] = s.runner.Assert(context.Background(), doc)
+			}
+		})
+	}
+	wg.Wait()
+	ok := true
+	for i, err := range errs {
+		if err != nil {
+			ok = false
+			s.t.Errorf("upstream expectation failed: %v", err)
+		} else if _, skip := skipped[docs[i].ID()]; !skip {
+			s.t.Logf("holds: %s", docs[i].ID())
+		}
+	}
+	return ok
+}
+
+// metricsScript runs the metrics_test.py lines of one of upstream's script
+// steps, one after another. Upstream runs them with sh -c, whose status is
+// the last command's: a line before the last that fails (after its 30 s)
+// does not fail upstream's step. Here every line counts, and a failing one
+// says so.
+func (s *scenario) metricsScript(lines ...string) bool {
+	s.t.Helper()
+	ok := true
+	for i, line := range lines {
+		m, err := chainsaw.ParseMetric(strings.Fields(line)...)
+		if err != nil {
+			s.t.Fatalf("%s: %v", line, err)
+		}
+		if err := s.metrics.Check(context.Background(), m); err != nil {
+			ok = false
+			note := ""
+			if i < len(lines)-1 {
+				note = " (not the last line of its script: upstream's sh -c would carry on)"
+			}
+			s.t.Errorf("upstream metrics check failed%s: %v\nsamples now:\n%s", note, err, s.metrics.Samples(context.Background(), m.Name))
+			continue
+		}
+		s.t.Logf("metric holds: %s", m)
+	}
+	return ok
+}
+
+// cli runs this project's CLI as upstream's scripts run ../skyhook-cli, and
+// returns its output and error.
+func (s *scenario) cli(args ...string) (string, error) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), execTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cliPath, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig)
+	out, err := cmd.CombinedOutput()
+	s.t.Logf("skyhook %s: %v\n%s", strings.Join(args, " "), errOrOK(err), out)
+	return string(out), err
+}
+
+// cliMust runs a CLI step that must succeed.
+func (s *scenario) cliMust(args ...string) {
+	s.t.Helper()
+	if _, err := s.cli(args...); err != nil {
+		s.t.Errorf("upstream's CLI step `skyhook-cli %s` failed: %v", strings.Join(args, " "), err)
+	}
+}
+
+func errOrOK(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return err.Error()
+}
+
+// kubectl runs the cluster's kubectl as upstream's scripts do.
+func (s *scenario) kubectl(args ...string) error {
+	s.t.Helper()
+	out, err := env.Kubectl(args...)
+	s.t.Logf("kubectl %s: %v\n%s", strings.Join(args, " "), errOrOK(err), out)
+	return err
+}
+
+// taintNodes is upstream's nodes_add_taint.sh (n is "all" or a count of
+// the matching nodes in name order): kubectl taint --overwrite.
+func (s *scenario) taintNodes(n, taint, selector string) {
+	s.t.Helper()
+	want := parseTaint(s.t, taint)
+	s.eachNode(n, selector, func(node *corev1.Node) {
+		node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&want) })
+		node.Spec.Taints = append(node.Spec.Taints, want)
+	})
+}
+
+// untaintNodes is upstream's nodes_remove_taint.sh: kubectl taint KEY:EFFECT-.
+func (s *scenario) untaintNodes(n, taint, selector string) {
+	s.t.Helper()
+	want := parseTaint(s.t, taint)
+	s.eachNode(n, selector, func(node *corev1.Node) {
+		node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&want) })
+	})
+}
+
+func parseTaint(t *testing.T, spec string) corev1.Taint {
+	t.Helper()
+	keyValue, effect, ok := strings.Cut(spec, ":")
+	if !ok {
+		t.Fatalf("taint %q: want key[=value]:effect", spec)
+	}
+	key, value, _ := strings.Cut(keyValue, "=")
+	return corev1.Taint{Key: key, Value: value, Effect: corev1.TaintEffect(effect)}
+}
+
+func (s *scenario) eachNode(n, selector string, change func(*corev1.Node)) {
+	s.t.Helper()
+	ctx := context.Background()
+	list, err := env.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	names := make([]string, 0, len(list.Items))
+	for _, node := range list.Items {
+		names = append(names, node.Name)
+	}
+	sort.Strings(names)
+	if n != "all" {
+		var count int
+		if _, err := fmt.Sscan(n, &count); err != nil {
+			s.t.Fatalf("node count %q: %v", n, err)
+		}
+		names = names[:min(count, len(names))]
+	}
+	for _, name := range names {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			node, err := env.Clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			change(node)
+			_, err = env.Clientset.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			s.t.Fatalf("node %s: %v", name, err)
+		}
+	}
+}
+
+// cleanup deletes what the scenario created, as chainsaw does at the end
+// of a test, waiting for each to go (the operator's finalizer), then puts
+// the nodes back as they were created.
+func (s *scenario) cleanup() {
+	for i := len(s.created) - 1; i >= 0; i-- {
+		obj := s.created[i]
+		if err := s.deleteAndWait(obj); err != nil {
+			s.t.Errorf("cleanup: %s %s not gone after %s: %v", obj.GetKind(), obj.GetName(), deleteTimeout, err)
+			s.dropFinalizers(obj)
+		}
+	}
+	if err := resetNodes(context.Background()); err != nil {
+		s.t.Errorf("cleanup: resetting the nodes: %v", err)
+	}
+}
+
+// dropFinalizers lets an object that would not go away go, so that the
+// next scenario starts clean.
+func (s *scenario) dropFinalizers(obj *unstructured.Unstructured) {
+	ctx := context.Background()
+	patch := []byte(`{"metadata":{"finalizers":null}}`)
+	current := obj.DeepCopy()
+	if err := s.client.Patch(ctx, current, client.RawPatch(types.MergePatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+		s.t.Errorf("cleanup: dropping the finalizers of %s: %v", obj.GetName(), err)
+	}
+}
+
+// resetNodes puts back every node's skyhook.nvidia.com labels and
+// annotations, taints and schedulability as they were created.
+func resetNodes(ctx context.Context) error {
+	var errs []error
+	for name, initial := range initialNodes {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			node, err := env.Clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			node.Labels = resetPrefixed(node.Labels, initial.Labels)
+			node.Annotations = resetPrefixed(node.Annotations, initial.Annotations)
+			node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool {
+				return !strings.HasPrefix(t.Key, "node.kubernetes.io/") // the node lifecycle controller's
+			})
+			node.Spec.Taints = append(node.Spec.Taints, initial.Spec.Taints...)
+			node.Spec.Unschedulable = initial.Spec.Unschedulable
+			_, err = env.Clientset.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func resetPrefixed(current, initial map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range current {
+		if !strings.HasPrefix(k, skyhookv1.MetadataPrefix+"/") {
+			out[k] = v
+		}
+	}
+	for k, v := range initial {
+		if strings.HasPrefix(k, skyhookv1.MetadataPrefix+"/") {
+			out[k] = v
+		}
+	}
+	return out
+}
