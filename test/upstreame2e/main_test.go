@@ -15,7 +15,7 @@
 // docs/testing.md).
 //
 // Documents that assert the shape of NodeWright's stage pods or ConfigMaps
-// are skipped, each by name, with the reason (skipped.go's list).
+// are skipped, each by name, with the reason (the list in skipped_test.go).
 package upstreame2e
 
 import (
