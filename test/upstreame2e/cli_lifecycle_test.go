@@ -58,5 +58,5 @@ func TestCLILifecycle(t *testing.T) {
 	s.cliMust("enable", name)
 
 	s.step("cleanup")
-	_ = s.kubectl("delete", "skyhook", name) // upstream: || true
+	_, _ = s.kubectl("delete", "skyhook", name) // upstream: || true
 }

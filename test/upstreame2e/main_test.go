@@ -64,10 +64,18 @@ var (
 	initialNodes map[string]corev1.Node
 )
 
-// kindNodes are upstream's kind cluster (operator/config/local-dev/
-// kind-config.yaml: a control plane and two workers) with the labels and
-// taints kind gives them, and the test-node label its setup adds to
-// kind-worker.
+// workers is how many workers the cluster has: upstream's skyhook/ and cli/
+// suites run on two (operator/config/local-dev/kind-config.yaml), its
+// deployment-policy/ suite on fifteen (its kind-config.yaml). Named as kind
+// names them, the fifteen include the two, and label-nodes.sh (every node
+// but the control plane, sorted by name) finds them in the order it finds
+// upstream's: kind-worker, kind-worker10 ... kind-worker15, kind-worker2 ...
+// kind-worker9.
+const workers = 15
+
+// kindNodes are upstream's kind cluster with the labels and taints kind
+// gives its nodes, and the test-node label its setup (make
+// setup-kind-cluster) adds to kind-worker.
 func kindNodes() []cluster.Node {
 	common := func(extra map[string]string) map[string]string {
 		labels := map[string]string{
@@ -79,7 +87,7 @@ func kindNodes() []cluster.Node {
 		}
 		return labels
 	}
-	return []cluster.Node{
+	nodes := []cluster.Node{
 		{
 			Name: "kind-control-plane",
 			Labels: common(map[string]string{
@@ -89,8 +97,11 @@ func kindNodes() []cluster.Node {
 			Taints: []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}},
 		},
 		{Name: "kind-worker", Labels: common(map[string]string{testNodeLabel: testNodeValue})},
-		{Name: "kind-worker2", Labels: common(nil)},
 	}
+	for i := 2; i <= workers; i++ {
+		nodes = append(nodes, cluster.Node{Name: fmt.Sprintf("kind-worker%d", i), Labels: common(nil)})
+	}
+	return nodes
 }
 
 func TestMain(m *testing.M) {

@@ -28,7 +28,7 @@ func TestSkyhookSimpleSkyhook(t *testing.T) {
 		"skyhook_package_stage_count 1 -t package_name=foobar -t skyhook_name=simple-skyhook -t stage=config",
 	)
 	s.assert("assert.yaml")
-	if err := s.kubectl("wait", "--for=condition=Ready", "skyhook/simple-skyhook", "--timeout=30s"); err != nil {
+	if _, err := s.kubectl("wait", "--for=condition=Ready", "skyhook/simple-skyhook", "--timeout=30s"); err != nil {
 		t.Errorf("upstream's kubectl wait for Ready failed: %v", err)
 	}
 	s.metricsScript(

@@ -202,6 +202,18 @@ func (s *scenario) delete(file string) {
 	}
 }
 
+// deleteRef is chainsaw's delete of a ref: a Skyhook API object by kind
+// and name, waited for.
+func (s *scenario) deleteRef(kind, name string) {
+	s.t.Helper()
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(skyhookv1.GroupVersion.WithKind(kind))
+	obj.SetName(name)
+	if err := s.deleteAndWait(obj); err != nil {
+		s.t.Errorf("delete %s %s: %v", kind, name, err)
+	}
+}
+
 func (s *scenario) deleteAndWait(obj *unstructured.Unstructured) error {
 	ctx := context.Background()
 	if err := s.client.Delete(ctx, obj.DeepCopy()); err != nil {
@@ -330,11 +342,71 @@ func errOrOK(err error) string {
 }
 
 // kubectl runs the cluster's kubectl as upstream's scripts do.
-func (s *scenario) kubectl(args ...string) error {
+func (s *scenario) kubectl(args ...string) (string, error) {
 	s.t.Helper()
 	out, err := env.Kubectl(args...)
 	s.t.Logf("kubectl %s: %v\n%s", strings.Join(args, " "), errOrOK(err), out)
-	return err
+	return out, err
+}
+
+// sleep is a chainsaw sleep step, scaled as KWOK scales the agentless
+// image's SLEEP_LEN (a tenth), so that a scenario finds the rollout where
+// upstream's finds it after its sleep.
+func (s *scenario) sleep(d time.Duration) {
+	s.t.Helper()
+	s.t.Logf("sleep %s (upstream's %s)", d/10, d)
+	time.Sleep(d / 10)
+}
+
+// workerNodes are the nodes upstream's label-nodes.sh works on: all but the
+// control plane, sorted by name.
+func workerNodes(t *testing.T) []string {
+	t.Helper()
+	list, err := env.Clientset.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range list.Items {
+		if !strings.Contains(n.Name, "control-plane") {
+			names = append(names, n.Name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// labelNodes is upstream's `label-nodes.sh add FIRST-LAST k=v...`: label the
+// workers in that range of workerNodes (overwriting).
+func (s *scenario) labelNodes(first, last int, labels ...string) {
+	s.t.Helper()
+	names := workerNodes(s.t)
+	if len(names) < last+1 {
+		s.t.Fatalf("label-nodes: need at least %d worker nodes, found %d", last+1, len(names))
+	}
+	for _, name := range names[first : last+1] {
+		s.changeNode(name, func(node *corev1.Node) {
+			for _, l := range labels {
+				k, v, _ := strings.Cut(l, "=")
+				node.Labels[k] = v
+			}
+		})
+	}
+}
+
+// cleanAllLabels is upstream's `label-nodes.sh clean-all KEY`: the label
+// off every node.
+func (s *scenario) cleanAllLabels(key string) {
+	s.t.Helper()
+	list, err := env.Clientset.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, n := range list.Items {
+		if _, ok := n.Labels[key]; ok {
+			s.changeNode(n.Name, func(node *corev1.Node) { delete(node.Labels, key) })
+		}
+	}
 }
 
 // taintNodes is upstream's nodes_add_taint.sh (n is "all" or a count of
@@ -387,18 +459,28 @@ func (s *scenario) eachNode(n, selector string, change func(*corev1.Node)) {
 		names = names[:min(count, len(names))]
 	}
 	for _, name := range names {
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			node, err := env.Clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			change(node)
-			_, err = env.Clientset.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
-			return err
-		})
+		s.changeNode(name, change)
+	}
+}
+
+// changeNode updates a node, retrying on conflicts.
+func (s *scenario) changeNode(name string, change func(*corev1.Node)) {
+	s.t.Helper()
+	ctx := context.Background()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := env.Clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			s.t.Fatalf("node %s: %v", name, err)
+			return err
 		}
+		if node.Labels == nil {
+			node.Labels = map[string]string{}
+		}
+		change(node)
+		_, err = env.Clientset.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		s.t.Fatalf("node %s: %v", name, err)
 	}
 }
 
@@ -429,7 +511,7 @@ func (s *scenario) dropFinalizers(obj *unstructured.Unstructured) {
 	}
 }
 
-// resetNodes puts back every node's skyhook.nvidia.com labels and
+// resetNodes puts back every node's labels, skyhook.nvidia.com
 // annotations, taints and schedulability as they were created.
 func resetNodes(ctx context.Context) error {
 	var errs []error
@@ -439,7 +521,7 @@ func resetNodes(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			node.Labels = resetPrefixed(node.Labels, initial.Labels)
+			node.Labels = initial.Labels
 			node.Annotations = resetPrefixed(node.Annotations, initial.Annotations)
 			node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool {
 				return !strings.HasPrefix(t.Key, "node.kubernetes.io/") // the node lifecycle controller's
