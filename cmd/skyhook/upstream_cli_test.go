@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -204,7 +203,7 @@ packages:
 	statuses := nodeAnnotationValues(t, node, skyhookv1.StatusKey(name))
 	script(t, "package", "rerun", "hello-world", "--skyhook", name, "--node", node, "--stage", "apply", "--confirm")
 	testenv.Eventually(t, "status_"+name+" in_progress on "+node, time.Minute, func() bool {
-		return statuses()[string(skyhookv1.StatusInProgress)]
+		return statuses()[string(skyhookv1.StatusInProgress)] > 0
 	})
 }
 
@@ -402,32 +401,18 @@ func stagePodsCreated(t *testing.T, skyhook string) func() map[string]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(w.Stop)
-	var mu sync.Mutex
-	counts := map[string]int{}
-	go func() {
-		for ev := range w.ResultChan() {
-			if pod, ok := ev.Object.(*corev1.Pod); ok && ev.Type == watch.Added {
-				mu.Lock()
-				counts[pod.Spec.NodeName]++
-				mu.Unlock()
-			}
+	return testenv.Tally(t, w, func(ev watch.Event) (string, bool) {
+		pod, ok := ev.Object.(*corev1.Pod)
+		if !ok || ev.Type != watch.Added {
+			return "", false
 		}
-	}()
-	return func() map[string]int {
-		mu.Lock()
-		defer mu.Unlock()
-		out := map[string]int{}
-		for k, v := range counts {
-			out[k] = v
-		}
-		return out
-	}
+		return pod.Spec.NodeName, true
+	})
 }
 
 // nodeAnnotationValues records every value the node's annotation takes
 // from now on (a watch sees each write, however short-lived).
-func nodeAnnotationValues(t *testing.T, node, key string) func() map[string]bool {
+func nodeAnnotationValues(t *testing.T, node, key string) func() map[string]int {
 	t.Helper()
 	n := getNode(t, node)
 	w, err := env.Clientset.CoreV1().Nodes().Watch(context.Background(), metav1.ListOptions{
@@ -435,27 +420,13 @@ func nodeAnnotationValues(t *testing.T, node, key string) func() map[string]bool
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(w.Stop)
-	var mu sync.Mutex
-	seen := map[string]bool{}
-	go func() {
-		for ev := range w.ResultChan() {
-			if n, ok := ev.Object.(*corev1.Node); ok {
-				mu.Lock()
-				seen[n.Annotations[key]] = true
-				mu.Unlock()
-			}
+	return testenv.Tally(t, w, func(ev watch.Event) (string, bool) {
+		n, ok := ev.Object.(*corev1.Node)
+		if !ok {
+			return "", false
 		}
-	}()
-	return func() map[string]bool {
-		mu.Lock()
-		defer mu.Unlock()
-		out := map[string]bool{}
-		for k, v := range seen {
-			out[k] = v
-		}
-		return out
-	}
+		return n.Annotations[key], true
+	})
 }
 
 // startOperator runs the operator until the test ends, then removes its

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -159,26 +158,13 @@ func stagePods(t *testing.T) func() map[string]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	seen := map[string]int{}
-	go func() {
-		for ev := range w.ResultChan() {
-			if pod, ok := ev.Object.(*corev1.Pod); ok && ev.Type == watch.Added {
-				mu.Lock()
-				seen[pod.Spec.NodeName+"/"+pod.Labels[stagepod.StageLabel]]++
-				mu.Unlock()
-			}
+	return testenv.Tally(t, w, func(ev watch.Event) (string, bool) {
+		pod, ok := ev.Object.(*corev1.Pod)
+		if !ok || ev.Type != watch.Added {
+			return "", false
 		}
-	}()
-	return func() map[string]int {
-		mu.Lock()
-		defer mu.Unlock()
-		out := map[string]int{}
-		for k, v := range seen {
-			out[k] = v
-		}
-		return out
-	}
+		return pod.Spec.NodeName + "/" + pod.Labels[stagepod.StageLabel], true
+	})
 }
 
 func waitReady(t *testing.T, name string) *skyhookv1.Skyhook {
