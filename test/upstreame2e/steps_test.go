@@ -26,6 +26,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/testenv"
 	"github.com/skyhook-go/skyhook/test/upstreame2e/chainsaw"
 )
@@ -167,6 +168,28 @@ func (s *scenario) patch(file string) {
 	}
 }
 
+// update is chainsaw's update: each of the file's objects replaces the
+// live one (its resourceVersion set to the live one's), so what the file
+// leaves out goes; retried until accepted.
+func (s *scenario) update(file string) {
+	s.t.Helper()
+	for _, obj := range s.objects(file) {
+		err := s.retry(func(ctx context.Context) error {
+			var current unstructured.Unstructured
+			current.SetGroupVersionKind(obj.GroupVersionKind())
+			if err := s.client.Get(ctx, client.ObjectKeyFromObject(obj), &current); err != nil {
+				return err
+			}
+			replacement := obj.DeepCopy()
+			replacement.SetResourceVersion(current.GetResourceVersion())
+			return s.client.Update(ctx, replacement)
+		})
+		if err != nil {
+			s.t.Fatalf("update %s: %v", s.name(file), err)
+		}
+	}
+}
+
 func (s *scenario) mergePatch(ctx context.Context, obj, current *unstructured.Unstructured) error {
 	patch := obj.DeepCopy()
 	patch.SetResourceVersion(current.GetResourceVersion())
@@ -225,6 +248,45 @@ func (s *scenario) deleteAndWait(obj *unstructured.Unstructured) error {
 		err := s.client.Get(ctx, client.ObjectKeyFromObject(obj), &current)
 		return apierrors.IsNotFound(err), nil
 	})
+}
+
+// waitGone is upstream's script that polls `kubectl get skyhook NAME`
+// until it fails: the Skyhook is gone (its finalizer done) within the
+// timeout.
+func (s *scenario) waitGone(name string, timeout time.Duration) bool {
+	s.t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		err := s.client.Get(ctx, client.ObjectKey{Name: name}, &skyhookv1.Skyhook{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		s.t.Errorf("upstream expectation failed: Skyhook %s still exists after %s", name, timeout)
+		return false
+	}
+	s.t.Logf("holds: Skyhook %s is gone", name)
+	return true
+}
+
+// eventsExist is upstream's script that polls `kubectl get events -A
+// --field-selector=SELECTOR` until it lists one.
+func (s *scenario) eventsExist(selector string, timeout time.Duration) bool {
+	s.t.Helper()
+	var found int
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		list, err := env.Clientset.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: selector})
+		if err != nil {
+			return false, nil
+		}
+		found = len(list.Items)
+		return found > 0, nil
+	})
+	if err != nil {
+		out, _ := s.kubectl("get", "events", "-A", "-o", "wide")
+		s.t.Errorf("upstream expectation failed: no event matches %s within %s; events now:\n%s", selector, timeout, out)
+		return false
+	}
+	s.t.Logf("holds: %d events match %s", found, selector)
+	return true
 }
 
 // assert evaluates the file's documents (those not in the skip list),
@@ -552,4 +614,69 @@ func resetPrefixed(current, initial map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// stagePods are a Skyhook's stage pods as first seen, by package and stage,
+// recorded until the test ends: upstream's pod asserts are NodeWright's pod
+// shape (skipped), and what they look for is checked on this operator's
+// stage pods instead.
+type stagePods struct {
+	mu   sync.Mutex
+	pods map[string]*corev1.Pod
+}
+
+func recordStagePods(t *testing.T, skyhook string) *stagePods {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := env.Clientset.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{LabelSelector: stagepod.SkyhookLabel + "=" + skyhook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &stagePods{pods: map[string]*corev1.Pod{}}
+	go func() {
+		for ev := range w.ResultChan() {
+			if pod, ok := ev.Object.(*corev1.Pod); ok {
+				key := pod.Labels[stagepod.PackageLabel] + " " + pod.Labels[stagepod.StageLabel]
+				p.mu.Lock()
+				if p.pods[key] == nil {
+					p.pods[key] = pod
+				}
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return p
+}
+
+// get is the package's stage pod of that stage, nil if none was seen.
+func (p *stagePods) get(pkg string, stage skyhookv1.Stage) *corev1.Pod {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pods[pkg+" "+string(stage)]
+}
+
+// wait returns the package's stage pod of that stage once one is seen;
+// after the assert timeout it reports the failure and returns nil.
+func (p *stagePods) wait(s *scenario, pkg string, stage skyhookv1.Stage) *corev1.Pod {
+	s.t.Helper()
+	var pod *corev1.Pod
+	_ = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, assertTimeout, true, func(context.Context) (bool, error) {
+		pod = p.get(pkg, stage)
+		return pod != nil, nil
+	})
+	if pod == nil {
+		s.t.Errorf("no %s pod of package %s within %s", stage, pkg, assertTimeout)
+	}
+	return pod
+}
+
+// initContainer is the pod's init container of that name, nil if none.
+func initContainer(pod *corev1.Pod, name string) *corev1.Container {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	return nil
 }
