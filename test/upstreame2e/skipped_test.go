@@ -51,7 +51,8 @@ var skipped = map[string]string{
 	"skyhook/depends-on/chainsaw-test.yaml#4 Pod[skyhook.nvidia.com/name=depends-on,skyhook.nvidia.com/package=cc-last-5.4.3]": reasonStagePod,
 	"skyhook/depends-on/chainsaw-test.yaml#5 Pod[skyhook.nvidia.com/name=depends-on,skyhook.nvidia.com/package=cc-last-5.4.3]": reasonStagePod,
 
-	"skyhook/uninstall-on-delete/chainsaw-test.yaml#1 Pod[skyhook.nvidia.com/name=uninstall-on-delete,skyhook.nvidia.com/package=enabled-pkg-2.1.4]": reasonStagePod,
+	"skyhook/uninstall-on-delete/chainsaw-test.yaml#1 Pod[skyhook.nvidia.com/name=uninstall-on-delete,skyhook.nvidia.com/package=enabled-pkg-2.1.4]":          reasonStagePod,
+	"skyhook/uninstall-mixed-packages/chainsaw-test.yaml#1 Pod[skyhook.nvidia.com/name=uninstall-mixed-packages,skyhook.nvidia.com/package=pkg-remove-2.1.4]": reasonStagePod,
 }
 
 // reasonObservedGeneration says why upstream's observedGeneration
@@ -106,8 +107,9 @@ func exempt(t *testing.T, doc chainsaw.Document) chainsaw.Document {
 // here (it holds scripts and prose); each is kept as the expected object
 // it is, in the scenario's file, in the order of its steps.
 var inlineResources = map[string][]string{
-	"skyhook/depends-on/chainsaw-test.yaml":          dependsOnResources,
-	"skyhook/uninstall-on-delete/chainsaw-test.yaml": uninstallOnDeleteResources,
+	"skyhook/depends-on/chainsaw-test.yaml":               dependsOnResources,
+	"skyhook/uninstall-on-delete/chainsaw-test.yaml":      uninstallOnDeleteResources,
+	"skyhook/uninstall-mixed-packages/chainsaw-test.yaml": uninstallMixedPackagesResources,
 }
 
 // inline is one of inlineResources as a document, its ID by file and
