@@ -20,6 +20,9 @@ const (
 		"a skyhook.nvidia.com/package JSON annotation, init containers <package>-init, <package>-<stage>, <package>-<stage>check); " +
 		"this operator's stage pods (reconcile/stagepod) are labelled skyhook.nvidia.com/skyhook, /package and /stage " +
 		"and run init containers copy, <stage>, <stage>-check"
+	reasonInterruptPod = "NodeWright's interrupt pod, labelled skyhook.nvidia.com/name and skyhook.nvidia.com/interrupt=True; " +
+		"this operator runs an interrupt as a stage pod of the first package due (reconcile/interrupts.go), " +
+		"labelled skyhook.nvidia.com/skyhook, /package and /stage=interrupt or uninstall-interrupt"
 	reasonPackageConfigMap = "NodeWright's package ConfigMap <skyhook>-<package>-<version> labelled skyhook.nvidia.com/name; " +
 		"this operator keeps a package's configMap in its snapshot ConfigMap <skyhook>-<package>-<hash of the version> " +
 		"labelled skyhook.nvidia.com/skyhook and /package (reconcile/snapshot)"
@@ -53,6 +56,8 @@ var skipped = map[string]string{
 
 	"skyhook/uninstall-on-delete/chainsaw-test.yaml#1 Pod[skyhook.nvidia.com/name=uninstall-on-delete,skyhook.nvidia.com/package=enabled-pkg-2.1.4]":          reasonStagePod,
 	"skyhook/uninstall-mixed-packages/chainsaw-test.yaml#1 Pod[skyhook.nvidia.com/name=uninstall-mixed-packages,skyhook.nvidia.com/package=pkg-remove-2.1.4]": reasonStagePod,
+	"skyhook/explicit-uninstall/chainsaw-test.yaml#2 Pod[skyhook.nvidia.com/name=explicit-uninstall,skyhook.nvidia.com/package=mypkg-2.1.4]":                  reasonStagePod,
+	"skyhook/explicit-uninstall/chainsaw-test.yaml#4 Pod[skyhook.nvidia.com/interrupt=True,skyhook.nvidia.com/name=explicit-uninstall]":                       reasonInterruptPod,
 }
 
 // reasonObservedGeneration says why upstream's observedGeneration
@@ -110,6 +115,7 @@ var inlineResources = map[string][]string{
 	"skyhook/depends-on/chainsaw-test.yaml":               dependsOnResources,
 	"skyhook/uninstall-on-delete/chainsaw-test.yaml":      uninstallOnDeleteResources,
 	"skyhook/uninstall-mixed-packages/chainsaw-test.yaml": uninstallMixedPackagesResources,
+	"skyhook/explicit-uninstall/chainsaw-test.yaml":       explicitUninstallResources,
 }
 
 // inline is one of inlineResources as a document, its ID by file and
