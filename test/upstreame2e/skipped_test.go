@@ -112,13 +112,18 @@ func exempt(t *testing.T, doc chainsaw.Document) chainsaw.Document {
 // here (it holds scripts and prose); each is kept as the expected object
 // it is, in the scenario's file, in the order of its steps.
 var inlineResources = map[string][]string{
-	"skyhook/depends-on/chainsaw-test.yaml":                        dependsOnResources,
-	"skyhook/uninstall-on-delete/chainsaw-test.yaml":               uninstallOnDeleteResources,
-	"skyhook/uninstall-mixed-packages/chainsaw-test.yaml":          uninstallMixedPackagesResources,
-	"skyhook/explicit-uninstall/chainsaw-test.yaml":                explicitUninstallResources,
-	"skyhook/uninstall-fix-config/chainsaw-test.yaml":              uninstallFixConfigResources,
-	"skyhook/uninstall-cancel/chainsaw-test.yaml":                  uninstallCancelResources,
-	"skyhook/uninstall-cancel-during-interrupt/chainsaw-test.yaml": uninstallCancelDuringInterruptResources,
+	"skyhook/depends-on/chainsaw-test.yaml":                              dependsOnResources,
+	"skyhook/uninstall-on-delete/chainsaw-test.yaml":                     uninstallOnDeleteResources,
+	"skyhook/uninstall-mixed-packages/chainsaw-test.yaml":                uninstallMixedPackagesResources,
+	"skyhook/explicit-uninstall/chainsaw-test.yaml":                      explicitUninstallResources,
+	"skyhook/uninstall-fix-config/chainsaw-test.yaml":                    uninstallFixConfigResources,
+	"skyhook/uninstall-cancel/chainsaw-test.yaml":                        uninstallCancelResources,
+	"skyhook/uninstall-cancel-during-interrupt/chainsaw-test.yaml":       uninstallCancelDuringInterruptResources,
+	"skyhook/downgrade-enabled-false-preserves-state/chainsaw-test.yaml": downgradeEnabledFalsePreservesStateResources,
+	"skyhook/downgrade-after-uninstall/chainsaw-test.yaml":               downgradeAfterUninstallResources,
+	"skyhook/delete-blocked-when-disabled/chainsaw-test.yaml":            deleteBlockedWhenDisabledResources,
+	"skyhook/delete-blocked-when-paused/chainsaw-test.yaml":              deleteBlockedWhenPausedResources,
+	"skyhook/malformed-node-state/chainsaw-test.yaml":                    malformedNodeStateResources,
 }
 
 // inline is one of inlineResources as a document, its ID by file and
