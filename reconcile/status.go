@@ -60,12 +60,24 @@ func markDisabled(sk *skyhookv1.Skyhook) {
 	mirrorReady(sk)
 }
 
+// warningConditions are the conditions a Warning event of the same reason
+// announces whenever they say something new while True, as NodeWright
+// warns of them: a drain held, a deletion held (a paused or disabled
+// Skyhook with uninstalls pending, or a record that cannot be read).
+var warningConditions = []struct{ condition, action string }{
+	{skyhookv1.DrainBlockedCondition, "Drain"},
+	{skyhookv1.DeletionBlockedCondition, "Delete"},
+}
+
 // announce emits an event when the Skyhook's summary status changes: the
-// rollout started, completed, a stage failed, it stalled.
+// rollout started, completed, a stage failed, it stalled; and a Warning
+// when one of warningConditions says something new.
 func (r *SkyhookReconciler) announce(before, after *skyhookv1.Skyhook) {
-	if r.Recorder != nil && conditions.IsTrue(after, skyhookv1.DrainBlockedCondition) &&
-		conditions.GetMessage(after, skyhookv1.DrainBlockedCondition) != conditions.GetMessage(before, skyhookv1.DrainBlockedCondition) {
-		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, "DrainBlocked", "Drain", "%s", conditions.GetMessage(after, skyhookv1.DrainBlockedCondition))
+	for _, w := range warningConditions {
+		msg := conditions.GetMessage(after, w.condition)
+		if r.Recorder != nil && conditions.IsTrue(after, w.condition) && msg != conditions.GetMessage(before, w.condition) {
+			r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, w.condition, w.action, "%s", msg)
+		}
 	}
 	if r.Recorder == nil || before.Status.Status == after.Status.Status || after.Status.Status == "" {
 		return
