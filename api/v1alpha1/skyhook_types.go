@@ -399,7 +399,10 @@ type SkyhookStatus struct {
 	// +optional
 	NodesInProgress int `json:"nodesInProgress"`
 
-	// PackageList lists the packages as name:version, comma separated.
+	// PackageList lists the packages as name:version, comma separated;
+	// empty (and still there, as NodeWright's schema defaults it) when the
+	// spec has none.
+	// +kubebuilder:default=""
 	// +optional
 	PackageList string `json:"packageList,omitempty"`
 
