@@ -24,6 +24,8 @@ type nodeWork struct {
 	state skyhookv1.NodeState
 	// pods are the node's stage pods by package name.
 	pods map[string][]*corev1.Pod
+	// leaving are the node's stage pods being deleted, by package name.
+	leaving map[string][]*corev1.Pod
 	// config are the configMap hashes the config stages last ran with.
 	config map[string]string
 	// batch is the DeploymentPolicy batch the node last started in.
@@ -99,16 +101,17 @@ func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) (
 	if err := r.Client.List(ctx, &pods, client.InNamespace(r.Namespace), client.MatchingLabels{stagepod.SkyhookLabel: sk.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		return g, err
 	}
-	byNode := map[string]map[string][]*corev1.Pod{}
+	byNode, leaving := map[string]map[string][]*corev1.Pod{}, map[string]map[string][]*corev1.Pod{}
 	for i := range pods.Items {
 		pod := &pods.Items[i]
+		into := byNode
 		if !pod.DeletionTimestamp.IsZero() {
-			continue
+			into = leaving
 		}
-		pkgs := byNode[pod.Spec.NodeName]
+		pkgs := into[pod.Spec.NodeName]
 		if pkgs == nil {
 			pkgs = map[string][]*corev1.Pod{}
-			byNode[pod.Spec.NodeName] = pkgs
+			into[pod.Spec.NodeName] = pkgs
 		}
 		pkgs[pod.Labels[stagepod.PackageLabel]] = append(pkgs[pod.Labels[stagepod.PackageLabel]], pod)
 	}
@@ -128,7 +131,8 @@ func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) (
 			g.malformed = append(g.malformed, skyhookv1.NodeAttention{Name: node.Name, Status: skyhookv1.StatusBlocked,
 				Message: "record unreadable, held until repaired or reset (skyhook node reset): " + err.Error()})
 		default:
-			g.work = append(g.work, &nodeWork{node: node, state: rec.State, pods: byNode[node.Name], config: rec.Config, batch: rec.Batch})
+			g.work = append(g.work, &nodeWork{node: node, state: rec.State, pods: byNode[node.Name], leaving: leaving[node.Name],
+				config: rec.Config, batch: rec.Batch})
 		}
 	}
 	if len(g.malformed) > 0 {

@@ -161,6 +161,9 @@ func (n *nodePass) advancePackage(ctx context.Context, name string) (bool, error
 			return false, nil // the node's interrupt path runs it, merged (interruptNode)
 		}
 		pod := stagePodFor(n.sk, name, n.work.pods[name], step)
+		if pod == nil && leavingUnrecorded(n.work, name) {
+			return false, nil // a replaced stage pod is still going: its delete brings the next pass
+		}
 		if pod == nil && n.start && drainsFirst(declared(n.sk, name), step) {
 			if ready, err := n.drainFirst(ctx, name, step); err != nil || !ready {
 				return false, err

@@ -107,6 +107,7 @@ func (pass *rolloutPass) followActive(ctx context.Context, work []*nodeWork, p *
 	var waiting []*nodeWork
 	for _, w := range work {
 		pool.deletePods(finishedPods(pass.sk, w))
+		pass.replace(w, outdatedPods(pass.sk, w), pool)
 		if pass.skipNotReady(w, pool, p) || pass.skippedDrain(w, p) {
 			continue
 		}
@@ -126,6 +127,23 @@ func (pass *rolloutPass) followActive(ctx context.Context, work []*nodeWork, p *
 		}
 	}
 	return waiting, pool.wait()
+}
+
+// replace deletes the node's stage pods that run an outdated definition:
+// their stage starts again with the spec's once they are gone.
+func (pass *rolloutPass) replace(w *nodeWork, outdated []*corev1.Pod, pool *nodePool) {
+	if len(outdated) == 0 {
+		return
+	}
+	if w.leaving == nil {
+		w.leaving = map[string][]*corev1.Pod{}
+	}
+	for _, pod := range outdated {
+		name := pod.Labels[stagepod.PackageLabel]
+		w.leaving[name] = append(w.leaving[name], pod)
+		pass.r.reportReplaced(pass.sk, w.node.Name, pod)
+	}
+	pool.deletePods(outdated)
 }
 
 // admit picks the waiting nodes that start now, in name order: not while

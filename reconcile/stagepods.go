@@ -55,12 +55,9 @@ func finishedPods(sk *skyhookv1.Skyhook, w *nodeWork) []*corev1.Pod {
 		kept := pods[:0]
 		for _, pod := range pods {
 			version := pod.Annotations[stagepod.VersionAnnotation]
-			entry, ok := w.state[skyhookv1.NodeStateKey(name, version)]
-			// The cache can lag this operator's writes, so a pod ahead of the
-			// record (started after it was written) is not finished.
+			_, ok := w.state[skyhookv1.NodeStateKey(name, version)]
 			podStage := skyhookv1.Stage(pod.Labels[stagepod.StageLabel])
-			finished := ok && (lifecycle.Order(entry.Stage) > lifecycle.Order(podStage) ||
-				(entry.Stage == podStage && entry.State == skyhookv1.StateComplete))
+			finished := stageRecorded(w, name, pod)
 			if podStage == skyhookv1.StageConfig {
 				switch hash := pod.Annotations[stagepod.ConfigHashAnnotation]; {
 				case hash == w.config[name]:
@@ -82,6 +79,68 @@ func finishedPods(sk *skyhookv1.Skyhook, w *nodeWork) []*corev1.Pod {
 		w.pods[name] = kept
 	}
 	return finishedPods
+}
+
+// stageRecorded reports whether the node's record has the pod's stage done: it
+// records that stage complete, or a later stage of that version. The cache
+// can lag this operator's writes, so a pod ahead of the record (started
+// after it was written) is not recorded.
+func stageRecorded(w *nodeWork, name string, pod *corev1.Pod) bool {
+	entry, ok := w.state[skyhookv1.NodeStateKey(name, pod.Annotations[stagepod.VersionAnnotation])]
+	podStage := skyhookv1.Stage(pod.Labels[stagepod.StageLabel])
+	return ok && (lifecycle.Order(entry.Stage) > lifecycle.Order(podStage) ||
+		(entry.Stage == podStage && entry.State == skyhookv1.StateComplete))
+}
+
+// outdatedPods takes out of w.pods, and returns, the node's stage pods that
+// run what the spec no longer declares, as NodeWright replaces them: a
+// version, an image, env, resources or an agent image the package no longer
+// has, or a package the spec no longer has. Uninstall pods of a version the
+// spec dropped are left to finish (nothing else can run them), and so are
+// interrupts, which may be rebooting the node. Pods written by an operator
+// that did not stamp the definition count as current.
+func outdatedPods(sk *skyhookv1.Skyhook, w *nodeWork) []*corev1.Pod {
+	var out []*corev1.Pod
+	for name, pods := range w.pods {
+		kept := pods[:0]
+		for _, pod := range pods {
+			if outdated(sk, name, pod) && !stageRecorded(w, name, pod) && stagepod.Read(pod).Result == stagepod.Running {
+				out = append(out, pod)
+				continue
+			}
+			kept = append(kept, pod)
+		}
+		w.pods[name] = kept
+	}
+	return out
+}
+
+// outdated reports whether a stage pod runs what the spec no longer
+// declares (see outdatedPods).
+func outdated(sk *skyhookv1.Skyhook, name string, pod *corev1.Pod) bool {
+	stage := skyhookv1.Stage(pod.Labels[stagepod.StageLabel])
+	if isInterrupt(stage) {
+		return false
+	}
+	d := declared(sk, name)
+	if d == nil || pod.Annotations[stagepod.VersionAnnotation] != d.Version {
+		return stage != skyhookv1.StageUninstall
+	}
+	hash, stamped := pod.Annotations[stagepod.DefinitionAnnotation]
+	return stamped && hash != stagepod.DefinitionHash(*d)
+}
+
+// leavingUnrecorded reports whether a stage pod of the package is being
+// deleted before its stage was recorded done (it was replaced, or its node
+// skipped): its step may still be running, so no other stage of the package
+// starts on the node until it is gone.
+func leavingUnrecorded(w *nodeWork, name string) bool {
+	for _, pod := range w.leaving[name] {
+		if !stageRecorded(w, name, pod) {
+			return true
+		}
+	}
+	return false
 }
 
 // defaultStageTimeout bounds a stage pod's run when the reconciler does not

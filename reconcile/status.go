@@ -17,6 +17,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/drain"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
 // Everything the operator writes to a Skyhook's status, and the events it
@@ -367,4 +368,12 @@ func minPositive(a, b time.Duration) time.Duration {
 		return b
 	}
 	return a
+}
+
+// reportReplaced records a Normal event on the Skyhook for a stage pod
+// deleted because it runs what the spec no longer declares.
+func (r *SkyhookReconciler) reportReplaced(sk *skyhookv1.Skyhook, node string, pod *corev1.Pod) {
+	r.Recorder.Eventf(sk, nil, corev1.EventTypeNormal, "StagePodReplaced", "Replace",
+		"stage pod %s on node %s runs package %s %s as the spec no longer declares it; it is deleted and its stage starts again with the spec's",
+		pod.Name, node, pod.Labels[stagepod.PackageLabel], pod.Annotations[stagepod.VersionAnnotation])
 }

@@ -43,7 +43,25 @@ const (
 	// ConfigHashAnnotation is the hash of the package configMap the pod
 	// mounts (see ConfigHash).
 	ConfigHashAnnotation = skyhookv1.MetadataPrefix + "/config-hash"
+	// DefinitionAnnotation is the hash of what the pod runs of its
+	// package's definition (see DefinitionHash).
+	DefinitionAnnotation = skyhookv1.MetadataPrefix + "/definition-hash"
 )
+
+// DefinitionHash identifies what a stage pod runs of a package's
+// definition: its image (and digest), env, resources and agent image. A
+// pod whose hash the spec no longer gives runs an outdated definition and
+// is replaced, as NodeWright replaces such pods. The configMap is left out:
+// a change there reruns the config stage instead.
+func DefinitionHash(def skyhookv1.Package) string {
+	encoded, _ := json.Marshal(struct { // plain data: cannot fail
+		Image, ContainerSHA, AgentImage string
+		Env                             []corev1.EnvVar
+		Resources                       *skyhookv1.ResourceRequirements
+	}{def.Image, def.ContainerSHA, def.AgentImageOverride, def.Env, def.Resources})
+	sum := sha256.Sum256(encoded)
+	return hex.EncodeToString(sum[:8])
+}
 
 // ConfigHash identifies a package's configMap content key by key: "key=h"
 // for each key in order, comma separated, h a short hash of the key's
@@ -251,6 +269,7 @@ func annotations(s Spec) map[string]string {
 	a[GenerationAnnotation] = strconv.FormatInt(s.Skyhook.Generation, 10)
 	a[AttemptAnnotation] = strconv.Itoa(int(s.Attempt))
 	a[ConfigHashAnnotation] = ConfigHash(s.Definition.ConfigMap)
+	a[DefinitionAnnotation] = DefinitionHash(s.Definition)
 	return a
 }
 

@@ -216,13 +216,20 @@ func Eventually(t testing.TB, what string, timeout time.Duration, cond func() bo
 // object with the reason and a note containing note.
 func WaitWarning(t testing.TB, c *cluster.Cluster, regarding, reason, note string) {
 	t.Helper()
+	WaitEvent(t, c, corev1.EventTypeWarning, regarding, reason, note)
+}
+
+// WaitEvent waits for an event of the type (Normal, Warning) about the
+// named object with the reason and a note containing note.
+func WaitEvent(t testing.TB, c *cluster.Cluster, eventType, regarding, reason, note string) {
+	t.Helper()
 	Eventually(t, "a "+reason+" event about "+regarding, time.Minute, func() bool {
 		events, err := c.Clientset.EventsV1().Events("").List(context.Background(), metav1.ListOptions{})
 		if err != nil {
 			return false
 		}
 		for _, e := range events.Items {
-			if e.Regarding.Name == regarding && e.Reason == reason && e.Type == corev1.EventTypeWarning && strings.Contains(e.Note, note) {
+			if e.Regarding.Name == regarding && e.Reason == reason && e.Type == eventType && strings.Contains(e.Note, note) {
 				return true
 			}
 		}
