@@ -1,0 +1,114 @@
+package upstreame2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+)
+
+// stagePodLog records the stage pods of some Skyhooks as they first appear,
+// for the scenarios whose upstream asserts watch NodeWright's stage pods
+// (skipped): what those asserts look for (a stage ran, on which node, in
+// which order, with which interrupt or SKYHOOK_NODE_ORDER) is checked on
+// this operator's stage pods instead.
+type stagePodLog struct {
+	mu   sync.Mutex
+	pods []*corev1.Pod
+}
+
+// watchStagePodsOf records the stage pods of the named Skyhooks until the
+// test ends.
+func watchStagePodsOf(t *testing.T, skyhooks ...string) *stagePodLog {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := env.Clientset.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{LabelSelector: stagepod.SkyhookLabel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &stagePodLog{}
+	go func() {
+		for ev := range w.ResultChan() {
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok || !slices.Contains(skyhooks, pod.Labels[stagepod.SkyhookLabel]) {
+				continue
+			}
+			log.mu.Lock()
+			if !slices.ContainsFunc(log.pods, func(p *corev1.Pod) bool { return p.UID == pod.UID }) {
+				log.pods = append(log.pods, pod.DeepCopy())
+			}
+			log.mu.Unlock()
+		}
+	}()
+	return log
+}
+
+// stagePod is what a scenario reads of one stage pod.
+type stagePod struct {
+	Skyhook, Package, Version, Stage, Node string
+	Pod                                    *corev1.Pod
+}
+
+func (p stagePod) String() string {
+	return fmt.Sprintf("%s/%s:%s %s on %s", p.Skyhook, p.Package, p.Version, p.Stage, p.Node)
+}
+
+// all are the pods seen so far, in the order they appeared.
+func (l *stagePodLog) all() []stagePod {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]stagePod, 0, len(l.pods))
+	for _, pod := range l.pods {
+		out = append(out, stagePod{
+			Skyhook: pod.Labels[stagepod.SkyhookLabel],
+			Package: pod.Labels[stagepod.PackageLabel],
+			Version: pod.Annotations[stagepod.VersionAnnotation],
+			Stage:   pod.Labels[stagepod.StageLabel],
+			Node:    pod.Spec.NodeName,
+			Pod:     pod,
+		})
+	}
+	return out
+}
+
+// find is the first pod seen that the predicate accepts.
+func (l *stagePodLog) find(match func(stagePod) bool) (stagePod, bool) {
+	for _, p := range l.all() {
+		if match(p) {
+			return p, true
+		}
+	}
+	return stagePod{}, false
+}
+
+// env is the value of a variable of the pod's container of that name.
+func (p stagePod) env(container, name string) (string, bool) {
+	for _, c := range p.Pod.Spec.InitContainers {
+		if c.Name != container {
+			continue
+		}
+		for _, e := range c.Env {
+			if e.Name == name {
+				return e.Value, true
+			}
+		}
+	}
+	return "", false
+}
+
+// args are the arguments of the pod's container of that name.
+func (p stagePod) args(container string) []string {
+	for _, c := range p.Pod.Spec.InitContainers {
+		if c.Name == container {
+			return c.Args
+		}
+	}
+	return nil
+}
