@@ -61,6 +61,11 @@ var skipped = map[string]string{
 	"skyhook/package-upgrade/assert-install.yaml#3 ConfigMap/package-upgrade-nullptr-2.0.0":                                                                   reasonPackageConfigMap,
 	"skyhook/package-upgrade/chainsaw-test.yaml#1 Pod[skyhook.nvidia.com/name=package-upgrade,skyhook.nvidia.com/package=nullptr-2.0.1]":                      reasonStagePod,
 	"skyhook/package-upgrade/assert-cm-update.yaml#0 ConfigMap/package-upgrade-nullptr-2.0.1":                                                                 reasonPackageConfigMap,
+
+	"skyhook/runtime-required/chainsaw-test.yaml#1 Pod[skyhook.nvidia.com/name=runtime-required,skyhook.nvidia.com/package=spencer-3.2.3]": reasonStagePod,
+	"skyhook/runtime-required/chainsaw-test.yaml#2 Pod[skyhook.nvidia.com/name=runtime-required,skyhook.nvidia.com/package=spencer-3.2.3]": reasonStagePod,
+	"skyhook/runtime-required/chainsaw-test.yaml#5 Pod[skyhook.nvidia.com/name=runtime-required,skyhook.nvidia.com/package=spencer-3.2.3]": reasonStagePod,
+	"skyhook/runtime-required/chainsaw-test.yaml#6 Pod[skyhook.nvidia.com/name=runtime-required,skyhook.nvidia.com/package=spencer-3.2.3]": reasonStagePod,
 }
 
 // reasonObservedGeneration says why upstream's observedGeneration
@@ -132,6 +137,7 @@ var inlineResources = map[string][]string{
 	"skyhook/delete-blocked-when-paused/chainsaw-test.yaml":              deleteBlockedWhenPausedResources,
 	"skyhook/malformed-node-state/chainsaw-test.yaml":                    malformedNodeStateResources,
 	"skyhook/package-upgrade/chainsaw-test.yaml":                         packageUpgradeResources,
+	"skyhook/runtime-required/chainsaw-test.yaml":                        runtimeRequiredResources,
 }
 
 // inline is one of inlineResources as a document, its ID by file and

@@ -214,6 +214,22 @@ func (s *scenario) retry(op func(context.Context) error) error {
 	return err
 }
 
+// createInline is chainsaw's create of the index-th resource written in
+// the scenario's chainsaw-test.yaml (inlineResources).
+func (s *scenario) createInline(index int) {
+	s.t.Helper()
+	file := s.name("chainsaw-test.yaml")
+	objs, err := cluster.DecodeManifests([]byte(inlineResources[file][index]))
+	if err != nil || len(objs) != 1 {
+		s.t.Fatalf("inline resource %d of %s: %d objects, %v", index, file, len(objs), err)
+	}
+	obj := objs[0]
+	if err := s.retry(func(ctx context.Context) error { return s.client.Create(ctx, obj.DeepCopy()) }); err != nil {
+		s.t.Fatalf("create inline resource %d of %s: %v", index, file, err)
+	}
+	s.created = append(s.created, obj)
+}
+
 // delete is chainsaw's delete: delete the file's objects and wait until
 // they are gone.
 func (s *scenario) delete(file string) {
@@ -473,14 +489,20 @@ func (s *scenario) cleanAllLabels(key string) {
 }
 
 // taintNodes is upstream's nodes_add_taint.sh (n is "all" or a count of
-// the matching nodes in name order): kubectl taint --overwrite.
+// the matching nodes in name order): kubectl taint --overwrite, which puts
+// the new taint first.
 func (s *scenario) taintNodes(n, taint, selector string) {
 	s.t.Helper()
 	want := parseTaint(s.t, taint)
 	s.eachNode(n, selector, func(node *corev1.Node) {
-		node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&want) })
-		node.Spec.Taints = append(node.Spec.Taints, want)
+		node.Spec.Taints = withTaint(node.Spec.Taints, want)
 	})
+}
+
+// withTaint is kubectl taint's order: the new taint first, then the
+// others but the one it replaces (same key and effect).
+func withTaint(taints []corev1.Taint, taint corev1.Taint) []corev1.Taint {
+	return append([]corev1.Taint{taint}, slices.DeleteFunc(slices.Clone(taints), func(t corev1.Taint) bool { return t.MatchTaint(&taint) })...)
 }
 
 // untaintNodes is upstream's nodes_remove_taint.sh: kubectl taint KEY:EFFECT-.
@@ -489,6 +511,35 @@ func (s *scenario) untaintNodes(n, taint, selector string) {
 	want := parseTaint(s.t, taint)
 	s.eachNode(n, selector, func(node *corev1.Node) {
 		node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&want) })
+	})
+}
+
+// labelNode is `kubectl label node NAME k=v --overwrite`.
+func (s *scenario) labelNode(name, label string) {
+	s.t.Helper()
+	k, v, _ := strings.Cut(label, "=")
+	s.changeNode(name, func(node *corev1.Node) { node.Labels[k] = v })
+}
+
+// taintNode is `kubectl taint node NAME key=value:effect --overwrite`.
+func (s *scenario) taintNode(name, taint string) {
+	s.t.Helper()
+	want := parseTaint(s.t, taint)
+	s.changeNode(name, func(node *corev1.Node) {
+		node.Spec.Taints = withTaint(node.Spec.Taints, want)
+	})
+}
+
+// untaintNode is `kubectl taint node NAME key-` (every effect), or
+// `key:effect-` (that one).
+func (s *scenario) untaintNode(name, key string) {
+	s.t.Helper()
+	key, effect, _ := strings.Cut(strings.TrimSuffix(key, "-"), ":")
+	key, _, _ = strings.Cut(key, "=")
+	s.changeNode(name, func(node *corev1.Node) {
+		node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool {
+			return t.Key == key && (effect == "" || string(t.Effect) == effect)
+		})
 	})
 }
 
