@@ -46,6 +46,9 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	// A node with an unreadable record is selected and not complete: it
 	// holds the Skyhook short of Ready until its record is repaired.
 	p := progress{selected: len(work) + len(g.malformed), blocked: append(g.ignored, g.malformed...), ignored: len(g.ignored), malformed: g.malformed}
+	if tainted, err := pass.autoTaint(ctx, work, &p); tainted || err != nil {
+		return ctrl.Result{Requeue: tainted}, err
+	}
 	orderNodes(&sk.Status, work, nil)
 	waiting, err := pass.followActive(ctx, work, &p)
 	if err != nil {

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,10 +40,45 @@ func runtimeTaintDone(required []skyhookAhead, node *corev1.Node, leaving string
 	return true
 }
 
+// autoTaint puts the runtime-required taint on the Skyhook's new nodes when
+// it is runtimeRequired with autoTaintNewNodes, as NodeWright's
+// HandleAutoTaint does: a node is new while it carries no
+// skyhook.nvidia.com/ annotation (no Skyhook has touched it: the nodes of a
+// cluster on day 0 as well as one that joins later) and lacks the taint.
+// It reports whether it tainted a node; that pass then does nothing else
+// (NodeWright's returns too), so that the status marks the rest of the pass
+// writes cannot make a node look touched before its taint is on. The
+// node's update starts the next pass.
+func (pass *rolloutPass) autoTaint(ctx context.Context, work []*nodeWork, p *progress) (bool, error) {
+	r, sk := pass.r, pass.sk
+	if !sk.Spec.RuntimeRequired || !sk.Spec.AutoTaintNewNodes {
+		return false, nil
+	}
+	pool := pass.pool(ctx, p)
+	tainted := false
+	for _, w := range work {
+		if !untouched(w.node) || taints.Has(w.node, r.RuntimeRequiredTaint) {
+			continue
+		}
+		pool.changeTaints(w.node, taints.AddToNew)
+		tainted = true
+	}
+	return tainted, pool.wait()
+}
+
+// untouched reports whether the node carries no skyhook.nvidia.com/
+// annotation.
+func untouched(node *corev1.Node) bool {
+	for k := range node.Annotations {
+		if strings.HasPrefix(k, skyhookv1.MetadataPrefix+"/") {
+			return false
+		}
+	}
+	return true
+}
+
 // runtimeTaints takes the runtime-required taint off the Skyhook's complete
-// nodes where every runtimeRequired Skyhook is complete, and with
-// autoTaintNewNodes puts it on nodes that joined after the Skyhook and have
-// not started it.
+// nodes where every runtimeRequired Skyhook is complete.
 func (pass *rolloutPass) runtimeTaints(ctx context.Context, work []*nodeWork, pool *nodePool) error {
 	r, sk := pass.r, pass.sk
 	if !sk.Spec.RuntimeRequired {
@@ -50,21 +86,18 @@ func (pass *rolloutPass) runtimeTaints(ctx context.Context, work []*nodeWork, po
 	}
 	var required []skyhookAhead
 	for _, w := range work {
-		switch {
-		case w.now == skyhookv1.StatusComplete && taints.Has(w.node, r.RuntimeRequiredTaint):
-			if required == nil {
-				var err error
-				if required, err = r.runtimeRequired(ctx); err != nil {
-					return err
-				}
+		if w.now != skyhookv1.StatusComplete || !taints.Has(w.node, r.RuntimeRequiredTaint) {
+			continue
+		}
+		if required == nil {
+			var err error
+			if required, err = r.runtimeRequired(ctx); err != nil {
+				return err
 			}
-			// This Skyhook's own label may lag its completion in this pass.
-			if runtimeTaintDone(required, nodeWithStatus(w.node, sk.Name, skyhookv1.StatusComplete), "") {
-				pool.changeTaints(w.node, taints.Remove)
-			}
-		case sk.Spec.AutoTaintNewNodes && (w.now == skyhookv1.StatusWaiting || w.now == skyhookv1.StatusBlocked) && len(w.state) == 0 &&
-			w.node.CreationTimestamp.After(sk.CreationTimestamp.Time) && !taints.Has(w.node, r.RuntimeRequiredTaint):
-			pool.changeTaints(w.node, taints.AddToNew)
+		}
+		// This Skyhook's own label may lag its completion in this pass.
+		if runtimeTaintDone(required, nodeWithStatus(w.node, sk.Name, skyhookv1.StatusComplete), "") {
+			pool.changeTaints(w.node, taints.Remove)
 		}
 	}
 	return nil

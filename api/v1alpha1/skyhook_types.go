@@ -71,9 +71,11 @@ type SkyhookSpec struct {
 	// +optional
 	RuntimeRequired bool `json:"runtimeRequired,omitempty"`
 
-	// AutoTaintNewNodes puts the runtime-required taint on nodes that join the
-	// cluster and match this Skyhook, so no workload lands before it is done.
-	// Only meaningful with runtimeRequired.
+	// AutoTaintNewNodes puts the runtime-required taint on new nodes that
+	// match this Skyhook, so no workload lands before it is done: a node is
+	// new while it carries no skyhook.nvidia.com/* annotation (no Skyhook has
+	// touched it), on day 0 as well as when it joins later. Only meaningful
+	// with runtimeRequired.
 	// +optional
 	AutoTaintNewNodes bool `json:"autoTaintNewNodes,omitempty"`
 
