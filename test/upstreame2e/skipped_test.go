@@ -66,6 +66,12 @@ var skipped = map[string]string{
 	"skyhook/runtime-required/chainsaw-test.yaml#2 Pod[skyhook.nvidia.com/name=runtime-required,skyhook.nvidia.com/package=spencer-3.2.3]": reasonStagePod,
 	"skyhook/runtime-required/chainsaw-test.yaml#5 Pod[skyhook.nvidia.com/name=runtime-required,skyhook.nvidia.com/package=spencer-3.2.3]": reasonStagePod,
 	"skyhook/runtime-required/chainsaw-test.yaml#6 Pod[skyhook.nvidia.com/name=runtime-required,skyhook.nvidia.com/package=spencer-3.2.3]": reasonStagePod,
+
+	"skyhook/interrupt-grouping/chainsaw-test.yaml#1 Pod[skyhook.nvidia.com/name=interrupt-grouping,skyhook.nvidia.com/package=dax-1.2.3]": reasonStagePod,
+	"skyhook/interrupt-grouping/chainsaw-test.yaml#2 Pod[skyhook.nvidia.com/name=interrupt-grouping,skyhook.nvidia.com/package=dax-1.2.3]": reasonStagePod,
+	"skyhook/interrupt-grouping/chainsaw-test.yaml#3 Pod[skyhook.nvidia.com/name=interrupt-grouping,skyhook.nvidia.com/package=dax-1.2.3]": reasonStagePod,
+	"skyhook/interrupt-grouping/chainsaw-test.yaml#4 Pod[skyhook.nvidia.com/name=interrupt-grouping,skyhook.nvidia.com/package=dax-1.2.3]": reasonStagePod,
+	"skyhook/interrupt-grouping/chainsaw-test.yaml#7 ConfigMap[skyhook.nvidia.com/skyhook-node-meta=interrupt-grouping]":                   reasonNodeMeta,
 }
 
 // reasonObservedGeneration says why upstream's observedGeneration
@@ -81,11 +87,12 @@ const reasonObservedGeneration = "NodeWright's generation goes up one more after
 // observedGeneration expectation gives way to observedGeneration ==
 // generation (see exempt); the rest of each document is evaluated as it is.
 var observedGenerationExempt = map[string]bool{
-	"skyhook/simple-skyhook/assert.yaml#1 Skyhook/simple-skyhook":               true,
-	"skyhook/simple-update-skyhook/assert.yaml#1 Skyhook/simple-update-skyhook": true,
-	"skyhook/delete-skyhook/assert.yaml#1 Skyhook/delete-skyhook":               true,
-	"skyhook/package-upgrade/assert-install.yaml#2 Skyhook/package-upgrade":     true,
-	"skyhook/package-upgrade/chainsaw-test.yaml#3 Skyhook/package-upgrade":      true,
+	"skyhook/simple-skyhook/assert.yaml#1 Skyhook/simple-skyhook":                true,
+	"skyhook/simple-update-skyhook/assert.yaml#1 Skyhook/simple-update-skyhook":  true,
+	"skyhook/delete-skyhook/assert.yaml#1 Skyhook/delete-skyhook":                true,
+	"skyhook/package-upgrade/assert-install.yaml#2 Skyhook/package-upgrade":      true,
+	"skyhook/package-upgrade/chainsaw-test.yaml#3 Skyhook/package-upgrade":       true,
+	"skyhook/interrupt-grouping/chainsaw-test.yaml#6 Skyhook/interrupt-grouping": true,
 }
 
 // exempt returns the document with its observedGeneration expectation
@@ -138,6 +145,7 @@ var inlineResources = map[string][]string{
 	"skyhook/malformed-node-state/chainsaw-test.yaml":                    malformedNodeStateResources,
 	"skyhook/package-upgrade/chainsaw-test.yaml":                         packageUpgradeResources,
 	"skyhook/runtime-required/chainsaw-test.yaml":                        runtimeRequiredResources,
+	"skyhook/interrupt-grouping/chainsaw-test.yaml":                      interruptGroupingResources,
 }
 
 // inline is one of inlineResources as a document, its ID by file and

@@ -2,6 +2,7 @@ package upstreame2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -111,4 +113,31 @@ func (p stagePod) args(container string) []string {
 		}
 	}
 	return nil
+}
+
+// interrupt is the interrupt an interrupt stage pod runs: the agent's
+// argument after the copy directory.
+func (p stagePod) interrupt(t *testing.T) skyhookv1.Interrupt {
+	t.Helper()
+	var in skyhookv1.Interrupt
+	args := p.args(p.Stage)
+	if len(args) != 4 {
+		t.Errorf("%s: interrupt container arguments %q, want 4 (mode, host root, copy directory, interrupt)", p, args)
+		return in
+	}
+	if err := json.Unmarshal([]byte(args[3]), &in); err != nil {
+		t.Errorf("%s: interrupt argument %q: %v", p, args[3], err)
+	}
+	return in
+}
+
+// interruptsOn are the interrupt stage pods seen on the node.
+func (l *stagePodLog) interruptsOn(node string) []stagePod {
+	var out []stagePod
+	for _, p := range l.all() {
+		if p.Node == node && p.Stage == string(skyhookv1.StageInterrupt) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
