@@ -72,6 +72,11 @@ var skipped = map[string]string{
 	"skyhook/interrupt-grouping/chainsaw-test.yaml#3 Pod[skyhook.nvidia.com/name=interrupt-grouping,skyhook.nvidia.com/package=dax-1.2.3]": reasonStagePod,
 	"skyhook/interrupt-grouping/chainsaw-test.yaml#4 Pod[skyhook.nvidia.com/name=interrupt-grouping,skyhook.nvidia.com/package=dax-1.2.3]": reasonStagePod,
 	"skyhook/interrupt-grouping/chainsaw-test.yaml#7 ConfigMap[skyhook.nvidia.com/skyhook-node-meta=interrupt-grouping]":                   reasonNodeMeta,
+
+	"skyhook/interrupt/chainsaw-test.yaml#0 Pod[skyhook.nvidia.com/name=interrupt,skyhook.nvidia.com/package=jason-1.3.2]":  reasonStagePod,
+	"skyhook/interrupt/chainsaw-test.yaml#3 Pod[skyhook.nvidia.com/name=interrupt,skyhook.nvidia.com/package=dexter-1.2.3]": reasonStagePod,
+	"skyhook/interrupt/assert-cm-b.yaml#0 ConfigMap/interrupt-dexter-1.2.3":                                                 reasonPackageConfigMap,
+	"skyhook/interrupt/assert-cm-b.yaml#1 ConfigMap[skyhook.nvidia.com/skyhook-node-meta=interrupt]":                        reasonNodeMeta,
 }
 
 // reasonObservedGeneration says why upstream's observedGeneration
@@ -93,6 +98,7 @@ var observedGenerationExempt = map[string]bool{
 	"skyhook/package-upgrade/assert-install.yaml#2 Skyhook/package-upgrade":      true,
 	"skyhook/package-upgrade/chainsaw-test.yaml#3 Skyhook/package-upgrade":       true,
 	"skyhook/interrupt-grouping/chainsaw-test.yaml#6 Skyhook/interrupt-grouping": true,
+	"skyhook/interrupt/chainsaw-test.yaml#5 Skyhook/interrupt":                   true,
 }
 
 // exempt returns the document with its observedGeneration expectation
@@ -146,6 +152,7 @@ var inlineResources = map[string][]string{
 	"skyhook/package-upgrade/chainsaw-test.yaml":                         packageUpgradeResources,
 	"skyhook/runtime-required/chainsaw-test.yaml":                        runtimeRequiredResources,
 	"skyhook/interrupt-grouping/chainsaw-test.yaml":                      interruptGroupingResources,
+	"skyhook/interrupt/chainsaw-test.yaml":                               interruptResources,
 }
 
 // inline is one of inlineResources as a document, its ID by file and

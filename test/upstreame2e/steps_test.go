@@ -19,9 +19,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
@@ -100,7 +103,91 @@ func (s *scenario) objects(file string) []*unstructured.Unstructured {
 	if err != nil {
 		s.t.Fatalf("%s: %v", s.name(file), err)
 	}
+	for _, obj := range objs {
+		s.inNamespace(obj)
+	}
 	return objs
+}
+
+// inNamespace gives a namespaced object written without a namespace the
+// runner's: chainsaw creates such an object in its test namespace, and
+// its asserts look for documents without one there; here both are
+// skyhook.
+func (s *scenario) inNamespace(obj *unstructured.Unstructured) {
+	if obj.GetNamespace() != "" {
+		return
+	}
+	if namespaced, err := s.client.IsObjectNamespaced(obj); err == nil && namespaced {
+		obj.SetNamespace(namespace)
+	}
+}
+
+// schedule plays kube-scheduler, which upstream's kind cluster has and this
+// one does not (KWOK runs only pods bound to a node): a pod the scenario
+// creates without a node is bound to the first node by name that its
+// nodeSelector selects, that is not cordoned and whose NoSchedule and
+// NoExecute taints it tolerates.
+func (s *scenario) schedule(ctx context.Context, obj *unstructured.Unstructured) error {
+	if obj.GetAPIVersion() != "v1" || obj.GetKind() != "Pod" {
+		return nil
+	}
+	var pod corev1.Pod
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &pod); err != nil {
+		return err
+	}
+	if pod.Spec.NodeName != "" {
+		return nil
+	}
+	nodes, err := env.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(pod.Spec.NodeSelector).String()})
+	if err != nil {
+		return err
+	}
+	sort.Slice(nodes.Items, func(i, j int) bool { return nodes.Items[i].Name < nodes.Items[j].Name })
+	for _, node := range nodes.Items {
+		if node.Spec.Unschedulable || !tolerated(pod.Spec.Tolerations, node.Spec.Taints) {
+			continue
+		}
+		binding := &corev1.Binding{
+			ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
+			Target:     corev1.ObjectReference{Kind: "Node", Name: node.Name},
+		}
+		return env.Clientset.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{})
+	}
+	return fmt.Errorf("pod %s/%s: no node to schedule it on", pod.Namespace, pod.Name)
+}
+
+// tolerated reports whether the tolerations tolerate every taint that
+// keeps a pod from being scheduled.
+func tolerated(tolerations []corev1.Toleration, taints []corev1.Taint) bool {
+	for _, taint := range taints {
+		if taint.Effect == corev1.TaintEffectPreferNoSchedule {
+			continue
+		}
+		if !slices.ContainsFunc(tolerations, func(t corev1.Toleration) bool { return t.ToleratesTaint(klog.Background(), &taint, false) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// waitPodReady is chainsaw's wait for a pod's Ready condition.
+func (s *scenario) waitPodReady(name string, timeout time.Duration) {
+	s.t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		pod, err := env.Clientset.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodReady {
+				return c.Status == corev1.ConditionTrue, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		s.t.Fatalf("wait for pod %s to be Ready: %v", name, err)
+	}
 }
 
 func mustRead(t *testing.T, path string) []byte {
@@ -146,6 +233,9 @@ func (s *scenario) create(file string) {
 			s.t.Fatalf("create %s: %v", s.name(file), err)
 		}
 		s.created = append(s.created, obj)
+		if err := s.schedule(context.Background(), obj); err != nil {
+			s.t.Fatalf("create %s: %v", s.name(file), err)
+		}
 	}
 }
 
