@@ -148,12 +148,19 @@ func (n *nodePass) advancePackage(ctx context.Context, name string) (bool, error
 		key := skyhookv1.NodeStateKey(name, step.Version)
 		switch step.Action {
 		case lifecycle.Done:
-			delete(n.config, rerunKey(name)) // the rerun, and its interrupt, are over
+			// A rerun's interrupt is over: its marker goes. A rerun that
+			// asked for none keeps its marker: its record ends at config,
+			// which without it reads, for a package with an interrupt of
+			// its own, as an install's config with that interrupt to come.
+			if n.config[rerunKey(name)] != "" {
+				delete(n.config, rerunKey(name))
+			}
 			return true, nil
 		case lifecycle.Forget:
 			delete(n.state, key)
 			if declared(n.sk, name) == nil {
 				delete(n.config, name)
+				delete(n.config, rerunKey(name))
 			}
 			continue
 		}

@@ -103,8 +103,11 @@ func configChanged(sk *skyhookv1.Skyhook, name string, config map[string]string)
 // rerunKey is the entry of a node's config map (next to the package's
 // configMap hash) that marks a config stage rerun for a changed configMap:
 // its value is the interrupt the changed keys ask for through the package's
-// configInterrupts, as JSON, or empty for none. It stays until the package
-// is done. Package names cannot hold '/', so it never names a package.
+// configInterrupts, as JSON, or empty for none. One with an interrupt
+// stays until the package is done; an empty one stays until the next rerun,
+// install or upgrade, since the record it leaves at config would otherwise
+// read as an install's with the package's own interrupt still due. Package
+// names cannot hold '/', so it never names a package.
 func rerunKey(name string) string { return name + "/rerun" }
 
 // nextStep is lifecycle.Next for a package on a node, with whether its
