@@ -16,6 +16,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -133,9 +135,9 @@ type Runner struct {
 	// Timeout bounds each assert and error; Interval is the poll period.
 	Timeout, Interval time.Duration
 	// Quiet, when set, ends a failing poll before the timeout once its
-	// candidates have stayed the same objects at the same resourceVersions
-	// for that long: nothing is changing that could make the outcome
-	// change. (Chainsaw waits for the timeout; the outcome differs only
+	// candidates have stayed the same objects with the same content (a
+	// node's heartbeats aside, see versions) for that long: nothing is
+	// changing that could make the outcome change. (Chainsaw waits for the timeout; the outcome differs only
 	// for an object that changes after a quiet spell that long.) A document
 	// without candidates waits for the timeout.
 	Quiet time.Duration
@@ -247,12 +249,28 @@ func (r *Runner) poll(ctx context.Context, doc Document, want bool) error {
 	return last
 }
 
-// versions identifies the candidates' state: their names and
-// resourceVersions ("" for none).
+// versions identifies the candidates' state: their names and contents
+// ("" for none), less what changes without changing what an expectation
+// reads: the resourceVersion, managedFields, and a node's heartbeats (the
+// lastHeartbeatTime of its conditions, which a kubelet, here KWOK,
+// refreshes every few tens of seconds).
 func versions(candidates []unstructured.Unstructured) string {
 	var parts []string
 	for _, c := range candidates {
-		parts = append(parts, c.GetNamespace()+"/"+c.GetName()+"@"+c.GetResourceVersion())
+		c := c.DeepCopy()
+		c.SetResourceVersion("")
+		c.SetManagedFields(nil)
+		if conds, ok, _ := unstructured.NestedSlice(c.Object, "status", "conditions"); ok {
+			for _, cond := range conds {
+				if m, ok := cond.(map[string]any); ok {
+					delete(m, "lastHeartbeatTime")
+				}
+			}
+			_ = unstructured.SetNestedSlice(c.Object, conds, "status", "conditions")
+		}
+		content, _ := json.Marshal(c.Object) // decoded JSON always encodes
+		sum := sha256.Sum256(content)
+		parts = append(parts, c.GetNamespace()+"/"+c.GetName()+"@"+hex.EncodeToString(sum[:8]))
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ",")
