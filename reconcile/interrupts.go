@@ -290,6 +290,30 @@ func configInterruptMarker(sk *skyhookv1.Skyhook, name, last, ran string) string
 	return string(encoded)
 }
 
+// installInterruptMarker is the rerun marker for the config stage of an
+// install or upgrade whose configMap changed from ran (the hash the install
+// ran with) to now: the package's own interrupt merged with what the
+// changed keys' configInterrupts ask for, as JSON, or empty for none.
+func installInterruptMarker(sk *skyhookv1.Skyhook, name, ran, now string) string {
+	d := declared(sk, name)
+	if d == nil {
+		return ""
+	}
+	interrupts := interrupt.ForConfigChange(*d, stagepod.ChangedKeys(ran, now))
+	if d.Interrupt != nil {
+		interrupts = append(interrupts, *d.Interrupt)
+	}
+	merged := interrupt.Merge(interrupts)
+	if merged == nil {
+		return ""
+	}
+	encoded, err := json.Marshal(merged)
+	if err != nil {
+		return ""
+	}
+	return string(encoded)
+}
+
 // skippedDrain reports a node whose drain timed out in this generation with
 // drain.onTimeout Skip: it is blocked, holds no budget slot, and is tried
 // again with the next generation.

@@ -192,7 +192,12 @@ func (n *nodePass) advancePackage(ctx context.Context, name string) (bool, error
 			// the stage again.
 			entry.State = skyhookv1.StateComplete
 			n.state[key] = entry
-			if step.Stage == skyhookv1.StageConfig {
+			switch step.Stage {
+			case skyhookv1.StageConfig:
+				n.config[name] = pod.Annotations[stagepod.ConfigHashAnnotation]
+			case skyhookv1.StageApply, skyhookv1.StageUpgrade:
+				// The configMap the install ran with, until its config
+				// stage runs: a change meanwhile is one to interrupt for.
 				n.config[name] = pod.Annotations[stagepod.ConfigHashAnnotation]
 			}
 			continue
@@ -214,9 +219,18 @@ func (n *nodePass) advancePackage(ctx context.Context, name string) (bool, error
 func (n *nodePass) beginStep(name string, step lifecycle.Step, pod *corev1.Pod) skyhookv1.PackageStatus {
 	key := skyhookv1.NodeStateKey(name, step.Version)
 	entry := n.state[key]
-	if rerun := step.Stage == skyhookv1.StageConfig && entry.State == skyhookv1.StateComplete &&
-		lifecycle.Order(entry.Stage) >= lifecycle.Order(skyhookv1.StageConfig); rerun && pod == nil && n.start {
-		n.config[rerunKey(name)] = configInterruptMarker(n.sk, name, n.config[name], stagepod.ConfigHash(n.sk.Spec.Packages[name].ConfigMap))
+	if step.Stage == skyhookv1.StageConfig && entry.State == skyhookv1.StateComplete && pod == nil && n.start {
+		current := stagepod.ConfigHash(n.sk.Spec.Packages[name].ConfigMap)
+		switch {
+		case lifecycle.Order(entry.Stage) >= lifecycle.Order(skyhookv1.StageConfig): // a rerun
+			n.config[rerunKey(name)] = configInterruptMarker(n.sk, name, n.config[name], current)
+		case n.config[name] != "" && n.config[name] != current:
+			// The configMap changed while the install ran: its config
+			// stage is followed by the package's interrupt merged with
+			// what the changed keys' configInterrupts ask for, as
+			// NodeWright runs those once the install is done.
+			n.config[rerunKey(name)] = installInterruptMarker(n.sk, name, n.config[name], current)
+		}
 	}
 	entry.Name, entry.Version, entry.Image, entry.Stage = name, step.Version, step.Image, step.Stage
 	if d := declared(n.sk, name); d != nil && d.Version == step.Version {

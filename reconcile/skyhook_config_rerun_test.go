@@ -3,14 +3,17 @@ package reconcile_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
 // A configMap change of a key no configInterrupt names, on a package with
@@ -66,5 +69,67 @@ func TestConfigRerunWithoutInterruptStaysAtConfig(t *testing.T) {
 	}
 	if !isReady(waitSkyhook(t, "cfgrerun", time.Second, func(*skyhookv1.Skyhook) bool { return true })) {
 		t.Error("not Ready after the rerun")
+	}
+}
+
+// A configMap change that lands while the package is still installing is
+// one to interrupt for: the install's config stage runs with the new
+// configMap and is followed by the interrupt the changed key's
+// configInterrupt asks for, then post-interrupt (NodeWright's
+// config-skyhook "update while running", where it runs them once the
+// install is done).
+func TestConfigChangeDuringInstallRunsItsConfigInterrupt(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	createNodes(t, cluster.Node{Name: "cfginstall-0", Labels: map[string]string{"pool": "cfginstall"}})
+	created := stagePodsCreated(t, "cfginstall")
+	p := pkg("1.0.0", "ghcr.io/x/logging", nil)
+	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "2s"}}
+	p.ConfigMap = map[string]string{"rsyslog.conf": "a", "notes.txt": "x"}
+	p.ConfigInterrupts = map[string]skyhookv1.Interrupt{"rsyslog.conf": {Type: skyhookv1.InterruptService, Services: []string{"rsyslog"}}}
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "cfginstall"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "cfginstall"}},
+			Packages:     skyhookv1.Packages{"logging": p},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+	eventually(t, "the apply pod", func() bool { return len(created()) == 1 })
+	eventually(t, "the configMap change to apply", func() bool {
+		var cur skyhookv1.Skyhook
+		if err := c.Get(ctx, client.ObjectKey{Name: "cfginstall"}, &cur); err != nil {
+			return false
+		}
+		d := cur.Spec.Packages["logging"]
+		d.ConfigMap["rsyslog.conf"] = "b"
+		cur.Spec.Packages["logging"] = d
+		return c.Update(ctx, &cur) == nil
+	})
+	waitSkyhook(t, "cfginstall", time.Minute, isReady)
+
+	var stages []string
+	var in skyhookv1.Interrupt
+	for _, pod := range created() {
+		stage := pod.Labels[stagepod.StageLabel]
+		stages = append(stages, stage)
+		if stage == string(skyhookv1.StageInterrupt) {
+			args := pod.Spec.InitContainers[1].Args
+			if err := json.Unmarshal([]byte(args[len(args)-1]), &in); err != nil {
+				t.Errorf("interrupt argument %q: %v", args[len(args)-1], err)
+			}
+		}
+	}
+	if want := []string{"apply", "config", "interrupt", "post-interrupt"}; !slices.Equal(stages, want) {
+		t.Errorf("stage pods %v, want %v", stages, want)
+	}
+	if in.Type != skyhookv1.InterruptService || !slices.Equal(in.Services, []string{"rsyslog"}) {
+		t.Errorf("interrupt %+v, want rsyslog restarted", in)
+	}
+	if cfg := created()[1]; cfg.Annotations[stagepod.ConfigHashAnnotation] != stagepod.ConfigHash(map[string]string{"rsyslog.conf": "b", "notes.txt": "x"}) {
+		t.Errorf("the config stage ran with configMap %q, want the changed one", cfg.Annotations[stagepod.ConfigHashAnnotation])
 	}
 }
