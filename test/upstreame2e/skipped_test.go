@@ -77,6 +77,21 @@ var skipped = map[string]string{
 	"skyhook/interrupt/chainsaw-test.yaml#3 Pod[skyhook.nvidia.com/name=interrupt,skyhook.nvidia.com/package=dexter-1.2.3]": reasonStagePod,
 	"skyhook/interrupt/assert-cm-b.yaml#0 ConfigMap/interrupt-dexter-1.2.3":                                                 reasonPackageConfigMap,
 	"skyhook/interrupt/assert-cm-b.yaml#1 ConfigMap[skyhook.nvidia.com/skyhook-node-meta=interrupt]":                        reasonNodeMeta,
+
+	"skyhook/config-skyhook/assert-cm-deploy.yaml#0 ConfigMap/config-skyhook-dexter-1.2.3":                                                 reasonPackageConfigMap,
+	"skyhook/config-skyhook/assert-cm-deploy.yaml#1 ConfigMap/config-skyhook-baxter-3.2.1":                                                 reasonPackageConfigMap,
+	"skyhook/config-skyhook/assert-cm-deploy.yaml#2 ConfigMap[skyhook.nvidia.com/skyhook-node-meta=config-skyhook]":                        reasonNodeMeta,
+	"skyhook/config-skyhook/assert-cm-update-while-running.yaml#0 ConfigMap/config-skyhook-dexter-1.2.3":                                   reasonPackageConfigMap,
+	"skyhook/config-skyhook/assert-cm-update-while-running.yaml#1 ConfigMap/config-skyhook-baxter-3.2.1":                                   reasonPackageConfigMap,
+	"skyhook/config-skyhook/assert-cm-update-while-running.yaml#2 ConfigMap[skyhook.nvidia.com/skyhook-node-meta=config-skyhook]":          reasonNodeMeta,
+	"skyhook/config-skyhook/assert-cm-update.yaml#0 ConfigMap/config-skyhook-dexter-1.2.3":                                                 reasonPackageConfigMap,
+	"skyhook/config-skyhook/assert-cm-update.yaml#1 ConfigMap/config-skyhook-baxter-3.2.1":                                                 reasonPackageConfigMap,
+	"skyhook/config-skyhook/assert-cm-update.yaml#2 ConfigMap[skyhook.nvidia.com/skyhook-node-meta=config-skyhook]":                        reasonNodeMeta,
+	"skyhook/config-skyhook/assert-cm-update-no-interrupt.yaml#0 ConfigMap/config-skyhook-dexter-1.2.3":                                    reasonPackageConfigMap,
+	"skyhook/config-skyhook/assert-cm-update-no-interrupt.yaml#1 ConfigMap/config-skyhook-baxter-3.2.1":                                    reasonPackageConfigMap,
+	"skyhook/config-skyhook/assert-cm-update-no-interrupt.yaml#2 ConfigMap[skyhook.nvidia.com/skyhook-node-meta=config-skyhook]":           reasonNodeMeta,
+	"skyhook/config-skyhook/assert-update-glob.yaml#0 Pod[skyhook.nvidia.com/name=config-skyhook,skyhook.nvidia.com/package=dexter-1.2.3]": reasonStagePod,
+	"skyhook/config-skyhook/assert-update-glob.yaml#3 ConfigMap/config-skyhook-dexter-1.2.3":                                               reasonPackageConfigMap,
 }
 
 // reasonObservedGeneration says why upstream's observedGeneration
@@ -99,6 +114,9 @@ var observedGenerationExempt = map[string]bool{
 	"skyhook/package-upgrade/chainsaw-test.yaml#3 Skyhook/package-upgrade":       true,
 	"skyhook/interrupt-grouping/chainsaw-test.yaml#6 Skyhook/interrupt-grouping": true,
 	"skyhook/interrupt/chainsaw-test.yaml#5 Skyhook/interrupt":                   true,
+	"skyhook/config-skyhook/chainsaw-test.yaml#3 Skyhook/config-skyhook":         true,
+	"skyhook/config-skyhook/chainsaw-test.yaml#5 Skyhook/config-skyhook":         true,
+	"skyhook/config-skyhook/chainsaw-test.yaml#7 Skyhook/config-skyhook":         true,
 }
 
 // exempt returns the document with its observedGeneration expectation
@@ -153,6 +171,7 @@ var inlineResources = map[string][]string{
 	"skyhook/runtime-required/chainsaw-test.yaml":                        runtimeRequiredResources,
 	"skyhook/interrupt-grouping/chainsaw-test.yaml":                      interruptGroupingResources,
 	"skyhook/interrupt/chainsaw-test.yaml":                               interruptResources,
+	"skyhook/config-skyhook/chainsaw-test.yaml":                          configSkyhookResources,
 }
 
 // inline is one of inlineResources as a document, its ID by file and

@@ -21,8 +21,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -820,4 +822,57 @@ func initContainer(pod *corev1.Pod, name string) *corev1.Container {
 		}
 	}
 	return nil
+}
+
+// The KWOK stage that runs stage pods' init containers, and the part of
+// its delay expression that scales the agentless image's SLEEP_LEN (a
+// second becomes 100 ms).
+const (
+	podInitStage    = "skyhook-sim-pod-init"
+	tenthOfASecond  = "($c.sleep // 0) * 100)"
+	secondPerSecond = "($c.sleep // 0) * 1000)"
+)
+
+// agentlessAtOwnSpeed has KWOK run the stage pods that start from now on
+// at the agentless image's own speed (SLEEP_LEN in seconds), for an
+// expectation that needs stages as long as upstream's; the function it
+// returns goes back to a tenth.
+func (s *scenario) agentlessAtOwnSpeed() (restore func()) {
+	s.t.Helper()
+	s.scaleAgentless(tenthOfASecond, secondPerSecond)
+	s.t.Log("the agentless image runs at its own speed")
+	done := false
+	restore = func() {
+		if !done {
+			done = true
+			s.scaleAgentless(secondPerSecond, tenthOfASecond)
+			s.t.Log("the agentless image runs at a tenth of its speed again")
+		}
+	}
+	s.t.Cleanup(restore)
+	return restore
+}
+
+func (s *scenario) scaleAgentless(from, to string) {
+	s.t.Helper()
+	ctx := context.Background()
+	stages := dynamic.NewForConfigOrDie(env.Config).Resource(schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "stages"})
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		stage, err := stages.Get(ctx, podInitStage, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		expr, _, _ := unstructured.NestedString(stage.Object, "spec", "delay", "durationFrom", "jq", "expression")
+		if !strings.Contains(expr, from) {
+			return fmt.Errorf("stage %s: its delay expression does not scale SLEEP_LEN as %q: %s", podInitStage, from, expr)
+		}
+		if err := unstructured.SetNestedField(stage.Object, strings.Replace(expr, from, to, 1), "spec", "delay", "durationFrom", "jq", "expression"); err != nil {
+			return err
+		}
+		_, err = stages.Update(ctx, stage, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		s.t.Fatalf("scaling the agentless image: %v", err)
+	}
 }
