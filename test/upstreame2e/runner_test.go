@@ -17,7 +17,8 @@ import (
 // The assertion runner against live objects: a named document and a
 // labelled one pass; a mismatch is reported with the live object, early
 // once the object stays unchanged (Quiet); a missing object waits for the
-// timeout; the error operation passes when nothing matches.
+// timeout, a labelled document nothing matches only until the kind's
+// objects stay unchanged; the error operation passes when nothing matches.
 func TestRunnerOnLiveObjects(t *testing.T) {
 	ctx := context.Background()
 	c := testenv.Client(t, env)
@@ -64,6 +65,12 @@ func TestRunnerOnLiveObjects(t *testing.T) {
 	err = short.Assert(ctx, doc("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: runner-absent, namespace: skyhook}\n"))
 	if !errors.As(err, &failure) || failure.Timeout == 0 || time.Since(start) < 2*time.Second {
 		t.Errorf("missing object: %v after %s; want the whole timeout", err, time.Since(start))
+	}
+
+	start = time.Now()
+	err = r.Assert(ctx, doc("apiVersion: v1\nkind: ConfigMap\nmetadata: {labels: {probe: absent}}\n"))
+	if !errors.As(err, &failure) || failure.Quiet == 0 || time.Since(start) > 10*time.Second {
+		t.Errorf("labelled document nothing matches: %v after %s; want a failure once the kind's objects stayed unchanged", err, time.Since(start))
 	}
 
 	if err := short.Error(ctx, named("2")); err != nil {

@@ -137,9 +137,11 @@ type Runner struct {
 	// Quiet, when set, ends a failing poll before the timeout once its
 	// candidates have stayed the same objects with the same content (a
 	// node's heartbeats aside, see versions) for that long: nothing is
-	// changing that could make the outcome change. (Chainsaw waits for the timeout; the outcome differs only
-	// for an object that changes after a quiet spell that long.) A document
-	// without candidates waits for the timeout.
+	// changing that could make the outcome change. (Chainsaw waits for the
+	// timeout; the outcome differs only for an object that changes after a
+	// quiet spell that long.) A labelled document without candidates is
+	// quiet once no object of its kind in its namespace changed for that
+	// long; a named object that does not exist waits for the timeout.
 	Quiet time.Duration
 }
 
@@ -204,7 +206,16 @@ func (r *Runner) poll(ctx context.Context, doc Document, want bool) error {
 			return false, nil
 		}
 		if r.Quiet > 0 {
-			if v := versions(candidates); v == "" || v != quiet.versions {
+			watched := candidates
+			if len(candidates) == 0 && doc.object().GetName() == "" {
+				// No object has the labels yet: one could only by
+				// changing, so the kind's objects are watched.
+				if watched, err = r.list(ctx, doc, false); err != nil {
+					last.Problems, last.Live = []string{err.Error()}, nil
+					return false, nil
+				}
+			}
+			if v := versions(watched); v == "" || v != quiet.versions {
 				quiet.versions, quiet.since = v, time.Now()
 			} else if time.Since(quiet.since) >= r.Quiet {
 				last.Quiet = time.Since(quiet.since)
@@ -285,17 +296,9 @@ func (r *Runner) read(ctx context.Context, doc Document) ([]unstructured.Unstruc
 	if gvk.Kind == "" || gvk.Version == "" {
 		return nil, fmt.Errorf("the document has no apiVersion or kind")
 	}
-	namespace := want.GetNamespace()
-	if namespace == "" {
-		probe := &unstructured.Unstructured{}
-		probe.SetGroupVersionKind(gvk)
-		namespaced, err := r.Client.IsObjectNamespaced(probe)
-		if err != nil {
-			return nil, err
-		}
-		if namespaced {
-			namespace = r.Namespace
-		}
+	namespace, err := r.namespace(want)
+	if err != nil {
+		return nil, err
 	}
 	if want.GetName() != "" {
 		var got unstructured.Unstructured
@@ -309,19 +312,47 @@ func (r *Runner) read(ctx context.Context, doc Document) ([]unstructured.Unstruc
 		}
 		return []unstructured.Unstructured{got}, nil
 	}
+	return r.list(ctx, doc, true)
+}
+
+// list returns the objects of the document's kind in its namespace, with
+// its labels when byLabels.
+func (r *Runner) list(ctx context.Context, doc Document, byLabels bool) ([]unstructured.Unstructured, error) {
+	want := doc.object()
+	gvk := want.GroupVersionKind()
+	namespace, err := r.namespace(want)
+	if err != nil {
+		return nil, err
+	}
 	var list unstructured.UnstructuredList
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	var opts []client.ListOption
 	if namespace != "" {
 		opts = append(opts, client.InNamespace(namespace))
 	}
-	if labels := want.GetLabels(); len(labels) > 0 {
+	if labels := want.GetLabels(); byLabels && len(labels) > 0 {
 		opts = append(opts, client.MatchingLabels(labels))
 	}
 	if err := r.Client.List(ctx, &list, opts...); err != nil {
 		return nil, err
 	}
 	return list.Items, nil
+}
+
+// namespace is where the document's object is: its own namespace, the
+// runner's for a namespaced kind written without one, none for a
+// cluster-scoped kind.
+func (r *Runner) namespace(want *unstructured.Unstructured) (string, error) {
+	if ns := want.GetNamespace(); ns != "" {
+		return ns, nil
+	}
+	probe := &unstructured.Unstructured{}
+	probe.SetGroupVersionKind(want.GroupVersionKind())
+	namespaced, err := r.Client.IsObjectNamespaced(probe)
+	if err != nil || !namespaced {
+		return "", err
+	}
+	return r.Namespace, nil
 }
 
 func name(u unstructured.Unstructured) string {
