@@ -117,6 +117,7 @@ var observedGenerationExempt = map[string]bool{
 	"skyhook/config-skyhook/chainsaw-test.yaml#3 Skyhook/config-skyhook":         true,
 	"skyhook/config-skyhook/chainsaw-test.yaml#5 Skyhook/config-skyhook":         true,
 	"skyhook/config-skyhook/chainsaw-test.yaml#7 Skyhook/config-skyhook":         true,
+	"skyhook/validate-packages/assert-update.yaml#1 Skyhook/validate-packages":   true,
 }
 
 // exempt returns the document with its observedGeneration expectation

@@ -824,13 +824,17 @@ func initContainer(pod *corev1.Pod, name string) *corev1.Container {
 	return nil
 }
 
-// The KWOK stage that runs stage pods' init containers, and the part of
-// its delay expression that scales the agentless image's SLEEP_LEN (a
-// second becomes 100 ms).
+// The KWOK stage that runs stage pods' init containers, and the parts of
+// its delay expression that play the agentless image: SLEEP_LEN scaled (a
+// second becomes 100 ms), and a container without SLEEP_LEN taking none.
 const (
 	podInitStage    = "skyhook-sim-pod-init"
 	tenthOfASecond  = "($c.sleep // 0) * 100)"
 	secondPerSecond = "($c.sleep // 0) * 1000)"
+	noDefaultSleep  = `select(.name == "SLEEP_LEN") | .value | tonumber? // 0] | first)`
+	// agentlessDefaultSleep is the least of the agentless image's own
+	// default, 5 to 9 s (containers/agentless/entrypoint.sh).
+	agentlessDefaultSleep = `select(.name == "SLEEP_LEN") | .value | tonumber? // 0] | first // 5)`
 )
 
 // agentlessAtOwnSpeed has KWOK run the stage pods that start from now on
@@ -839,21 +843,37 @@ const (
 // returns goes back to a tenth.
 func (s *scenario) agentlessAtOwnSpeed() (restore func()) {
 	s.t.Helper()
-	s.scaleAgentless(tenthOfASecond, secondPerSecond)
-	s.t.Log("the agentless image runs at its own speed")
+	return s.playAgentless("at its own speed", tenthOfASecond, secondPerSecond)
+}
+
+// agentlessSleepsByDefault has KWOK play the agentless image's default for
+// the stage pods that start from now on: a container without SLEEP_LEN
+// sleeps 5 s (at a tenth), where the simulation otherwise runs it at once.
+// The function it returns goes back.
+func (s *scenario) agentlessSleepsByDefault() (restore func()) {
+	s.t.Helper()
+	return s.playAgentless("sleeping 5 s (at a tenth) without SLEEP_LEN", noDefaultSleep, agentlessDefaultSleep)
+}
+
+func (s *scenario) playAgentless(how, from, to string) (restore func()) {
+	s.t.Helper()
+	s.editPodInitDelay(from, to)
+	s.t.Logf("the agentless image runs %s", how)
 	done := false
 	restore = func() {
 		if !done {
 			done = true
-			s.scaleAgentless(secondPerSecond, tenthOfASecond)
-			s.t.Log("the agentless image runs at a tenth of its speed again")
+			s.editPodInitDelay(to, from)
+			s.t.Logf("the agentless image no longer runs %s", how)
 		}
 	}
 	s.t.Cleanup(restore)
 	return restore
 }
 
-func (s *scenario) scaleAgentless(from, to string) {
+// editPodInitDelay replaces a part of the delay expression of the stage
+// that runs stage pods' init containers.
+func (s *scenario) editPodInitDelay(from, to string) {
 	s.t.Helper()
 	ctx := context.Background()
 	stages := dynamic.NewForConfigOrDie(env.Config).Resource(schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "stages"})
@@ -864,7 +884,7 @@ func (s *scenario) scaleAgentless(from, to string) {
 		}
 		expr, _, _ := unstructured.NestedString(stage.Object, "spec", "delay", "durationFrom", "jq", "expression")
 		if !strings.Contains(expr, from) {
-			return fmt.Errorf("stage %s: its delay expression does not scale SLEEP_LEN as %q: %s", podInitStage, from, expr)
+			return fmt.Errorf("stage %s: its delay expression lacks %q: %s", podInitStage, from, expr)
 		}
 		if err := unstructured.SetNestedField(stage.Object, strings.Replace(expr, from, to, 1), "spec", "delay", "durationFrom", "jq", "expression"); err != nil {
 			return err
@@ -873,6 +893,6 @@ func (s *scenario) scaleAgentless(from, to string) {
 		return err
 	})
 	if err != nil {
-		s.t.Fatalf("scaling the agentless image: %v", err)
+		s.t.Fatalf("playing the agentless image: %v", err)
 	}
 }
