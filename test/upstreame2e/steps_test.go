@@ -60,6 +60,9 @@ type scenario struct {
 	metrics chainsaw.MetricsChecker
 	// created are the objects to delete at the end, in creation order.
 	created []*unstructured.Unstructured
+	// restore puts back, after the objects are deleted and before the
+	// nodes are reset, what the scenario took out of the cluster.
+	restore []func() error
 }
 
 func newScenario(t *testing.T, dir string) *scenario {
@@ -701,6 +704,11 @@ func (s *scenario) cleanup() {
 			s.dropFinalizers(obj)
 		}
 	}
+	for _, restore := range s.restore {
+		if err := restore(); err != nil {
+			s.t.Errorf("cleanup: %v", err)
+		}
+	}
 	if err := resetNodes(context.Background()); err != nil {
 		s.t.Errorf("cleanup: resetting the nodes: %v", err)
 	}
@@ -895,4 +903,38 @@ func (s *scenario) editPodInitDelay(from, to string) {
 	if err != nil {
 		s.t.Fatalf("playing the agentless image: %v", err)
 	}
+}
+
+// skyhookSuiteWorkers makes the cluster upstream's skyhook/ suite runs on,
+// two workers (kind-worker, kind-worker2), for a scenario that selects
+// every worker: the deployment-policy suite's kind-worker3 ... 15 leave
+// the cluster until the scenario's objects are deleted, then come back as
+// they were created.
+func (s *scenario) skyhookSuiteWorkers() {
+	s.t.Helper()
+	ctx := context.Background()
+	var extra []cluster.Node
+	for _, n := range kindNodes() {
+		if n.Name == "kind-control-plane" || n.Name == "kind-worker" || n.Name == "kind-worker2" {
+			continue
+		}
+		extra = append(extra, n)
+		if err := env.Clientset.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			s.t.Fatalf("taking %s out: %v", n.Name, err)
+		}
+	}
+	s.restore = append(s.restore, func() error {
+		if err := env.CreateNodes(ctx, extra...); err != nil {
+			return fmt.Errorf("bringing workers 3-%d back: %w", workers, err)
+		}
+		return nil
+	})
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, deleteTimeout, true, func(ctx context.Context) (bool, error) {
+		list, err := env.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		return err == nil && len(list.Items) == 3, nil
+	})
+	if err != nil {
+		s.t.Fatalf("taking workers 3-%d out: %v", workers, err)
+	}
+	s.t.Logf("the cluster has upstream's skyhook/ suite's two workers")
 }
