@@ -82,6 +82,17 @@ func waitingFor(ahead []skyhookAhead, node *corev1.Node) string {
 	return ""
 }
 
+// heldEverywhere names the first Skyhook ahead with sequencing "all" that
+// is not complete on all its nodes (it holds every node), or is empty.
+func heldEverywhere(ahead []skyhookAhead) string {
+	for _, other := range ahead {
+		if other.everywhere {
+			return other.name
+		}
+	}
+	return ""
+}
+
 // completeEverywhere reports whether a Skyhook's status says its current
 // generation is complete on every node it selects.
 func completeEverywhere(sk *skyhookv1.Skyhook) bool {

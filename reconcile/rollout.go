@@ -60,6 +60,7 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	p.heldBy = heldEverywhere(ahead)
 	starting := pass.admit(waiting, gate, ahead, capacity, &p)
 	orderNodes(&sk.Status, nil, starting)
 	pool := pass.pool(ctx, &p)

@@ -16,7 +16,8 @@ import (
 
 // sequencing: all holds the Skyhooks after it on every node, also the nodes
 // it does not select, until it is complete on all of its own; the default
-// (node) would have let the second Skyhook start on seq-2 at once.
+// (node) would have let the second Skyhook start on seq-2 at once. The
+// Skyhook held says waiting meanwhile.
 func TestSequencingAllHoldsEveryNode(t *testing.T) {
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -61,6 +62,8 @@ func TestSequencingAllHoldsEveryNode(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = c.Delete(context.Background(), sk) })
 	}
+	// Held everywhere, the second Skyhook says waiting, as NodeWright's.
+	waitSkyhook(t, "seq-second", time.Minute, func(s *skyhookv1.Skyhook) bool { return s.Status.Status == skyhookv1.StatusWaiting })
 	if got := waitSkyhook(t, "seq-first", time.Minute, isReady); got.Spec.Sequencing != skyhookv1.SequencingAll {
 		t.Fatalf("sequencing %q stored", got.Spec.Sequencing)
 	}

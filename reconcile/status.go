@@ -121,7 +121,10 @@ type progress struct {
 	halted      bool // a compartment halted and nothing runs
 	// behind counts, per Skyhook that goes first, the nodes that wait for
 	// it to finish there (priority).
-	behind  map[string]int
+	behind map[string]int
+	// heldBy is a Skyhook that goes first with sequencing all and is not
+	// complete everywhere: it holds every node of this one.
+	heldBy  string
 	requeue time.Duration
 	// uninstalling and uninstallFailing count the nodes where a package is
 	// in its uninstall (or uninstall interrupt), and where that fails.
@@ -298,6 +301,8 @@ func (pass *rolloutPass) summariseFlux(p progress) {
 		return
 	case pass.paused:
 		s.Status = skyhookv1.StatusPaused
+	case p.heldBy != "":
+		s.Status = skyhookv1.StatusWaiting // as NodeWright says a Skyhook behind one with sequencing all
 	case len(p.erroring) > 0:
 		s.Status = skyhookv1.StatusErroring
 	case p.active == 0 && p.blockedNodes > 0 && p.blockedNodes == p.selected-p.complete:
