@@ -199,6 +199,19 @@ func observeStatus(skyhook string, current skyhookv1.Status) {
 	}
 }
 
+// observeDisabled reports a disabled Skyhook's nodes as NodeWright does:
+// the selected nodes are its target, each disabled.
+func observeDisabled(sk *skyhookv1.Skyhook, selected int) {
+	upstreamTarget.WithLabelValues(sk.Name).Set(float64(selected))
+	for _, s := range statuses {
+		v := 0.0
+		if s == skyhookv1.StatusDisabled {
+			v = float64(selected)
+		}
+		upstreamNodeStatus.WithLabelValues(sk.Name, string(s)).Set(v)
+	}
+}
+
 // forgetMetrics removes every series of a Skyhook.
 func forgetMetrics(skyhook string) {
 	labels := prometheus.Labels{"skyhook": skyhook}

@@ -74,7 +74,7 @@ func (r *SkyhookReconciler) writeMark(ctx context.Context, sk *skyhookv1.Skyhook
 
 // markDisabledNodes marks the selected nodes of a disabled Skyhook
 // disabled, a bounded number per pass (see markStatus); their records stay
-// as they are.
+// as they are. The metrics count them.
 func (r *SkyhookReconciler) markDisabledNodes(ctx context.Context, sk *skyhookv1.Skyhook) (ctrl.Result, error) {
 	sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
 	if err != nil {
@@ -84,6 +84,7 @@ func (r *SkyhookReconciler) markDisabledNodes(ctx context.Context, sk *skyhookv1
 	if err := r.Client.List(ctx, &nodes, client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, err
 	}
+	observeDisabled(sk, len(nodes.Items))
 	pass := &rolloutPass{r: r, sk: sk}
 	pool := pass.pool(ctx, &progress{})
 	work := make([]*nodeWork, len(nodes.Items))

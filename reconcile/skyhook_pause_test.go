@@ -79,6 +79,13 @@ func TestPauseStopsNewWorkAndResumes(t *testing.T) {
 	if n := getNode(t, "pause-0"); n.Annotations[skyhookv1.NodeStateAnnotation("pause")] == "" {
 		t.Error("disabling dropped the node's record")
 	}
+	// Its metrics say so, as NodeWright's: the nodes it selects, each disabled.
+	if v := metricValue(t, "skyhook_node_target_count", map[string]string{"skyhook_name": "pause"}); v != 3 {
+		t.Errorf("skyhook_node_target_count of the disabled Skyhook = %v, want 3", v)
+	}
+	if v := metricValue(t, "skyhook_node_status_count", map[string]string{"skyhook_name": "pause", "status": "disabled"}); v != 3 {
+		t.Errorf("skyhook_node_status_count disabled = %v, want 3", v)
+	}
 	setAnnotation(t, sk, skyhookv1.DisableAnnotation, "")
 	eventually(t, "every node to read complete again", func() bool { return statusesOf(t, "pause", "pool=pause") == "complete complete complete" })
 	if after := created(); len(after) != len(before) {
