@@ -9,6 +9,10 @@ import "testing"
 func TestSkyhookPackageUpgrade(t *testing.T) {
 	s := newScenario(t, "skyhook/package-upgrade")
 	pods := watchStagePodsOf(t, "package-upgrade")
+	// nullptr sets no SLEEP_LEN: the agentless image sleeps its default
+	// (5-9 s), which the expectations on its apply and upgrade in progress
+	// rely on; the simulation would run it at once.
+	s.agentlessSleepsByDefault()
 
 	s.step("initial install")
 	_, _ = s.cli("reset", "package-upgrade", "--confirm") // upstream: || true
