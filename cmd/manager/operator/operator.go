@@ -142,7 +142,11 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		PprofBindAddress:       opts.PprofAddr,
 		LeaderElection:         opts.LeaderElection,
 		LeaderElectionID:       "skyhook-operator.skyhook.nvidia.com",
-		Controller:             ctrlconfig.Controller{SkipNameValidation: &opts.inProcess},
+		// The Lease lives beside the operator's other objects, where its Role
+		// grants it; outside a pod there is no service account file to read
+		// the namespace from.
+		LeaderElectionNamespace: opts.Namespace,
+		Controller:              ctrlconfig.Controller{SkipNameValidation: &opts.inProcess},
 		// Only the operator's own Secret, ConfigMaps and stage pods are
 		// cached, and nodes without what the operator never reads.
 		Cache: cache.Options{
