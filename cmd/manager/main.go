@@ -4,10 +4,12 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
 	"strings"
+	"time"
 	_ "time/tzdata" // interrupt windows name IANA time zones; the image may have none
 
 	corev1 "k8s.io/api/core/v1"
@@ -44,11 +46,16 @@ func main() {
 	flag.StringVar(&cpuLimit, "default-cpu-limit", "", "cpuLimit for packages that set no resources")
 	flag.StringVar(&memRequest, "default-memory-request", "", "memoryRequest for packages that set no resources")
 	flag.StringVar(&memLimit, "default-memory-limit", "", "memoryLimit for packages that set no resources")
+	cleanup := flag.Bool("cleanup", false, "instead of running: delete every PackageSet, Skyhook and DeploymentPolicy, wait until their finalizers are done, then delete the webhook configurations the operator made (the Helm chart's pre-delete hook)")
+	cleanupTimeout := flag.Duration("cleanup-timeout", 2*time.Minute, "how long --cleanup waits")
 	taint := flag.String("runtime-required-taint", "skyhook.nvidia.com=runtime-required:NoSchedule", "the taint runtimeRequired Skyhooks hold on their nodes, key[=value]:Effect")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	if *cleanup {
+		os.Exit(runCleanup(opts.Certs, *cleanupTimeout))
+	}
 
 	resources, err := defaultResources(cpuRequest, cpuLimit, memRequest, memLimit)
 	if err != nil {
@@ -65,6 +72,18 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// runCleanup runs operator.Cleanup; its exit code.
+func runCleanup(certs string, timeout time.Duration) int {
+	ctx, cancel := context.WithTimeout(ctrl.SetupSignalHandler(), timeout)
+	defer cancel()
+	if err := operator.Cleanup(ctx, ctrl.GetConfigOrDie(), operator.CleanupOptions{Certs: certs, Out: os.Stdout}); err != nil {
+		fmt.Fprintln(os.Stderr, "cleanup:", err)
+		return 1
+	}
+	fmt.Println("cleanup: done")
+	return 0
 }
 
 // defaultResources parses the four default flags: all or none.
