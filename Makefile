@@ -16,7 +16,11 @@ TEST_FLAGS ?= -count=1
 # minutes), which `prepare` does before the test binaries start their clocks.
 TEST_TIMEOUT ?= 30m
 
-GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' -o -path 'config/webhook/manifests.yaml' | LC_ALL=C sort | xargs sha256sum
+# The Helm chart; `make generate` copies the CRDs, RBAC rules and webhooks into
+# its files/ and renders the kustomize bases config/default and
+# config/certmanager from it.
+CHART = config/helm/skyhook-operator
+GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' -o -path 'config/webhook/manifests.yaml' -o -path '$(CHART)/files/*' -o -name skyhook-operator.yaml | LC_ALL=C sort | xargs sha256sum
 
 .PHONY: all build agent agent-image test test-race generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status bench bench-rollout bench-agent bench-gitops clean
 
@@ -36,12 +40,17 @@ AGENT_IMAGE_FLAGS ?=
 agent-image: agent
 	$(GO) run ./agent/image/build -binary bin/skyhook-agent -tag $(AGENT_IMAGE) -o bin/skyhook-agent-image.tar $(AGENT_IMAGE_FLAGS)
 
-## generate: regenerate deepcopy code, CRDs, RBAC and webhook configurations from the Go markers.
+## generate: regenerate deepcopy code, CRDs, RBAC and webhook configurations from the Go markers, copy them into the Helm chart and render the kustomize bases from it.
 generate:
 	$(GO) tool controller-gen object paths=./api/...
 	$(GO) tool controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(GO) tool controller-gen rbac:roleName=skyhook-manager paths=./reconcile/... output:rbac:artifacts:config=config/rbac
 	$(GO) tool controller-gen webhook paths=./webhook/... output:webhook:artifacts:config=config/webhook
+	rm -rf $(CHART)/files && mkdir -p $(CHART)/files/crds $(CHART)/files/rbac
+	cp config/crd/bases/*.yaml $(CHART)/files/crds/
+	cp config/rbac/role.yaml $(CHART)/files/rbac/role.yaml
+	cp config/webhook/manifests.yaml $(CHART)/files/webhooks.yaml
+	$(GO) run ./config/helm/render -config config
 
 ## verify-generated: fail when the generated files differ from what `make generate` writes.
 verify-generated:

@@ -34,13 +34,15 @@ func kubectl(t *testing.T, args ...string) string {
 func TestDefaultDeploymentApplies(t *testing.T) {
 	out := kubectl(t, "apply", "-k", "default")
 	for _, want := range []string{
+		"namespace/skyhook-system",
 		"customresourcedefinition.apiextensions.k8s.io/skyhooks.skyhook.nvidia.com",
-		"clusterrole.rbac.authorization.k8s.io/skyhook-manager",
-		"clusterrolebinding.rbac.authorization.k8s.io/skyhook-manager",
-		"role.rbac.authorization.k8s.io/skyhook-manager",
-		"rolebinding.rbac.authorization.k8s.io/skyhook-manager",
-		"deployment.apps/skyhook-operator",
-		"service/skyhook-webhook",
+		"clusterrole.rbac.authorization.k8s.io/skyhook-operator-manager-role",
+		"clusterrolebinding.rbac.authorization.k8s.io/skyhook-operator-manager-rolebinding",
+		"role.rbac.authorization.k8s.io/skyhook-operator-manager-role",
+		"rolebinding.rbac.authorization.k8s.io/skyhook-operator-manager-rolebinding",
+		"deployment.apps/skyhook-operator-controller-manager",
+		"service/skyhook-operator-webhook-service",
+		"service/skyhook-operator-controller-manager-metrics-service",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl apply -k config/default lacks %s:\n%s", want, out)
@@ -72,7 +74,7 @@ func TestCertManagerOverlay(t *testing.T) {
 		if err := yaml.UnmarshalStrict([]byte(doc), &got); err != nil {
 			t.Fatal(err)
 		}
-		if got.Name != want.Name || got.Annotations["cert-manager.io/inject-ca-from"] != "skyhook-system/skyhook-webhook-cert" {
+		if got.Name != want.Name || got.Annotations["cert-manager.io/inject-ca-from"] != "skyhook-system/skyhook-operator-webhook-cert" {
 			t.Errorf("name %s annotations %v", got.Name, got.Annotations)
 		}
 		if len(got.Webhooks) != len(want.Webhooks) {
@@ -80,7 +82,7 @@ func TestCertManagerOverlay(t *testing.T) {
 		}
 		for _, w := range got.Webhooks {
 			svc := w.ClientConfig.Service
-			if svc == nil || svc.Name != "skyhook-webhook" || svc.Namespace != "skyhook-system" || svc.Port == nil || *svc.Port != 9443 {
+			if svc == nil || svc.Name != "skyhook-operator-webhook-service" || svc.Namespace != "skyhook-system" || svc.Port == nil || *svc.Port != 9443 {
 				t.Errorf("webhook %s calls %+v", w.Name, svc)
 			}
 		}
