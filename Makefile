@@ -5,6 +5,8 @@ SHELL := /bin/bash
 # the Go module proxy and cached (see cmd/skyhook/sandbox/cluster/binaries). The agent's
 # tests chroot into a root filesystem made from Debian's busybox-static,
 # which they fetch with apt-get (they run as root, as CI does).
+# `make images` builds the operator and agent images with Go alone, no
+# container daemon (config/images, docs/images.md).
 
 GO ?= go
 STATE_DIR ?= .sandbox
