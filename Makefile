@@ -5,6 +5,8 @@ SHELL := /bin/bash
 # the Go module proxy and cached (see cmd/skyhook/sandbox/cluster/binaries). The agent's
 # tests chroot into a root filesystem made from Debian's busybox-static,
 # which they fetch with apt-get (they run as root, as CI does).
+# `make images` builds the operator and agent images with Go alone, no
+# container daemon (config/images, docs/images.md).
 
 GO ?= go
 STATE_DIR ?= .sandbox
@@ -15,6 +17,9 @@ TEST_FLAGS ?= -count=1
 # The whole suite; the first run also builds the control plane (several
 # minutes), which `prepare` does before the test binaries start their clocks.
 TEST_TIMEOUT ?= 30m
+# What the binaries and images say they are: the version and the git commit.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 
 # The Helm chart; `make generate` copies the CRDs, RBAC rules and webhooks into
 # its files/ and renders the kustomize bases config/default and
@@ -22,7 +27,7 @@ TEST_TIMEOUT ?= 30m
 CHART = config/helm/skyhook-operator
 GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' -o -path 'config/webhook/manifests.yaml' -o -path '$(CHART)/files/*' -o -name skyhook-operator.yaml | LC_ALL=C sort | xargs sha256sum
 
-.PHONY: all build agent agent-image test test-race generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status bench bench-rollout bench-agent bench-gitops clean
+.PHONY: all build agent images push agent-image test test-race generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status bench bench-rollout bench-agent bench-gitops clean
 
 all: build
 
@@ -30,15 +35,24 @@ build:
 	$(GO) build -o bin/skyhook ./cmd/skyhook
 	ln -sf skyhook bin/kubectl-skyhook
 
-## agent: the node agent, a static binary (the agent image's whole content).
+## agent: the node agent, a static binary for this machine (`make images` builds the image's own).
 agent:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o bin/skyhook-agent ./cmd/skyhook-agent
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w -X main.Version=$(VERSION)" -o bin/skyhook-agent ./cmd/skyhook-agent
 
-## agent-image: the agent image as a tarball (docker load, crane push); AGENT_IMAGE_FLAGS=-push pushes it to AGENT_IMAGE.
-AGENT_IMAGE ?= ghcr.io/skyhook-go/skyhook-agent:dev
-AGENT_IMAGE_FLAGS ?=
-agent-image: agent
-	$(GO) run ./agent/image/build -binary bin/skyhook-agent -tag $(AGENT_IMAGE) -o bin/skyhook-agent-image.tar $(AGENT_IMAGE_FLAGS)
+## images: the operator and agent images for linux/amd64 and linux/arm64, OCI image layouts in bin/images (docs/images.md).
+IMAGE_REGISTRY ?= ghcr.io/skyhook-go
+IMAGE_TAG ?= $(VERSION)
+IMAGE_FLAGS = -registry $(IMAGE_REGISTRY) -tag $(IMAGE_TAG) -version $(VERSION) -revision $(REVISION) -o bin/images
+images:
+	$(GO) run ./config/images/build $(IMAGE_FLAGS)
+
+## push: build the images and push them to $(IMAGE_REGISTRY) (credentials of ~/.docker/config.json).
+push:
+	$(GO) run ./config/images/build $(IMAGE_FLAGS) -push
+
+## agent-image: the agent image alone (as `make images` builds it).
+agent-image:
+	$(GO) run ./config/images/build $(IMAGE_FLAGS) -images agent
 
 ## generate: regenerate deepcopy code, CRDs, RBAC and webhook configurations from the Go markers, copy them into the Helm chart and render the kustomize bases from it.
 generate:

@@ -37,7 +37,7 @@ func main() {
 	flag.StringVar(&opts.PprofAddr, "pprof-bind-address", "", "address of Go's profiles (/debug/pprof/), off when empty")
 	flag.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect one active replica")
 	flag.DurationVar(&opts.NotReadyTimeout, "not-ready-timeout", 0, "how long a NotReady node in progress holds its budget slot before the rollout skips it (default 10m)")
-	flag.StringVar(&opts.AgentImage, "agent-image", operator.DefaultAgentImage, "the image that runs the package stages (make agent-image builds it); a package's agentImageOverride wins")
+	flag.StringVar(&opts.AgentImage, "agent-image", operator.DefaultAgentImage, "the image that runs the package stages (make images builds it); a package's agentImageOverride wins")
 	flag.StringVar(&opts.PauseImage, "pause-image", operator.DefaultPauseImage, "the image that keeps a finished stage pod until its outcome is recorded")
 	pullSecrets := flag.String("image-pull-secret", os.Getenv("IMAGE_PULL_SECRET"), "Secret(s) in --namespace, comma-separated, that stage pods pull the package, agent and pause images with (default: $IMAGE_PULL_SECRET, as upstream's operator reads it)")
 	flag.DurationVar(&opts.StageTimeout, "stage-timeout", 0, "how long one stage pod may run before it is stopped and the stage retried (default 1h)")
@@ -49,9 +49,14 @@ func main() {
 	cleanup := flag.Bool("cleanup", false, "instead of running: delete every PackageSet, Skyhook and DeploymentPolicy, wait until their finalizers are done, then delete the webhook configurations the operator made (the Helm chart's pre-delete hook)")
 	cleanupTimeout := flag.Duration("cleanup-timeout", 2*time.Minute, "how long --cleanup waits")
 	taint := flag.String("runtime-required-taint", "skyhook.nvidia.com=runtime-required:NoSchedule", "the taint runtimeRequired Skyhooks hold on their nodes, key[=value]:Effect")
+	showVersion := flag.Bool("version", false, "print the version and exit")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if *showVersion {
+		fmt.Println(versionLine())
+		return
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	if *cleanup {
 		os.Exit(runCleanup(opts.Certs, *cleanupTimeout))
@@ -84,6 +89,11 @@ func runCleanup(certs string, timeout time.Duration) int {
 	}
 	fmt.Println("cleanup: done")
 	return 0
+}
+
+// versionLine is what --version prints.
+func versionLine() string {
+	return "skyhook-operator " + operator.RunningVersion()
 }
 
 // defaultResources parses the four default flags: all or none.

@@ -3,7 +3,23 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 )
+
+// --version prints the version the build stamped (config/images stamps
+// it; its test runs the built binary with --version).
+func TestVersionLine(t *testing.T) {
+	defer func(v string) { operator.Version = v }(operator.Version)
+	operator.Version = "1.2.3-test"
+	if got := versionLine(); got != "skyhook-operator 1.2.3-test" {
+		t.Errorf("versionLine() = %q", got)
+	}
+	operator.Version = ""
+	if got := versionLine(); got != "skyhook-operator devel" {
+		t.Errorf("unstamped: versionLine() = %q, want the work tree's devel", got)
+	}
+}
 
 func TestDefaultResourcesAllOrNone(t *testing.T) {
 	if r, err := defaultResources("", "", "", ""); r != nil || err != nil {

@@ -3,6 +3,7 @@
 //
 //	skyhook-agent <mode> <host-root> <copy-dir> [interrupt-spec]
 //	skyhook-agent validate <package-dir|config.json>...
+//	skyhook-agent --version
 //
 // The modes are those of config.json (apply, apply-check, config, ...) and
 // interrupt. The stage pod's environment names the run: SKYHOOK_NAME,
@@ -28,19 +29,28 @@ import (
 	"github.com/skyhook-go/skyhook/agent/run"
 )
 
+// Version is the agent's version, stamped at build time with
+// -ldflags "-X main.Version=..." (config/images does).
+var Version = "devel"
+
 func main() {
 	os.Exit(agent(os.Args[1:]))
 }
 
 const usage = `usage: skyhook-agent <mode> <host-root> <copy-dir> [interrupt-spec]
-       skyhook-agent validate <package-dir|config.json>...`
+       skyhook-agent validate <package-dir|config.json>...
+       skyhook-agent --version`
 
 func agent(args []string) int {
 	if len(args) == 0 {
 		fmt.Fprintln(os.Stderr, usage)
 		return 2
 	}
-	if args[0] == "validate" {
+	switch args[0] {
+	case "--version", "-version", "version":
+		fmt.Println("skyhook-agent " + Version)
+		return 0
+	case "validate":
 		if len(args) < 2 {
 			fmt.Fprintln(os.Stderr, usage)
 			return 2

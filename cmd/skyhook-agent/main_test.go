@@ -9,16 +9,23 @@ import (
 )
 
 // The built binary: static (no dynamic loader needed in an image of its
-// own), validate's exit codes, and an unknown mode refused.
+// own), the version stamped at build time, validate's exit codes, and an
+// unknown mode refused.
 func TestAgentBinary(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "skyhook-agent")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, ".")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w -X main.Version=1.2.3-test", "-o", bin, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	if out, _ := exec.Command("file", bin).CombinedOutput(); len(out) > 0 && !strings.Contains(string(out), "statically linked") {
 		t.Errorf("not static: %s", out)
+	}
+	for _, arg := range []string{"--version", "version"} {
+		out, err := exec.Command(bin, arg).CombinedOutput()
+		if err != nil || string(out) != "skyhook-agent 1.2.3-test\n" {
+			t.Errorf("%s: %q, %v; want the stamped version", arg, out, err)
+		}
 	}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"schema_version":"v1","package_name":"demo","package_version":"1.0.0","modes":{"apply":[{"name":"a","path":"a.sh"}]}}`), 0o644); err != nil {

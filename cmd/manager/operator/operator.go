@@ -183,7 +183,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	}
 	if err := (&reconcile.SkyhookReconciler{
 		Client: mgr.GetClient(), Namespace: opts.Namespace, AgentImage: opts.AgentImage, PauseImage: opts.PauseImage, ImagePullSecrets: opts.ImagePullSecrets,
-		Recorder: mgr.GetEventRecorder("skyhook-operator"), APIReader: mgr.GetAPIReader(), OperatorVersion: version(),
+		Recorder: mgr.GetEventRecorder("skyhook-operator"), APIReader: mgr.GetAPIReader(), OperatorVersion: RunningVersion(),
 		NotReadyTimeout: opts.NotReadyTimeout, RebootTimeout: opts.RebootTimeout, StageTimeout: opts.StageTimeout, RuntimeRequiredTaint: opts.RuntimeRequiredTaint,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, err

@@ -25,7 +25,9 @@ const VersionConfigMap = "skyhook-operator-version"
 // VersionLabel marks that ConfigMap, so a client finds it in any namespace.
 const VersionLabel = skyhookv1.MetadataPrefix + "/operator-version"
 
-func version() string {
+// RunningVersion is the version this binary reports: Version when the
+// build stamped it, the module's version otherwise.
+func RunningVersion() string {
 	if Version != "" {
 		return Version
 	}
@@ -47,7 +49,7 @@ func publishVersion(mgr manager.Manager, namespace string) error {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: VersionConfigMap, Namespace: namespace}}
 		_, err := ctrl.CreateOrUpdate(ctx, mgr.GetClient(), cm, func() error {
 			cm.Labels = map[string]string{VersionLabel: "true"}
-			cm.Data = map[string]string{"version": version()}
+			cm.Data = map[string]string{"version": RunningVersion()}
 			return nil
 		})
 		if err != nil {
