@@ -117,6 +117,10 @@ var (
 // startOperator runs the operator in this process until stopOperator.
 func startOperator() error {
 	ctx, cancel := context.WithCancel(mainCtx)
+	if err := operator.EnsureNamespace(ctx, env.Config, operatorNamespace); err != nil {
+		cancel()
+		return err
+	}
 	done, err := operator.StartLocal(ctx, env.Config, operator.Options{Namespace: operatorNamespace, NotReadyTimeout: notReadyTimeout,
 		RebootTimeout: rebootTimeout, StageTimeout: stageTimeout, ImagePullSecrets: []string{pullSecret}})
 	if err != nil {

@@ -19,6 +19,12 @@ func Start(ctx context.Context, c *cluster.Cluster, opts operator.Options) error
 	if err := testenv.OperatorLogs(c); err != nil {
 		return err
 	}
+	if opts.Namespace == "" {
+		opts.Namespace = operator.DefaultNamespace
+	}
+	if err := operator.EnsureNamespace(ctx, c.Config, opts.Namespace); err != nil {
+		return err
+	}
 	if _, err := operator.StartLocal(ctx, c.Config, opts); err != nil {
 		return fmt.Errorf("starting the operator: %w", err)
 	}

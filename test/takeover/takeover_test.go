@@ -135,6 +135,10 @@ func install(t *testing.T, f fixture, n int, annotate func(node string, annotati
 func startOperator(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	if err := operator.EnsureNamespace(ctx, env.Config, namespace); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
 	done, err := operator.StartLocal(ctx, env.Config, operator.Options{Namespace: namespace})
 	if err != nil {
 		cancel()

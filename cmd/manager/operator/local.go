@@ -19,14 +19,18 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
+// DefaultNamespace is StartLocal's namespace when the options name none.
+const DefaultNamespace = "skyhook-system"
+
 // StartLocal runs the operator in this process against the cluster of cfg,
+// as cfg's identity, in opts.Namespace (which must exist: EnsureNamespace),
 // serving its webhooks on a free port of localhost, and returns once the
 // apiserver routes admission through them. The operator stops when ctx
 // ends; its error, if any, arrives on the returned channel. The sandbox and
 // the tests use it.
 func StartLocal(ctx context.Context, cfg *rest.Config, opts Options) (<-chan error, error) {
 	if opts.Namespace == "" {
-		opts.Namespace = "skyhook-system"
+		opts.Namespace = DefaultNamespace
 	}
 	if opts.WebhookPort == 0 {
 		port, err := freePort()
@@ -52,9 +56,6 @@ func StartLocal(ctx context.Context, cfg *rest.Config, opts Options) (<-chan err
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
-		return nil, err
-	}
-	if err := ensureNamespace(ctx, c, opts.Namespace); err != nil {
 		return nil, err
 	}
 	mgr, err := New(ctx, cfg, opts)
@@ -96,7 +97,14 @@ func WaitAdmission(ctx context.Context, c client.Client, done <-chan error) erro
 	return nil
 }
 
-func ensureNamespace(ctx context.Context, c client.Client, name string) error {
+// EnsureNamespace creates the operator's namespace if it is missing, as an
+// install would; StartLocal does not, since it runs the operator as cfg's
+// identity, which may be the operator's own ServiceAccount.
+func EnsureNamespace(ctx context.Context, cfg *rest.Config, name string) error {
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return err
+	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err

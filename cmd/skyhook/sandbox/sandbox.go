@@ -229,6 +229,9 @@ func Serve(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if err := operator.EnsureNamespace(ctx, c.Config, OperatorNamespace); err != nil {
+		return err
+	}
 	operatorDone, err := operator.StartLocal(ctx, c.Config, operator.Options{Namespace: OperatorNamespace, CertDir: opts.path("webhook-certs"),
 		MetricsAddr: metricsAddr})
 	if err != nil {
