@@ -33,6 +33,8 @@ func main() {
 	flag.StringVar(&opts.ServiceName, "webhook-service", "skyhook-webhook", "Service of the webhook server in --namespace")
 	flag.StringVar(&opts.LocalWebhookHost, "local-webhook-host", "", "run outside the cluster: the apiserver calls https://<host>:<webhook-port>")
 	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `metrics address ("0" disables)`)
+	flag.BoolVar(&opts.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS to clients the apiserver authenticates and authorizes for GET /metrics (false: plain HTTP)")
+	flag.StringVar(&opts.MetricsCertDir, "metrics-cert-dir", "", "directory of the metrics server's tls.crt and tls.key (empty: a self-signed certificate)")
 	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "health probe address")
 	flag.StringVar(&opts.PprofAddr, "pprof-bind-address", "", "address of Go's profiles (/debug/pprof/), off when empty")
 	flag.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect one active replica")

@@ -93,7 +93,7 @@ func TestAllOnValuesReachTheObjects(t *testing.T) {
 		"NetworkPolicy/fleet-skyhook-controller-manager", "Namespace/skyhook-fleet",
 		"PodDisruptionBudget/fleet-skyhook-controller-manager-pdb", "Certificate/fleet-skyhook-webhook-cert",
 		"MutatingWebhookConfiguration/skyhook-mutating-webhooks", "ValidatingWebhookConfiguration/skyhook-validating-webhooks",
-		"LimitRange/fleet-skyhook-default-limits", "ClusterRole/fleet-skyhook-viewer-role", "ClusterRole/fleet-skyhook-editor-role", "Service/fleet-skyhook-webhook",
+		"LimitRange/fleet-skyhook-default-limits", "ClusterRole/fleet-skyhook-metrics-reader", "ClusterRoleBinding/fleet-skyhook-metrics-reader", "ClusterRole/fleet-skyhook-viewer-role", "ClusterRole/fleet-skyhook-editor-role", "Service/fleet-skyhook-webhook",
 	} {
 		if !slices.Contains(kinds, want) {
 			t.Errorf("no %s among %v", want, kinds)
@@ -108,7 +108,7 @@ func TestAllOnValuesReachTheObjects(t *testing.T) {
 	args := strings.Join(manager.Args, " ")
 	for _, want := range []string{
 		"--certs=external", "--webhook-service=fleet-skyhook-webhook", "--zap-log-level=debug",
-		"--metrics-bind-address=:9090", "--health-probe-bind-address=:9091",
+		"--metrics-bind-address=:9090", "--metrics-secure=true", "--health-probe-bind-address=:9091",
 		"--agent-image=registry.example.com/mirror/skyhook-agent@sha256:0000000000000000000000000000000000000000000000000000000000000002",
 		"--pause-image=registry.example.com/mirror/pause:3.10", "--runtime-required-taint=example.com/runtime=pending:NoExecute",
 		"--image-pull-secret=mirror-pull,nvcr-pull", "--stage-timeout=30m", "--reboot-timeout=15m",
@@ -137,6 +137,9 @@ func TestAllOnValuesReachTheObjects(t *testing.T) {
 		if !ok {
 			t.Errorf("%s: not as the values say", what)
 		}
+	}
+	if sm := manifest(t, rendered, "ServiceMonitor"); !strings.Contains(sm, "scheme: https") || !strings.Contains(sm, "bearerTokenFile:") {
+		t.Errorf("the ServiceMonitor does not scrape the secure metrics with Prometheus's token:\n%s", sm)
 	}
 	if len(rendered.Hooks) != 1 || !strings.Contains(rendered.Hooks[0].Manifest, "--cleanup-timeout=290s") {
 		t.Errorf("the cleanup hook is not the one the values ask for: %v", rendered.Hooks)

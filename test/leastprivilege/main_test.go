@@ -35,6 +35,8 @@ var (
 	forbidden = &forbiddenLog{}
 	// operatorConfig is the operator's identity: its ServiceAccount.
 	operatorConfig *rest.Config
+	// metricsURL is where the operator serves its metrics, securely.
+	metricsURL string
 )
 
 func TestMain(m *testing.M) {
@@ -79,7 +81,13 @@ func TestMain(m *testing.M) {
 		if err := testenv.OperatorLogs(c); err != nil {
 			return err
 		}
-		_, err := operator.StartLocal(ctx, operatorConfig, operator.Options{Namespace: helm.Default.Namespace})
+		ports, err := cluster.FreePorts(1)
+		if err != nil {
+			return err
+		}
+		metricsURL = fmt.Sprintf("https://127.0.0.1:%d/metrics", ports[0])
+		_, err = operator.StartLocal(ctx, operatorConfig, operator.Options{Namespace: helm.Default.Namespace,
+			MetricsAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]), MetricsSecure: true})
 		return err
 	}))
 }
@@ -94,7 +102,8 @@ func installShippedRBAC(c *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	rendered, err := helm.Render(ch, helm.Default, map[string]any{"namespace": map[string]any{"create": true}})
+	rendered, err := helm.Render(ch, helm.Default, map[string]any{"namespace": map[string]any{"create": true},
+		"metrics": map[string]any{"addServiceAccountBinding": true, "serviceAccountName": "prometheus", "serviceAccountNamespace": helm.Default.Namespace}})
 	if err != nil {
 		return err
 	}
@@ -102,6 +111,8 @@ func installShippedRBAC(c *cluster.Cluster) error {
 	for _, m := range rendered.Manifests {
 		switch m.Head.Kind {
 		case "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			// with the metrics-reader role, bound to Prometheus's account as
+			// metrics.addServiceAccountBinding does
 			docs = append(docs, m.Content)
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -74,6 +75,11 @@ type Options struct {
 	// MetricsAddr and ProbeAddr serve metrics and health probes; "0"
 	// disables them.
 	MetricsAddr string
+	// MetricsSecure serves metrics over HTTPS, only to clients whose token
+	// the apiserver authenticates and authorizes for GET /metrics (a
+	// self-signed certificate unless MetricsCertDir holds one).
+	MetricsSecure  bool
+	MetricsCertDir string
 	// PprofAddr serves Go's profiles (net/http/pprof) when set, for
 	// measuring the operator (the rollout benchmark's -profile).
 	PprofAddr string
@@ -137,7 +143,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	inNamespace := cache.ByObject{Namespaces: map[string]cache.Config{opts.Namespace: {}}}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 sch,
-		Metrics:                metricsserver.Options{BindAddress: opts.MetricsAddr},
+		Metrics:                metricsOptions(opts),
 		HealthProbeBindAddress: opts.ProbeAddr,
 		PprofBindAddress:       opts.PprofAddr,
 		LeaderElection:         opts.LeaderElection,
@@ -209,6 +215,20 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		return mgr, mgr.Add(server)
 	}
 	return mgr, selfManagedCerts(ctx, mgr, server, opts)
+}
+
+// metricsOptions serves metrics over HTTPS behind the apiserver's
+// authentication and authorization when asked to (controller-runtime's
+// filter does both with TokenReviews and SubjectAccessReviews), plain HTTP
+// otherwise (the sandbox and tests, on loopback).
+func metricsOptions(opts Options) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: opts.MetricsAddr}
+	if opts.MetricsSecure {
+		o.SecureServing = true
+		o.FilterProvider = filters.WithAuthenticationAndAuthorization
+		o.CertDir = opts.MetricsCertDir
+	}
+	return o
 }
 
 // selfManagedCerts installs the webhook configurations and the certificate
