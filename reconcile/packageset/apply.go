@@ -24,19 +24,58 @@ import (
 // apply server-side applies the objects under one field manager; with
 // dryRun only the API server judges them (schema, admission webhooks,
 // policies). It returns every refusal with its file, object and field.
+//
+// DeploymentPolicies go first, so that a Skyhook of the same revision that
+// names one finds it. In the dry run a policy the revision brings does not
+// exist yet, and admission refuses a Skyhook naming a missing policy (as
+// NodeWright's does): such a Skyhook is judged without the reference, which
+// the real apply then checks against the policy just applied.
 func (r *Reconciler) apply(ctx context.Context, objects []manifests.Object, dryRun bool) []string {
 	var problems []string
-	for _, o := range objects {
+	newPolicies := map[string]bool{}
+	if dryRun {
+		newPolicies = r.newPolicies(ctx, objects)
+	}
+	for _, o := range policiesFirst(objects) {
 		obj := o.Object.DeepCopy()
 		opts := []client.PatchOption{client.FieldOwner(FieldOwner), client.ForceOwnership}
 		if dryRun {
 			opts = append(opts, client.DryRunAll)
+			if policy, _, _ := unstructured.NestedString(obj.Object, "spec", "deploymentPolicy"); newPolicies[policy] && obj.GetKind() == "Skyhook" {
+				unstructured.RemoveNestedField(obj.Object, "spec", "deploymentPolicy")
+			}
 		}
 		if err := r.Client.Patch(ctx, obj, client.Apply, opts...); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %s: %s", o.File, o.Name(), refusal(err)))
 		}
 	}
 	return problems
+}
+
+// policiesFirst orders the DeploymentPolicies before the other objects,
+// keeping the files' order otherwise.
+func policiesFirst(objects []manifests.Object) []manifests.Object {
+	out := append([]manifests.Object(nil), objects...)
+	sort.SliceStable(out, func(i, j int) bool {
+		return out[i].Object.GetKind() == "DeploymentPolicy" && out[j].Object.GetKind() != "DeploymentPolicy"
+	})
+	return out
+}
+
+// newPolicies names the DeploymentPolicies of the revision that the
+// cluster does not have yet.
+func (r *Reconciler) newPolicies(ctx context.Context, objects []manifests.Object) map[string]bool {
+	out := map[string]bool{}
+	for _, o := range objects {
+		if o.Object.GetKind() != "DeploymentPolicy" {
+			continue
+		}
+		err := r.Client.Get(ctx, client.ObjectKey{Name: o.Object.GetName()}, &skyhookv1.DeploymentPolicy{})
+		if apierrors.IsNotFound(err) {
+			out[o.Object.GetName()] = true
+		}
+	}
+	return out
 }
 
 // refusal is an API error as its causes (field: rule), or its message.
