@@ -127,6 +127,7 @@ func (r *SkyhookReconciler) finalize(ctx context.Context, sk *skyhookv1.Skyhook)
 	r.batches.forget(sk.UID)
 	r.records.forget(sk.UID)
 	forgetMetrics(sk.Name)
+	forgetStageMetrics(sk.Name)
 	controllerutil.RemoveFinalizer(sk, Finalizer)
 	controllerutil.RemoveFinalizer(sk, legacyFinalizer)
 	return nil

@@ -200,7 +200,7 @@ func (n *nodePass) runInterrupt(ctx context.Context, due []string, rec *interrup
 	if pod == nil {
 		return false, rec, n.createStagePod(ctx, first, step, n.state[skyhookv1.NodeStateKey(first, d.Version)].Restarts)
 	}
-	switch outcome := n.outcome(pod); outcome.Result {
+	switch outcome := n.outcome(first, pod); outcome.Result {
 	case stagepod.Running:
 		return false, rec, nil
 	case stagepod.Succeeded:

@@ -275,3 +275,37 @@ func (b *batchStates) forget(uid types.UID) {
 	defer b.mu.Unlock()
 	delete(b.states, uid)
 }
+
+// stageEnds remembers the stage pods whose end was counted: a finished pod
+// stays for a pass or two until its outcome is recorded, and must be
+// counted once. An hour is far longer than a finished pod stays.
+type stageEnds struct {
+	mu        sync.Mutex
+	seen      map[types.UID]time.Time
+	lastPrune time.Time
+}
+
+const stageEndWindow = time.Hour
+
+// first reports whether uid is seen for the first time, and remembers it.
+func (s *stageEnds) first(uid types.UID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if s.seen == nil {
+		s.seen = map[types.UID]time.Time{}
+	}
+	if _, ok := s.seen[uid]; ok {
+		return false
+	}
+	s.seen[uid] = now
+	if now.Sub(s.lastPrune) > stageEndWindow/4 { // a sweep now and then, not one per pod
+		for k, at := range s.seen {
+			if now.Sub(at) >= stageEndWindow {
+				delete(s.seen, k)
+			}
+		}
+		s.lastPrune = now
+	}
+	return true
+}

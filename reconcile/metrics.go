@@ -2,10 +2,12 @@ package reconcile
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/compartment"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
 // Rollout metrics, in controller-runtime's registry (served with its
@@ -48,6 +50,42 @@ var (
 		compartmentBatchGauge, compartmentBatchSizeGauge, compartmentFailuresGauge, compartmentHaltedGauge}
 )
 
+// Stage pods' ends, each counted once (stageEnds): how long they ran and
+// how many failed. Counters and histograms outlive a pass, so they are only
+// dropped with the Skyhook (forgetStageMetrics).
+var (
+	stageDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "skyhook_stage_duration_seconds",
+		Help:    "How long stage pods ran, from creation to the end of their last container, by result (succeeded, failed).",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 14), // 1 s to 2.3 h
+	}, []string{"skyhook", "package", "stage", "result"})
+	stageFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "skyhook_stage_failures_total",
+		Help: "Stage pods that failed (a step's non-zero exit, a check, the stage timeout), by package and stage.",
+	}, []string{"skyhook", "package", "stage"})
+)
+
+// observeStageEnd records a stage pod that ended, once per pod.
+func (r *SkyhookReconciler) observeStageEnd(skyhook, pkg string, pod *corev1.Pod, result stagepod.Result) {
+	if result == stagepod.Running || !r.stageEnds.first(pod.UID) {
+		return
+	}
+	stage := pod.Labels[stagepod.StageLabel]
+	seconds := finishedAt(pod).Sub(pod.CreationTimestamp.Time).Seconds()
+	label := "succeeded"
+	if result != stagepod.Succeeded {
+		label = "failed"
+		stageFailures.WithLabelValues(skyhook, pkg, stage).Inc()
+	}
+	stageDuration.WithLabelValues(skyhook, pkg, stage, label).Observe(max(seconds, 0))
+}
+
+// forgetStageMetrics drops a deleted Skyhook's stage metrics.
+func forgetStageMetrics(skyhook string) {
+	stageDuration.DeletePartialMatch(prometheus.Labels{"skyhook": skyhook})
+	stageFailures.DeletePartialMatch(prometheus.Labels{"skyhook": skyhook})
+}
+
 // NodeWright's metrics, same names, labels and meaning, so that its Grafana
 // dashboard and alerts work unchanged (docs/metrics.md). Its label for the
 // Skyhook is skyhook_name.
@@ -89,6 +127,7 @@ func init() {
 	for _, g := range append(append([]*prometheus.GaugeVec{}, allGauges...), upstreamGauges...) {
 		metrics.Registry.MustRegister(g)
 	}
+	metrics.Registry.MustRegister(stageDuration, stageFailures)
 }
 
 // observe sets a Skyhook's gauges from a pass; policy is its

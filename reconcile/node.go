@@ -180,7 +180,7 @@ func (n *nodePass) advancePackage(ctx context.Context, name string) (bool, error
 		if pod == nil {
 			return false, n.startStage(ctx, name, step, entry)
 		}
-		outcome := n.outcome(pod)
+		outcome := n.outcome(name, pod)
 		switch outcome.Result {
 		case stagepod.Running:
 			entry.State = skyhookv1.StateInProgress

@@ -79,6 +79,7 @@ type SkyhookReconciler struct {
 	batches      batchStates
 	records      parsedRecords
 	deleted      recentDeletes
+	stageEnds    stageEnds
 }
 
 // Reconcile implements reconcile.Reconciler, Flux style: get, patch helper

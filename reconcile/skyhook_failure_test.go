@@ -71,6 +71,10 @@ func TestFailingStepErrorsThenSpecFixRecovers(t *testing.T) {
 	}
 
 	waitWarning(t, "failing", "StageFailed", "exited with code 7")
+	// Each failed pod counts once however many passes read it.
+	if n := metricCount(t, "skyhook_stage_failures_total", map[string]string{"skyhook": "failing", "package": "tuning", "stage": "apply"}); n < 2 || n > float64(len(pods.Items)+2) {
+		t.Errorf("skyhook_stage_failures_total = %v for %d failed pods", n, len(pods.Items))
+	}
 
 	// Fix the spec: the next generation retries at once and completes.
 	if err := c.Get(ctx, client.ObjectKeyFromObject(sk), sk); err != nil {

@@ -73,6 +73,17 @@ func TestOnePackageReachesReadyOnFiveNodes(t *testing.T) {
 			metricValue(t, "skyhook_packages", map[string]string{"skyhook": "ready", "package": "tuning", "version": "1.1.0", "stage": "config", "state": "complete"}) == 5
 	})
 
+	// Every stage pod's end counted once, with how long it ran.
+	for _, stage := range []string{"apply", "config"} {
+		labels := map[string]string{"skyhook": "ready", "package": "tuning", "stage": stage, "result": "succeeded"}
+		if n := metricCount(t, "skyhook_stage_duration_seconds", labels); n != 5 {
+			t.Errorf("skyhook_stage_duration_seconds counts %v %s stages, want 5", n, stage)
+		}
+	}
+	if n := metricCount(t, "skyhook_stage_failures_total", map[string]string{"skyhook": "ready"}); n != -1 {
+		t.Errorf("skyhook_stage_failures_total = %v, want no series", n)
+	}
+
 	eventually(t, "the stage pods to be cleaned up", func() bool {
 		var pods corev1.PodList
 		_ = c.List(ctx, &pods, client.InNamespace(operatorNamespace), client.MatchingLabels{stagepod.SkyhookLabel: "ready"})
@@ -103,6 +114,40 @@ func TestOnePackageReachesReadyOnFiveNodes(t *testing.T) {
 	eventually(t, "the deleted Skyhook's metrics to go", func() bool {
 		return metricValue(t, "skyhook_nodes", map[string]string{"skyhook": "ready", "status": "complete"}) == -1
 	})
+}
+
+// metricCount reads a counter's value or a histogram's count of samples
+// (summed over the series that match labels), -1 when no series matches.
+func metricCount(t *testing.T, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total, found := 0.0, false
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			for k, v := range labels {
+				if got[k] != v {
+					continue series
+				}
+			}
+			found = true
+			total += m.GetCounter().GetValue() + float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	if !found {
+		return -1
+	}
+	return total
 }
 
 // metricValue reads a gauge of the operator running in this process from

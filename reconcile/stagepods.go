@@ -172,7 +172,15 @@ func (n *nodePass) createStagePod(ctx context.Context, name string, step lifecyc
 // timeout (at most a minute) past its deadline counts as failed: its
 // kubelet did not stop it, and the stage must not wait forever. Until then
 // the pass comes back at that moment.
-func (n *nodePass) outcome(pod *corev1.Pod) stagepod.Outcome {
+func (n *nodePass) outcome(pkg string, pod *corev1.Pod) stagepod.Outcome {
+	outcome := n.readOutcome(pod)
+	n.r.observeStageEnd(n.sk.Name, pkg, pod, outcome.Result)
+	return outcome
+}
+
+// readOutcome is what the pod says, or Failed once it is past the stage
+// timeout.
+func (n *nodePass) readOutcome(pod *corev1.Pod) stagepod.Outcome {
 	outcome := stagepod.Read(pod)
 	if outcome.Result != stagepod.Running {
 		return outcome
