@@ -72,6 +72,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		if err := patcher.Patch(ctx, ps, opts...); err != nil && !apierrors.IsNotFound(err) {
 			retErr = errors.Join(retErr, err)
 		}
+		if ps.DeletionTimestamp.IsZero() {
+			observe(ps)
+		}
 	}()
 
 	if !ps.DeletionTimestamp.IsZero() {
@@ -139,6 +142,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 func (r *Reconciler) fail(ps *skyhookv1.PackageSet, reason, format string, args ...any) {
 	conditions.MarkFalse(ps, meta.ReadyCondition, reason, format, args...)
 	r.event(ps, corev1.EventTypeWarning, reason, fmt.Sprintf(format, args...))
+	countFailure(ps, reason)
 }
 
 // reject reports a revision whose manifests were refused: nothing of it
@@ -150,6 +154,7 @@ func (r *Reconciler) reject(ps *skyhookv1.PackageSet, revision string, problems 
 	conditions.MarkStalled(ps, "ValidationFailed", "%s", msg)
 	conditions.MarkFalse(ps, meta.ReadyCondition, "ValidationFailed", "%s", msg)
 	r.event(ps, corev1.EventTypeWarning, "ValidationFailed", msg)
+	countFailure(ps, "ValidationFailed")
 }
 
 func orNone(revision string) string {
@@ -199,6 +204,7 @@ func (r *Reconciler) finalize(ctx context.Context, ps *skyhookv1.PackageSet) err
 		}
 	}
 	controllerutil.RemoveFinalizer(ps, Finalizer)
+	forget(ps)
 	return nil
 }
 
