@@ -25,7 +25,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 # its files/ and renders the kustomize bases config/default and
 # config/certmanager from it.
 CHART = config/helm/skyhook-operator
-GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' -o -path 'config/webhook/manifests.yaml' -o -path '$(CHART)/files/*' -o -name skyhook-operator.yaml | LC_ALL=C sort | xargs sha256sum
+GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' -o -path 'config/webhook/manifests.yaml' -o -path '$(CHART)/files/*' -o -name skyhook-operator.yaml -o -name skyhook-dashboard.json | LC_ALL=C sort | xargs sha256sum
 
 .PHONY: all build agent images push agent-image test test-race generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status bench bench-rollout bench-agent bench-gitops clean
 
@@ -64,6 +64,8 @@ generate:
 	cp config/crd/bases/*.yaml $(CHART)/files/crds/
 	cp config/rbac/role.yaml $(CHART)/files/rbac/role.yaml
 	cp config/webhook/manifests.yaml $(CHART)/files/webhooks.yaml
+	$(GO) run ./config/grafana/gen config/grafana/skyhook-dashboard.json
+	cp config/grafana/skyhook-dashboard.json $(CHART)/files/
 	$(GO) run ./config/helm/render -config config
 
 ## verify-generated: fail when the generated files differ from what `make generate` writes.

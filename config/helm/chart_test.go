@@ -93,7 +93,7 @@ func TestAllOnValuesReachTheObjects(t *testing.T) {
 		"NetworkPolicy/fleet-skyhook-controller-manager", "Namespace/skyhook-fleet",
 		"PodDisruptionBudget/fleet-skyhook-controller-manager-pdb", "Certificate/fleet-skyhook-webhook-cert",
 		"MutatingWebhookConfiguration/skyhook-mutating-webhooks", "ValidatingWebhookConfiguration/skyhook-validating-webhooks",
-		"LimitRange/fleet-skyhook-default-limits", "ClusterRole/fleet-skyhook-metrics-reader", "ClusterRoleBinding/fleet-skyhook-metrics-reader", "ClusterRole/fleet-skyhook-viewer-role", "ClusterRole/fleet-skyhook-editor-role", "Service/fleet-skyhook-webhook",
+		"ConfigMap/fleet-skyhook-grafana-dashboard", "LimitRange/fleet-skyhook-default-limits", "ClusterRole/fleet-skyhook-metrics-reader", "ClusterRoleBinding/fleet-skyhook-metrics-reader", "ClusterRole/fleet-skyhook-viewer-role", "ClusterRole/fleet-skyhook-editor-role", "Service/fleet-skyhook-webhook",
 	} {
 		if !slices.Contains(kinds, want) {
 			t.Errorf("no %s among %v", want, kinds)
