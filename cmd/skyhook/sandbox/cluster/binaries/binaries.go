@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 )
 
 // Versions pins the version of every component.
@@ -141,7 +142,10 @@ func ensure(ctx context.Context, opts Options, r recipe) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(staging)
-	if err := r.build(ctx, staging, opts.Log); err != nil {
+	stop := heartbeat(opts.Log, fmt.Sprintf("%s %s", r.name, r.version), time.Minute)
+	err = r.build(ctx, staging, opts.Log)
+	stop()
+	if err != nil {
 		return "", err
 	}
 	if err := os.Chmod(staging, 0o755); err != nil {
@@ -155,6 +159,31 @@ func ensure(ctx context.Context, opts Options, r recipe) (string, error) {
 		return "", err
 	}
 	return dir, nil
+}
+
+// heartbeat says every interval that the build of what is still going, and
+// for how long: a cold build of Kubernetes takes minutes with nothing else
+// to show. stop ends it and waits until it has.
+func heartbeat(log io.Writer, what string, interval time.Duration) (stop func()) {
+	start := time.Now()
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				fmt.Fprintf(log, "  still building %s (%s so far)\n", what, time.Since(start).Round(time.Second))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 // completeMarker is written last, so a directory without it is a build that
