@@ -109,10 +109,11 @@ bench-gitops: prepare
 bench-agent:
 	$(GO) test -run XXX -bench TwentyTrueSteps -benchtime 50x -count 3 ./agent/run/
 
-## bench-rollout: rollout at fleet scale, a table (docs/rollout.md). BENCH_NODES=100,1000,5000 for more.
+## bench-rollout: rollout at fleet scale, a table (docs/rollout.md). BENCH_NODES=100,1000,5000 for more, BENCH_PACKAGES=5 for more packages.
 BENCH_NODES ?= 100,1000
+BENCH_PACKAGES ?= 1
 bench-rollout: prepare
-	$(GO) run ./test/bench/rollout -nodes $(BENCH_NODES)
+	$(GO) run ./test/bench/rollout -nodes $(BENCH_NODES) -packages $(BENCH_PACKAGES)
 
 ## sandbox: a local control plane with $(NODES) simulated nodes, state in $(STATE_DIR).
 sandbox: build

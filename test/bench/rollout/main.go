@@ -51,6 +51,7 @@ func main() {
 	percent := flag.Int("budget", 10, "interruption budget, percent of the nodes")
 	audit := flag.Bool("audit", true, "count the operator's requests with the apiserver's audit log (which slows the apiserver)")
 	profile := flag.String("profile", "", "write a CPU profile of the operator during each install to <profile>-<nodes>.pprof")
+	packages := flag.Int("packages", 1, "packages in the Skyhook (independent, so they run side by side on a node)")
 	flag.Parse()
 	root, err := testenv.RepoRoot()
 	check(err)
@@ -59,12 +60,12 @@ func main() {
 	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
 	check(build.Run())
 
-	fmt.Println("| nodes | phase | makespan | ideal | ratio | most in progress (budget) | mutating requests per node | reconciles (mean time) | operator CPU s | operator peak RSS | control plane CPU s | machine busy |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| nodes | packages | phase | makespan | ideal | ratio | most in progress (budget) | mutating requests per node | reconciles (mean time) | operator CPU s | operator peak RSS | control plane CPU s | machine busy |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, s := range strings.Split(*nodesFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		check(err)
-		for _, row := range run(manager, n, *stage, *percent, *audit, *profile) {
+		for _, row := range run(manager, n, *packages, *stage, *percent, *audit, *profile) {
 			fmt.Println(row)
 		}
 	}
@@ -78,7 +79,7 @@ func check(err error) {
 }
 
 // run measures one fleet size and returns its table rows.
-func run(manager string, n int, stage time.Duration, percent int, audit bool, profile string) []string {
+func run(manager string, n, packages int, stage time.Duration, percent int, audit bool, profile string) []string {
 	ctx := context.Background()
 	crds, err := config.CRDs()
 	check(err)
@@ -103,11 +104,7 @@ func run(manager string, n int, stage time.Duration, percent int, audit bool, pr
 		Spec: skyhookv1.SkyhookSpec{
 			NodeSelector:       metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "bench"}},
 			InterruptionBudget: skyhookv1.InterruptionBudget{Percent: &percent},
-			Packages: skyhookv1.Packages{"tuning": {
-				PackageRef: skyhookv1.PackageRef{Version: "1.0.0"},
-				Image:      "ghcr.io/nvidia/tuning",
-				Env:        []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: stage.String()}},
-			}},
+			Packages:           benchPackages(packages, stage),
 		},
 	}
 	var rows []string
@@ -124,9 +121,10 @@ func run(manager string, n int, stage time.Duration, percent int, audit bool, pr
 			check(cl.Create(ctx, sk))
 		} else {
 			check(cl.Get(ctx, client.ObjectKeyFromObject(sk), sk))
-			p := sk.Spec.Packages["tuning"]
-			p.Version = "1.1.0"
-			sk.Spec.Packages["tuning"] = p
+			for name, p := range sk.Spec.Packages {
+				p.Version = "1.1.0"
+				sk.Spec.Packages[name] = p
+			}
 			check(cl.Update(ctx, sk))
 		}
 		check(waitReady(ctx, cl, sk, 20*ideal+time.Minute))
@@ -139,12 +137,29 @@ func run(manager string, n int, stage time.Duration, percent int, audit bool, pr
 		operatorCPU, planeCPU := cpuSeconds(proc.Process.Pid)-cpuStart, controlPlaneCPU(c)-planeStart
 		passes, passTime := reconciles(metricsURL)
 		passes, passTime = passes-passesStart, passTime-passTimeStart
-		rows = append(rows, fmt.Sprintf("| %d | %s | %.1f s | %.1f s | %.2f | %d (%d) | %s | %.0f (%.1f ms) | %.1f | %d MiB | %.1f | %.0f%% |",
-			n, phase, makespan.Seconds(), ideal.Seconds(), makespan.Seconds()/ideal.Seconds(),
+		rows = append(rows, fmt.Sprintf("| %d | %d | %s | %.1f s | %.1f s | %.2f | %d (%d) | %s | %.0f (%.1f ms) | %.1f | %d MiB | %.1f | %.0f%% |",
+			n, packages, phase, makespan.Seconds(), ideal.Seconds(), makespan.Seconds()/ideal.Seconds(),
 			watcher.TakeMost(), capacity, requests, passes, 1000*passTime/max(passes, 1), operatorCPU, peakRSS(proc.Process.Pid)/1024,
 			planeCPU, 100*(operatorCPU+planeCPU)/(float64(runtime.NumCPU())*makespan.Seconds())))
 	}
 	return rows
+}
+
+// benchPackages are n independent packages whose simulated stages take
+// stage: "tuning" alone, as the rows measured before had it, or pkg-1...
+func benchPackages(n int, stage time.Duration) skyhookv1.Packages {
+	pkg := func() skyhookv1.Package {
+		return skyhookv1.Package{PackageRef: skyhookv1.PackageRef{Version: "1.0.0"}, Image: "ghcr.io/nvidia/tuning",
+			Env: []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: stage.String()}}}
+	}
+	if n <= 1 {
+		return skyhookv1.Packages{"tuning": pkg()}
+	}
+	out := skyhookv1.Packages{}
+	for i := 1; i <= n; i++ {
+		out[fmt.Sprintf("pkg-%d", i)] = pkg()
+	}
+	return out
 }
 
 // startManager runs the operator binary against the cluster as the
@@ -162,7 +177,7 @@ func startManager(manager string, c *cluster.Cluster) (*exec.Cmd, string, string
 	cmd := exec.Command(manager, "--kubeconfig="+c.OperatorKubeconfig, "--namespace=skyhook-system",
 		"--webhook-host=127.0.0.1", "--webhook-port="+strconv.Itoa(ports[0]), "--local-webhook-host=localhost",
 		"--cert-dir="+certs, "--metrics-bind-address="+metricsAddr, "--health-probe-bind-address=0",
-		"--pprof-bind-address="+pprofAddr)
+		"--pprof-bind-address="+pprofAddr, "--metrics-secure=false")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	check(cmd.Start())
 	return cmd, "http://" + metricsAddr + "/metrics", "http://" + pprofAddr + "/debug/pprof/profile"
