@@ -15,6 +15,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
 // A failing step is recorded as erroring with its exit code and where its
@@ -72,7 +73,7 @@ func TestFailingStepErrorsThenSpecFixRecovers(t *testing.T) {
 
 	waitWarning(t, "failing", "StageFailed", "exited with code 7")
 	// Each failed pod counts once however many passes read it.
-	if n := metricCount(t, "skyhook_stage_failures_total", map[string]string{"skyhook": "failing", "package": "tuning", "stage": "apply"}); n < 2 || n > float64(len(pods.Items)+2) {
+	if n := testenv.MetricSum(t, "skyhook_stage_failures_total", map[string]string{"skyhook": "failing", "package": "tuning", "stage": "apply"}); n < 2 || n > float64(len(pods.Items)+2) {
 		t.Errorf("skyhook_stage_failures_total = %v for %d failed pods", n, len(pods.Items))
 	}
 

@@ -8,10 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
 // One package on five nodes: apply then config on every node, the Skyhook
@@ -76,11 +76,11 @@ func TestOnePackageReachesReadyOnFiveNodes(t *testing.T) {
 	// Every stage pod's end counted once, with how long it ran.
 	for _, stage := range []string{"apply", "config"} {
 		labels := map[string]string{"skyhook": "ready", "package": "tuning", "stage": stage, "result": "succeeded"}
-		if n := metricCount(t, "skyhook_stage_duration_seconds", labels); n != 5 {
+		if n := testenv.MetricSum(t, "skyhook_stage_duration_seconds", labels); n != 5 {
 			t.Errorf("skyhook_stage_duration_seconds counts %v %s stages, want 5", n, stage)
 		}
 	}
-	if n := metricCount(t, "skyhook_stage_failures_total", map[string]string{"skyhook": "ready"}); n != -1 {
+	if n := testenv.MetricSum(t, "skyhook_stage_failures_total", map[string]string{"skyhook": "ready"}); n != -1 {
 		t.Errorf("skyhook_stage_failures_total = %v, want no series", n)
 	}
 
@@ -116,65 +116,13 @@ func TestOnePackageReachesReadyOnFiveNodes(t *testing.T) {
 	})
 }
 
-// metricCount reads a counter's value or a histogram's count of samples
-// (summed over the series that match labels), -1 when no series matches.
-func metricCount(t *testing.T, name string, labels map[string]string) float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	total, found := 0.0, false
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			for k, v := range labels {
-				if got[k] != v {
-					continue series
-				}
-			}
-			found = true
-			total += m.GetCounter().GetValue() + float64(m.GetHistogram().GetSampleCount())
-		}
-	}
-	if !found {
-		return -1
-	}
-	return total
-}
-
-// metricValue reads a gauge of the operator running in this process from
-// controller-runtime's registry, -1 when the series does not exist.
+// metricValue reads a gauge of the operator running in this process,
+// -1 when the series does not exist.
 func metricValue(t *testing.T, name string, labels map[string]string) float64 {
 	t.Helper()
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
+	series := testenv.Series(t, name, labels)
+	if len(series) == 0 {
+		return -1
 	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			for k, v := range labels {
-				if got[k] != v {
-					continue series
-				}
-			}
-			return m.GetGauge().GetValue()
-		}
-	}
-	return -1
+	return series[0].GetGauge().GetValue()
 }

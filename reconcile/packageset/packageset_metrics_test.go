@@ -9,9 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
 // A PackageSet's metrics follow its status: its Ready condition, the
@@ -46,50 +46,21 @@ func TestPackageSetMetricsFollowItsStatus(t *testing.T) {
 		return out
 	}
 	eventually(t, "Ready=True and one object in the metrics", func() bool {
-		return value(t, "skyhook_packageset_condition", with(map[string]string{"status": "True"})) == 1 &&
-			value(t, "skyhook_packageset_condition", with(map[string]string{"status": "False"})) == 0 &&
-			value(t, "skyhook_packageset_applied_objects", series) == 1
+		return testenv.MetricSum(t, "skyhook_packageset_condition", with(map[string]string{"status": "True"})) == 1 &&
+			testenv.MetricSum(t, "skyhook_packageset_condition", with(map[string]string{"status": "False"})) == 0 &&
+			testenv.MetricSum(t, "skyhook_packageset_applied_objects", series) == 1
 	})
 
 	src.publish("main@sha1:bbbb", map[string]string{"sets/gpu.yaml": skyhookManifest("ps-metrics", "not-a-version")})
 	eventually(t, "Ready=False and the refused revision counted", func() bool {
-		return value(t, "skyhook_packageset_condition", with(map[string]string{"status": "False"})) == 1 &&
-			value(t, "skyhook_packageset_failures_total", with(map[string]string{"reason": "ValidationFailed"})) >= 1
+		return testenv.MetricSum(t, "skyhook_packageset_condition", with(map[string]string{"status": "False"})) == 1 &&
+			testenv.MetricSum(t, "skyhook_packageset_failures_total", with(map[string]string{"reason": "ValidationFailed"})) >= 1
 	})
 
 	if err := c.Delete(ctx, ps); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the deleted PackageSet's series to go", func() bool {
-		return value(t, "skyhook_packageset_condition", series) == -1 && value(t, "skyhook_packageset_failures_total", series) == -1
+		return testenv.MetricSum(t, "skyhook_packageset_condition", series) == -1 && testenv.MetricSum(t, "skyhook_packageset_failures_total", series) == -1
 	})
-}
-
-// value is the first series of name matching labels (a gauge's or a
-// counter's value), -1 when none matches.
-func value(t *testing.T, name string, labels map[string]string) float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			for k, v := range labels {
-				if got[k] != v {
-					continue series
-				}
-			}
-			return m.GetGauge().GetValue() + m.GetCounter().GetValue()
-		}
-	}
-	return -1
 }

@@ -9,15 +9,12 @@ import (
 	"os"
 	"testing"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/gitserver"
-	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/test/clustertest"
 	"github.com/skyhook-go/skyhook/test/operatortest"
 	"github.com/skyhook-go/skyhook/test/testenv"
@@ -39,20 +36,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	crds, err := config.CRDs()
+	crds, err := testenv.CRDsAnd(sc.CRDs)
 	if err != nil {
 		panic(err)
-	}
-	for _, f := range sc.CRDs {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			panic(err)
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal(data, crd); err != nil {
-			panic(err)
-		}
-		crds = append(crds, crd)
 	}
 	gitRoot, err := os.MkdirTemp("", "skyhook-git-")
 	if err != nil {

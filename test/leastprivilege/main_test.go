@@ -15,15 +15,12 @@ import (
 	"testing"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/gitserver"
-	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/config/helm"
 	"github.com/skyhook-go/skyhook/test/clustertest"
 	"github.com/skyhook-go/skyhook/test/testenv"
@@ -45,20 +42,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	crds, err := config.CRDs()
+	crds, err := testenv.CRDsAnd(sc.CRDs)
 	if err != nil {
 		panic(err)
-	}
-	for _, f := range sc.CRDs {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			panic(err)
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal(data, crd); err != nil {
-			panic(err)
-		}
-		crds = append(crds, crd)
 	}
 	gitRoot, err := os.MkdirTemp("", "skyhook-git-")
 	if err != nil {
