@@ -51,10 +51,11 @@ func writeArchives(ctx context.Context, w *writer, v Version, o Options) ([]arch
 		if err != nil {
 			return nil, err
 		}
-		if err := w.put(ArchiveFile(v, p), data); err != nil {
+		a, err := w.put(ArchiveFile(v, p), data)
+		if err != nil {
 			return nil, err
 		}
-		out = append(out, archive{platform: p, Artefact: w.written[len(w.written)-1]})
+		out = append(out, archive{platform: p, Artefact: a})
 	}
 	return out, nil
 }

@@ -39,7 +39,8 @@ func writeChart(w *writer, v Version, appVersion string) (*chart.Chart, error) {
 	if err := checkChart(tgz, v.Semver, appVersion); err != nil {
 		return nil, fmt.Errorf("%s: %w", ChartFile(v), err)
 	}
-	return ch, w.put(ChartFile(v), tgz)
+	_, err = w.put(ChartFile(v), tgz)
+	return ch, err
 }
 
 // packageChart is the chart as `helm package` writes it, but with fixed

@@ -31,7 +31,7 @@ func writeInstalls(w *writer, ch *chart.Chart, registry string) error {
 		}
 		header := fmt.Sprintf("# Skyhook %s: the Helm chart skyhook-operator %s rendered for the release %s in %s.\n# values: %v\n",
 			ch.Metadata.AppVersion, ch.Metadata.Version, helm.Default.Name, helm.Default.Namespace, values)
-		if err := w.put(install.file, []byte(header+rendered.YAML())); err != nil {
+		if _, err := w.put(install.file, []byte(header+rendered.YAML())); err != nil {
 			return err
 		}
 	}

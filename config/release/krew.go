@@ -78,5 +78,6 @@ func writeKrewManifest(w *writer, v Version, downloadURL string, archives []arch
 	if err != nil {
 		return err
 	}
-	return w.put(KrewFile, data)
+	_, err = w.put(KrewFile, data)
+	return err
 }

@@ -119,7 +119,7 @@ func Assemble(ctx context.Context, dir string, o Options) ([]Artefact, error) {
 	if err := writeKrewManifest(w, v, o.DownloadURL, archives); err != nil {
 		return nil, err
 	}
-	if err := w.put(ChecksumsFile, checksums(w.written)); err != nil {
+	if _, err := w.put(ChecksumsFile, checksums(w.written)); err != nil {
 		return nil, err
 	}
 	return w.written, nil
@@ -145,12 +145,13 @@ type writer struct {
 	written []Artefact
 }
 
-func (w *writer) put(name string, data []byte) error {
+func (w *writer) put(name string, data []byte) (Artefact, error) {
 	if err := os.WriteFile(filepath.Join(w.dir, name), data, 0o644); err != nil {
-		return err
+		return Artefact{}, err
 	}
-	w.written = append(w.written, Artefact{Name: name, Size: int64(len(data)), SHA256: sha256Hex(data)})
-	return nil
+	a := Artefact{Name: name, Size: int64(len(data)), SHA256: sha256Hex(data)}
+	w.written = append(w.written, a)
+	return a, nil
 }
 
 func sha256Hex(data []byte) string {
