@@ -123,14 +123,14 @@ func deployment(t *testing.T, stream []byte) appsv1.Deployment {
 	return found[0]
 }
 
-// At the chart's own version, the install files are the kustomize bases
-// `make generate` wrote: the same values, the same objects.
+// At the chart's own version and appVersion, the install files are the
+// kustomize bases `make generate` wrote: the same values, the same objects.
 func TestInstallFilesAreTheBases(t *testing.T) {
 	ch, err := helm.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := assemble(t, release.Options{Version: ch.Metadata.AppVersion})
+	dir := assemble(t, release.Options{Version: ch.Metadata.Version, Tag: ch.Metadata.AppVersion})
 	for file, base := range map[string]string{release.InstallFile: "default", release.InstallCertManagerFile: "certmanager"} {
 		got := withoutComments(read(t, filepath.Join(dir, file)))
 		want := withoutComments(read(t, filepath.Join("..", base, "skyhook-operator.yaml")))
