@@ -20,6 +20,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/google/go-containerregistry/pkg/name"
 )
 
 // Version is a release's version.
@@ -100,6 +101,11 @@ func Assemble(ctx context.Context, dir string, o Options) ([]Artefact, error) {
 	}
 	if o.Build == nil {
 		return nil, fmt.Errorf("no build function for the CLI")
+	}
+	// The chart and install files name the images by these; refuse what
+	// no registry would take before anything is written.
+	if _, err := name.NewTag(o.Registry + "/skyhook-operator:" + o.Tag); err != nil {
+		return nil, fmt.Errorf("IMAGE_REGISTRY %q, IMAGE_TAG %q: not an image reference: %w", o.Registry, o.Tag, err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err

@@ -326,6 +326,22 @@ func TestBadVersionIsRefused(t *testing.T) {
 	}
 }
 
+// An image tag or registry that no registry would take is refused, naming
+// the variable.
+func TestBadImageReferenceIsRefused(t *testing.T) {
+	for _, o := range []release.Options{{Tag: "1.2.3 rc"}, {Registry: "Registry.Example.com:x/a b"}} {
+		o.Version, o.License, o.Build = "1.2.3", license, standIn
+		dir := t.TempDir()
+		_, err := release.Assemble(context.Background(), dir, o)
+		if err == nil || !strings.Contains(err.Error(), "IMAGE_TAG") {
+			t.Errorf("tag %q, registry %q: error %v, want one naming IMAGE_REGISTRY and IMAGE_TAG", o.Tag, o.Registry, err)
+		}
+		if files, _ := os.ReadDir(dir); len(files) != 0 {
+			t.Errorf("tag %q, registry %q: %d files written", o.Tag, o.Registry, len(files))
+		}
+	}
+}
+
 // A failed build stops the release, naming the platform.
 func TestFailedBuildNamesThePlatform(t *testing.T) {
 	failing := func(_ context.Context, p release.Platform, _ string) ([]byte, error) {
