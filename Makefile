@@ -6,7 +6,8 @@ SHELL := /bin/bash
 # tests chroot into a root filesystem made from Debian's busybox-static,
 # which they fetch with apt-get (they run as root, as CI does).
 # `make images` builds the operator and agent images with Go alone, no
-# container daemon (config/images, docs/images.md).
+# container daemon (config/images, docs/images.md). `make release VERSION=1.2.3`
+# makes a release in dist/ (config/release, docs/release.md).
 
 GO ?= go
 STATE_DIR ?= .sandbox
@@ -27,7 +28,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 CHART = config/helm/skyhook-operator
 GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' -o -path 'config/webhook/manifests.yaml' -o -path '$(CHART)/files/*' -o -name skyhook-operator.yaml -o -name skyhook-dashboard.json | LC_ALL=C sort | xargs sha256sum
 
-.PHONY: all build agent images push agent-image test test-race generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status bench bench-rollout bench-agent bench-gitops clean
+.PHONY: all build agent images push agent-image release test test-race generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status bench bench-rollout bench-agent bench-gitops clean
 
 all: build
 
@@ -53,6 +54,14 @@ push:
 ## agent-image: the agent image alone (as `make images` builds it).
 agent-image:
 	$(GO) run ./config/images/build $(IMAGE_FLAGS) -images agent
+
+## release: a release in $(DIST), VERSION=1.2.3 (or v1.2.3, 1.2.3-rc.1) required: the chart stamped with it, install.yaml, install-certmanager.yaml, the CLI archives, the krew manifest, checksums.txt and the images' OCI layouts; PUSH=1 also pushes the images and the chart to $(IMAGE_REGISTRY) (docs/release.md).
+DIST ?= dist
+PUSH ?=
+# Where the CLI archives will be downloaded from (the krew manifest's uri); empty: the GitHub release of the tag v<version>.
+DOWNLOAD_URL ?=
+release:
+	$(GO) run ./config/release/build -version='$(VERSION)' -tag='$(IMAGE_TAG)' -registry='$(IMAGE_REGISTRY)' -revision='$(REVISION)' -o='$(DIST)' $(if $(DOWNLOAD_URL),-download-url='$(DOWNLOAD_URL)') $(if $(PUSH),-push)
 
 ## generate: regenerate deepcopy code, CRDs, RBAC and webhook configurations from the Go markers, copy them into the Helm chart and render the kustomize bases from it.
 generate:

@@ -97,7 +97,7 @@ func compile(ctx context.Context, c Component, p v1.Platform, o BuildOptions, di
 	out := filepath.Join(dir, c.Image+"-"+p.OS+"-"+p.Architecture)
 	ldflags := fmt.Sprintf("-s -w -X %s=%s", c.VersionVar, o.Version)
 	env := []string{"CGO_ENABLED=0", "GOOS=" + p.OS, "GOARCH=" + p.Architecture}
-	cmd := exec.CommandContext(ctx, goCommand(), "build", "-trimpath", "-ldflags", ldflags, "-o", out, c.Package)
+	cmd := exec.CommandContext(ctx, GoCommand(), "build", "-trimpath", "-ldflags", ldflags, "-o", out, c.Package)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if o.Log != nil {
@@ -109,9 +109,9 @@ func compile(ctx context.Context, c Component, p v1.Platform, o BuildOptions, di
 	return os.ReadFile(out)
 }
 
-// goCommand is $GO, or else the go of the toolchain this program was built
+// GoCommand is $GO, or else the go of the toolchain this program was built
 // with (`go run` and `go test` then build with the toolchain they run).
-func goCommand() string {
+func GoCommand() string {
 	if g := os.Getenv("GO"); g != "" {
 		return g
 	}

@@ -49,7 +49,7 @@ func startProcessEnv(dir, name, path string, env []string, args ...string) (*pro
 		cmd.Env = append(os.Environ(), env...)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = childAttr()
 	if err := cmd.Start(); err != nil {
 		out.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
