@@ -15,7 +15,7 @@ import (
 // StartSourceController runs Flux's source-controller against the cluster
 // (its CRDs must be installed), with its artifact storage served on a
 // loopback port, and waits until it is ready. It stops with the cluster.
-func (c *Cluster) StartSourceController(ctx context.Context, sc *binaries.SourceController) error {
+func (c *Cluster) StartSourceController(ctx context.Context, sc *binaries.Controller) error {
 	ports, err := FreePorts(3)
 	if err != nil {
 		return err
