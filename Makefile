@@ -92,7 +92,7 @@ verify-generated:
 verify-fmt:
 	@unformatted="$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$(git ls-files '*.go'))"; if [ -n "$$unformatted" ]; then echo "not gofmt-ed: $$unformatted"; exit 1; fi
 
-## prepare: build the control-plane binaries and Flux's source-controller into the cache.
+## prepare: build the control-plane binaries and Flux's source-controller, kustomize-controller and flux CLI into the cache.
 prepare: build
 	bin/skyhook sandbox prepare --flux
 

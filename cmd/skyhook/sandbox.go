@@ -82,16 +82,32 @@ nodes simulated by KWOK and the Skyhook CRDs installed.`,
 			if !flux {
 				return nil
 			}
-			sc, err := binaries.EnsureSourceController(cmd.Context(), binaries.Options{Log: cmd.OutOrStdout()})
-			if err != nil {
-				return err
-			}
-			cmd.Printf("Flux source-controller %s is in the cache:\n  %s\n", binaries.SourceControllerVersion, sc.Binary)
-			return nil
+			return prepareFlux(cmd)
 		},
 	}
-	prepare.Flags().BoolVar(&flux, "flux", false, "also build Flux's source-controller (for the GitOps end-to-end tests)")
+	prepare.Flags().BoolVar(&flux, "flux", false, "also build Flux's source-controller, kustomize-controller and flux CLI (for the GitOps end-to-end tests)")
 	cmd.AddCommand(up, serve, down, status, prepare)
 	refuseDryRun(up, serve, down, prepare)
 	return cmd
+}
+
+// prepareFlux builds what the GitOps tests run of Flux, so that their
+// clocks do not include the builds.
+func prepareFlux(cmd *cobra.Command) error {
+	opts := binaries.Options{Log: cmd.OutOrStdout()}
+	sc, err := binaries.EnsureSourceController(cmd.Context(), opts)
+	if err != nil {
+		return err
+	}
+	kc, err := binaries.EnsureKustomizeController(cmd.Context(), opts)
+	if err != nil {
+		return err
+	}
+	flux, err := binaries.EnsureFluxCLI(cmd.Context(), opts)
+	if err != nil {
+		return err
+	}
+	cmd.Printf("Flux source-controller %s, kustomize-controller %s and flux %s are in the cache:\n  %s\n  %s\n  %s\n",
+		binaries.SourceControllerVersion, binaries.KustomizeControllerVersion, binaries.FluxCLIVersion, sc.Binary, kc.Binary, flux)
+	return nil
 }

@@ -23,7 +23,7 @@ import (
 const fluxFile = "flux.txt"
 
 // fluxCRDs reads source-controller's CRDs.
-func fluxCRDs(sc *binaries.SourceController) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+func fluxCRDs(sc *binaries.Controller) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, f := range sc.CRDs {
 		data, err := os.ReadFile(f)
@@ -42,7 +42,7 @@ func fluxCRDs(sc *binaries.SourceController) ([]*apiextensionsv1.CustomResourceD
 // startFlux runs source-controller, a Git server with an empty repository
 // "fleet", and an OCI registry, all on loopback, and writes their addresses
 // to flux.txt.
-func startFlux(ctx context.Context, c *cluster.Cluster, sc *binaries.SourceController, opts Options) (func(), error) {
+func startFlux(ctx context.Context, c *cluster.Cluster, sc *binaries.Controller, opts Options) (func(), error) {
 	fmt.Fprintln(opts.Out, "starting Flux's source-controller, a Git server and an OCI registry")
 	if err := c.StartSourceController(ctx, sc); err != nil {
 		return nil, err

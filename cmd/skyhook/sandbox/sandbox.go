@@ -190,7 +190,7 @@ func Serve(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	var sc *binaries.SourceController
+	var sc *binaries.Controller
 	if opts.Flux {
 		if sc, err = binaries.EnsureSourceController(ctx, binaries.Options{Log: opts.Out}); err != nil {
 			return err

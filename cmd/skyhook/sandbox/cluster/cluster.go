@@ -84,10 +84,13 @@ type Cluster struct {
 	pki *pki
 	// kubeletAddr is where KWOK serves the kubelet API of every node.
 	kubeletAddr string
-	audit       bool
-	tempDir     bool
-	procs       []*process
-	stopOnce    sync.Once
+	// sourceStorage is where source-controller serves its artifacts, once
+	// started.
+	sourceStorage string
+	audit         bool
+	tempDir       bool
+	procs         []*process
+	stopOnce      sync.Once
 }
 
 // Start builds (or takes from the cache) the binaries and starts etcd,

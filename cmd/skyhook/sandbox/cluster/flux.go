@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -15,7 +16,7 @@ import (
 // StartSourceController runs Flux's source-controller against the cluster
 // (its CRDs must be installed), with its artifact storage served on a
 // loopback port, and waits until it is ready. It stops with the cluster.
-func (c *Cluster) StartSourceController(ctx context.Context, sc *binaries.SourceController) error {
+func (c *Cluster) StartSourceController(ctx context.Context, sc *binaries.Controller) error {
 	ports, err := FreePorts(3)
 	if err != nil {
 		return err
@@ -36,6 +37,52 @@ func (c *Cluster) StartSourceController(ctx context.Context, sc *binaries.Source
 	}
 	if err := c.waitHTTP(ctx, p, http.DefaultClient, "http://"+health+"/readyz", 2*time.Minute); err != nil {
 		return fmt.Errorf("source-controller: %w", err)
+	}
+	c.sourceStorage = storage
+	return nil
+}
+
+// StartKustomizeController runs Flux's kustomize-controller against the
+// cluster as its admin (the Kustomization CRD and source-controller's must
+// be installed) and waits until it is ready. It applies the artifacts of
+// source-controller, so StartSourceController comes first. It stops with
+// the cluster.
+func (c *Cluster) StartKustomizeController(ctx context.Context, kc *binaries.Controller) error {
+	if c.sourceStorage == "" {
+		return errors.New("kustomize-controller: start source-controller first, whose artifacts it applies")
+	}
+	ports, err := FreePorts(2)
+	if err != nil {
+		return err
+	}
+	// At start it deletes the kustomization-* directories it finds in its
+	// temporary directory as an earlier run's leftovers; in a shared /tmp
+	// they could be another cluster's, in use.
+	tmp := filepath.Join(c.Dir, "kustomize-controller")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	env := []string{"KUBECONFIG=" + c.Kubeconfig, "TMPDIR=" + tmp,
+		// Artifact URLs already name the loopback address source-controller
+		// advertises; this keeps the fetches there if that ever changes, as
+		// the operator's ArtifactHostname does.
+		"SOURCE_CONTROLLER_LOCALHOST=" + c.sourceStorage}
+	health := "127.0.0.1:" + strconv.Itoa(ports[0])
+	p, err := c.startEnv("kustomize-controller", kc.Binary, env,
+		"--metrics-addr=127.0.0.1:"+strconv.Itoa(ports[1]), "--health-addr="+health,
+		// No notification-controller: events go to the apiserver only.
+		"--events-addr=",
+		// Outside a cluster there is no RUNTIME_NAMESPACE to narrow it to.
+		"--watch-all-namespaces=true",
+		// A Kustomization whose dependsOn is not Ready yet is tried again
+		// after this, 30 s by default: seconds suit a local cluster.
+		"--requeue-dependency=5s",
+		"--enable-leader-election=false", "--log-level=info")
+	if err != nil {
+		return err
+	}
+	if err := c.waitHTTP(ctx, p, http.DefaultClient, "http://"+health+"/readyz", 2*time.Minute); err != nil {
+		return fmt.Errorf("kustomize-controller: %w", err)
 	}
 	return nil
 }

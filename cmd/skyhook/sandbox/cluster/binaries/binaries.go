@@ -1,6 +1,7 @@
 // Package binaries builds the control-plane programs the local cluster runs
-// (kube-apiserver, kube-controller-manager, etcd and KWOK) from the Go module
-// proxy at pinned versions, into a cache keyed by component and version.
+// (kube-apiserver, kube-controller-manager, etcd and KWOK), and Flux's
+// controllers and CLI for the GitOps tests, from the Go module proxy at
+// pinned versions, into a cache keyed by component and version.
 //
 // setup-envtest would download prebuilt binaries, which this project cannot
 // rely on (only the module proxy is reachable), so each component is built
@@ -220,37 +221,10 @@ func lock(path string) (func(), error) {
 // fingerprint changes whenever what the recipe builds changes, so a cache
 // entry built by an older recipe of the same version is not reused.
 func (r recipe) fingerprint() string {
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s %v %s %v", r.module, r.packages, r.ldflags, r.files))
+	s := fmt.Appendf(nil, "%s %v %s %v", r.module, r.packages, r.ldflags, r.files)
+	if len(r.placeholders) > 0 { // only then, so older entries keep their keys
+		s = fmt.Appendf(s, " %v", r.placeholders)
+	}
+	sum := sha256.Sum256(s)
 	return hex.EncodeToString(sum[:4])
-}
-
-// SourceControllerVersion is the Flux source-controller release the
-// end-to-end tests run; its api module is the one the operator uses.
-const SourceControllerVersion = "v1.9.5"
-
-// SourceController is Flux's source-controller binary and the directory of
-// its CRDs, built (once per version, about 3 minutes) when the end-to-end
-// tests first ask for it; the other tests never need it.
-type SourceController struct {
-	Binary string
-	// CRDs are the CustomResourceDefinition files of its kinds.
-	CRDs []string
-}
-
-// EnsureSourceController builds source-controller into the cache unless it
-// is there.
-func EnsureSourceController(ctx context.Context, opts Options) (*SourceController, error) {
-	if err := opts.withDefaults(); err != nil {
-		return nil, err
-	}
-	r := sourceControllerRecipe(SourceControllerVersion)
-	dir, err := ensure(ctx, opts, r)
-	if err != nil {
-		return nil, fmt.Errorf("building source-controller %s: %w", SourceControllerVersion, err)
-	}
-	sc := &SourceController{Binary: filepath.Join(dir, "source-controller")}
-	for _, name := range sourceControllerCRDs {
-		sc.CRDs = append(sc.CRDs, filepath.Join(dir, name))
-	}
-	return sc, nil
 }

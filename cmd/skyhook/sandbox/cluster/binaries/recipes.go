@@ -29,8 +29,13 @@ type recipe struct {
 	ldflags  string
 	// files copies files of the module (path inside it) into the output
 	// directory (name there).
-	files  map[string]string
-	assign func(set *Set, dir string)
+	files map[string]string
+	// placeholders are files the build needs that the module does not ship
+	// (path inside it), such as the target of a go:embed the component's
+	// own Makefile generates. The build then uses a copy of the module with
+	// them added (go refuses to overlay files of the module cache).
+	placeholders []string
+	assign       func(set *Set, dir string)
 }
 
 func recipes(v Versions) []recipe {
@@ -95,6 +100,14 @@ func (r recipe) build(ctx context.Context, out string, log io.Writer) error {
 			return err
 		}
 	}
+	if len(r.placeholders) > 0 {
+		if replaces == nil {
+			replaces = map[string]string{}
+		}
+		if replaces[r.module], err = r.withPlaceholders(ctx, work, log); err != nil {
+			return err
+		}
+	}
 	mod, err := wrapperModule(r.module, r.version, replaces)
 	if err != nil {
 		return err
@@ -129,8 +142,33 @@ func (r recipe) build(ctx context.Context, out string, log io.Writer) error {
 	return nil
 }
 
+// withPlaceholders copies the module out of the read-only module cache
+// into work, adds the placeholders, and returns the copy's directory as a
+// replace of the wrapper states it.
+func (r recipe) withPlaceholders(ctx context.Context, work string, log io.Writer) (string, error) {
+	mod, err := download(ctx, log, r.module, r.version)
+	if err != nil {
+		return "", err
+	}
+	const dir = "./module"
+	if err := os.CopyFS(filepath.Join(work, dir), os.DirFS(mod.Dir)); err != nil {
+		return "", err
+	}
+	for _, p := range r.placeholders {
+		path := filepath.Join(work, dir, p)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(path, []byte("# not shipped in the module; the skyhook build put this placeholder here\n"), 0o644); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
 // wrapperModule is the go.mod of a module that only requires module@version,
-// with the given replace directives.
+// with the given replace directives: module path to version, or to a
+// directory of the wrapper when it starts with "./".
 func wrapperModule(module, version string, replaces map[string]string) ([]byte, error) {
 	f := &modfile.File{}
 	if err := f.AddModuleStmt("skyhook.local/wrapper"); err != nil {
@@ -143,7 +181,11 @@ func wrapperModule(module, version string, replaces map[string]string) ([]byte, 
 		return nil, err
 	}
 	for path, v := range replaces {
-		if err := f.AddReplace(path, "", path, v); err != nil {
+		to := path
+		if strings.HasPrefix(v, "./") {
+			to, v = v, ""
+		}
+		if err := f.AddReplace(path, "", to, v); err != nil {
 			return nil, err
 		}
 	}
@@ -156,24 +198,7 @@ func wrapperModule(module, version string, replaces map[string]string) ([]byte, 
 // release (v1.X.Y is published as v0.X.Y).
 func kubernetesStaging(version string) func(context.Context, io.Writer) (map[string]string, error) {
 	return func(ctx context.Context, log io.Writer) (map[string]string, error) {
-		work, err := os.MkdirTemp("", "skyhook-modinfo-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(work)
-		out, err := goCmd(ctx, work, log, "mod", "download", "-json", "k8s.io/kubernetes@"+version)
-		if err != nil {
-			return nil, err
-		}
-		var info struct{ GoMod string }
-		if err := json.Unmarshal([]byte(out), &info); err != nil {
-			return nil, fmt.Errorf("reading go mod download output: %w", err)
-		}
-		data, err := os.ReadFile(info.GoMod)
-		if err != nil {
-			return nil, err
-		}
-		f, err := modfile.Parse(info.GoMod, data, nil)
+		f, err := componentGoMod(ctx, log, "k8s.io/kubernetes", version)
 		if err != nil {
 			return nil, err
 		}
@@ -189,6 +214,65 @@ func kubernetesStaging(version string) func(context.Context, io.Writer) (map[str
 		}
 		return replaces, nil
 	}
+}
+
+// ownReplaces states in the wrapper the replaces of the component's own
+// go.mod, which go ignores in a dependency: one with a published version
+// is copied, one with a directory of the component's repository (its api
+// module) becomes that module at the component's version.
+func ownReplaces(module, version string) func(context.Context, io.Writer) (map[string]string, error) {
+	return func(ctx context.Context, log io.Writer) (map[string]string, error) {
+		f, err := componentGoMod(ctx, log, module, version)
+		if err != nil {
+			return nil, err
+		}
+		replaces := map[string]string{}
+		for _, r := range f.Replace {
+			switch {
+			case r.New.Version != "" && r.New.Path == r.Old.Path:
+				replaces[r.Old.Path] = r.New.Version
+			case r.New.Version == "" && strings.HasPrefix(r.Old.Path, module+"/"):
+				replaces[r.Old.Path] = version
+			default:
+				return nil, fmt.Errorf("%s %s replaces %s with %s %s, which a wrapper cannot state", module, version, r.Old.Path, r.New.Path, r.New.Version)
+			}
+		}
+		return replaces, nil
+	}
+}
+
+// componentGoMod parses module@version's go.mod.
+func componentGoMod(ctx context.Context, log io.Writer, module, version string) (*modfile.File, error) {
+	mod, err := download(ctx, log, module, version)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(mod.GoMod)
+	if err != nil {
+		return nil, err
+	}
+	return modfile.Parse(mod.GoMod, data, nil)
+}
+
+// downloaded is where go mod download put a module.
+type downloaded struct{ Dir, GoMod string }
+
+// download fetches module@version into the module cache.
+func download(ctx context.Context, log io.Writer, module, version string) (downloaded, error) {
+	var mod downloaded
+	work, err := os.MkdirTemp("", "skyhook-modinfo-")
+	if err != nil {
+		return mod, err
+	}
+	defer os.RemoveAll(work)
+	out, err := goCmd(ctx, work, log, "mod", "download", "-json", module+"@"+version)
+	if err != nil {
+		return mod, err
+	}
+	if err := json.Unmarshal([]byte(out), &mod); err != nil {
+		return mod, fmt.Errorf("reading go mod download output: %w", err)
+	}
+	return mod, nil
 }
 
 // goCmd runs the go command in dir and returns its standard output. Module
@@ -219,38 +303,4 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// sourceControllerCRDs are the CRD files source-controller needs installed:
-// it runs a controller for each of its kinds.
-var sourceControllerCRDs = []string{
-	"source.toolkit.fluxcd.io_buckets.yaml", "source.toolkit.fluxcd.io_externalartifacts.yaml",
-	"source.toolkit.fluxcd.io_gitrepositories.yaml", "source.toolkit.fluxcd.io_helmcharts.yaml",
-	"source.toolkit.fluxcd.io_helmrepositories.yaml", "source.toolkit.fluxcd.io_ocirepositories.yaml",
-}
-
-// sourceControllerRecipe builds Flux's source-controller. Its own go.mod
-// replaces its api module with a local directory and pins modules the
-// proxy serves under other versions; the wrapper states the same replaces
-// with published versions.
-func sourceControllerRecipe(version string) recipe {
-	files := map[string]string{}
-	for _, name := range sourceControllerCRDs {
-		files["config/crd/bases/"+name] = name
-	}
-	return recipe{
-		name:    "source-controller",
-		version: version,
-		module:  "github.com/fluxcd/source-controller",
-		replaces: func(context.Context, io.Writer) (map[string]string, error) {
-			return map[string]string{
-				"github.com/fluxcd/source-controller/api": version,
-				"github.com/opencontainers/go-digest":     "v1.0.1-0.20220411205349-bde1400a84be",
-				"github.com/fluxcd/pkg/artifact":          "v0.18.1",
-			}, nil
-		},
-		packages: []string{"github.com/fluxcd/source-controller"},
-		files:    files,
-		assign:   func(*Set, string) {},
-	}
 }

@@ -1,6 +1,9 @@
 package binaries
 
 import (
+	"context"
+	"io"
+	"maps"
 	"strings"
 	"testing"
 
@@ -53,5 +56,51 @@ func TestFingerprintFollowsTheRecipe(t *testing.T) {
 	r.packages = append(r.packages[:len(r.packages):len(r.packages)], "k8s.io/kubernetes/cmd/kube-scheduler")
 	if r.fingerprint() == before {
 		t.Fatal("adding a package did not change the fingerprint")
+	}
+}
+
+// The cache keys of recipes without placeholders are what they were before
+// placeholders existed, so no cached build is redone for them.
+func TestFingerprintOfExistingEntriesIsUnchanged(t *testing.T) {
+	if got := sourceControllerRecipe("v1.9.5").fingerprint(); got != "9fc807a2" {
+		t.Errorf("source-controller v1.9.5 fingerprint %s, want 9fc807a2 (the cache entry's key)", got)
+	}
+	r := fluxCLIRecipe("v2.9.5")
+	before := r.fingerprint()
+	r.placeholders = nil
+	if r.fingerprint() == before {
+		t.Error("placeholders do not change the fingerprint")
+	}
+}
+
+// kustomize-controller's own go.mod replaces its api module with ./api and
+// pins go-digest and kustomize; the wrapper states the same with published
+// versions (the go.mod comes from the module proxy).
+func TestOwnReplacesMirrorTheComponentsGoMod(t *testing.T) {
+	got, err := ownReplaces("github.com/fluxcd/kustomize-controller", "v1.9.5")(context.Background(), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"github.com/fluxcd/kustomize-controller/api": "v1.9.5",
+		"github.com/opencontainers/go-digest":        "v1.0.1-0.20220411205349-bde1400a84be",
+		"sigs.k8s.io/kustomize/api":                  "v0.21.1",
+		"sigs.k8s.io/kustomize/kyaml":                "v0.21.1",
+		"gopkg.in/yaml.v3":                           "v3.0.1",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("replaces %v, want %v", got, want)
+	}
+}
+
+// A replace to "./dir" is a directory of the wrapper (the copy of a module
+// with placeholders), not a version.
+func TestWrapperModuleReplacesWithADirectory(t *testing.T) {
+	data, err := wrapperModule("github.com/fluxcd/flux2/v2", "v2.9.5", map[string]string{"github.com/fluxcd/flux2/v2": "./module"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "replace github.com/fluxcd/flux2/v2 => ./module\n") {
+		t.Fatalf("go.mod:\n%s", data)
 	}
 }
