@@ -51,7 +51,7 @@ func main() {
 	percent := flag.Int("budget", 10, "interruption budget, percent of the nodes")
 	audit := flag.Bool("audit", true, "count the operator's requests with the apiserver's audit log (which slows the apiserver)")
 	profile := flag.String("profile", "", "write a CPU profile of the operator during each install to <profile>-<nodes>.pprof")
-	packages := flag.Int("packages", 1, "packages in the Skyhook (independent, so they run side by side on a node)")
+	packages := flag.Int("packages", 1, "packages in the Skyhook, at most 26 (independent, so they run side by side on a node)")
 	flag.Parse()
 	root, err := testenv.RepoRoot()
 	check(err)
@@ -146,7 +146,7 @@ func run(manager string, n, packages int, stage time.Duration, percent int, audi
 }
 
 // benchPackages are n independent packages whose simulated stages take
-// stage: "tuning" alone, as the rows measured before had it, or pkg-1...
+// stage: "tuning" alone, as the rows measured before had it, or pkg-a, pkg-b...
 func benchPackages(n int, stage time.Duration) skyhookv1.Packages {
 	pkg := func() skyhookv1.Package {
 		return skyhookv1.Package{PackageRef: skyhookv1.PackageRef{Version: "1.0.0"}, Image: "ghcr.io/nvidia/tuning",
@@ -156,8 +156,8 @@ func benchPackages(n int, stage time.Duration) skyhookv1.Packages {
 		return skyhookv1.Packages{"tuning": pkg()}
 	}
 	out := skyhookv1.Packages{}
-	for i := 1; i <= n; i++ {
-		out[fmt.Sprintf("pkg-%d", i)] = pkg()
+	for i := range min(n, 26) { // a package name ends with a letter
+		out[fmt.Sprintf("pkg-%c", 'a'+i)] = pkg()
 	}
 	return out
 }
