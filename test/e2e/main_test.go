@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	crds, err := testenv.CRDsAnd(sc.CRDs)
+	crds, err := testenv.CRDsWithControllers(sc)
 	if err != nil {
 		panic(err)
 	}

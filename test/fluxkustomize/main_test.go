@@ -15,7 +15,6 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/gitserver"
-	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/test/clustertest"
 	"github.com/skyhook-go/skyhook/test/operatortest"
 	"github.com/skyhook-go/skyhook/test/testenv"
@@ -58,11 +57,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	crds, err := config.CRDs()
-	if err != nil {
-		panic(err)
-	}
-	flux, err := testenv.ReadCRDs(append(sc.CRDs, kc.CRDs...)...)
+	crds, err := testenv.CRDsWithControllers(sc, kc)
 	if err != nil {
 		panic(err)
 	}
@@ -73,7 +68,7 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(gitRoot)
 	nodes := append(cluster.NumberedNodes(rolloutPool, 3, map[string]string{"pool": rolloutPool}),
 		cluster.NumberedNodes(failurePool, 3, map[string]string{"pool": failurePool})...)
-	return clustertest.Main(m, cluster.Options{CRDs: append(crds, flux...), Nodes: nodes}, &env,
+	return clustertest.Main(m, cluster.Options{CRDs: crds, Nodes: nodes}, &env,
 		func(ctx context.Context, c *cluster.Cluster) error {
 			if err := c.StartSourceController(ctx, sc); err != nil {
 				return err

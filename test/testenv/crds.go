@@ -1,32 +1,25 @@
 package testenv
 
 import (
-	"fmt"
-	"os"
-
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/yaml"
 
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 	"github.com/skyhook-go/skyhook/config"
 )
 
-// CRDsAnd are the operator's CRDs and those in files (for example every
-// CRD a Flux controller built into the cache needs to start).
-func CRDsAnd(files []string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+// CRDsWithControllers are the operator's CRDs and those of Flux controllers
+// built into the cache, which refuse to start without every kind they serve.
+func CRDsWithControllers(controllers ...*binaries.Controller) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	crds, err := config.CRDs()
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
+	for _, c := range controllers {
+		more, err := c.CustomResourceDefinitions()
 		if err != nil {
 			return nil, err
 		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal(data, crd); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		crds = append(crds, crd)
+		crds = append(crds, more...)
 	}
 	return crds, nil
 }

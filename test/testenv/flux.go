@@ -57,21 +57,3 @@ func CRDsWithFlux() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	}
 	return append(crds, flux...), nil
 }
-
-// ReadCRDs reads CustomResourceDefinition files, such as those of the Flux
-// controllers the binaries package builds.
-func ReadCRDs(files ...string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	var crds []*apiextensionsv1.CustomResourceDefinition
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal(data, crd); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		crds = append(crds, crd)
-	}
-	return crds, nil
-}

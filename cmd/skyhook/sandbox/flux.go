@@ -10,8 +10,6 @@ import (
 	"os"
 
 	"github.com/google/go-containerregistry/pkg/registry"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
@@ -21,23 +19,6 @@ import (
 // fluxFile, in the state directory, says where the Git server and the OCI
 // registry listen.
 const fluxFile = "flux.txt"
-
-// fluxCRDs reads source-controller's CRDs.
-func fluxCRDs(sc *binaries.Controller) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	var crds []*apiextensionsv1.CustomResourceDefinition
-	for _, f := range sc.CRDs {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal(data, crd); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		crds = append(crds, crd)
-	}
-	return crds, nil
-}
 
 // startFlux runs source-controller, a Git server with an empty repository
 // "fleet", and an OCI registry, all on loopback, and writes their addresses

@@ -195,7 +195,7 @@ func Serve(ctx context.Context, opts Options) error {
 		if sc, err = binaries.EnsureSourceController(ctx, binaries.Options{Log: opts.Out}); err != nil {
 			return err
 		}
-		flux, err := fluxCRDs(sc)
+		flux, err := sc.CustomResourceDefinitions()
 		if err != nil {
 			return err
 		}

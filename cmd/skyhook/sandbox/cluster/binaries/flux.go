@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // The Flux releases the GitOps tests run, one generation: source-controller's
@@ -23,6 +27,24 @@ const (
 type Controller struct {
 	Binary string
 	CRDs   []string
+}
+
+// CustomResourceDefinitions reads the controller's CRD files, to install
+// before it starts (it refuses to start without every kind it serves).
+func (c *Controller) CustomResourceDefinitions() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, f := range c.CRDs {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(data, crd); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		crds = append(crds, crd)
+	}
+	return crds, nil
 }
 
 // EnsureSourceController builds source-controller into the cache unless it
