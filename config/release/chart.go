@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/skyhook-go/skyhook/config/helm"
 )
@@ -23,15 +25,19 @@ func ChartFile(v Version) string {
 	return "skyhook-operator-" + v.Semver + ".tgz"
 }
 
-// writeChart packages the chart stamped with the version, checks that it
-// loads back and lints, and returns the stamped chart.
-func writeChart(w *writer, v Version, appVersion string) (*chart.Chart, error) {
+// writeChart packages the chart stamped with the version and with its
+// images under the registry, checks that it loads back and lints, and
+// returns the stamped chart.
+func writeChart(w *writer, v Version, appVersion, registry string) (*chart.Chart, error) {
 	ch, err := helm.Load()
 	if err != nil {
 		return nil, fmt.Errorf("loading the chart: %w", err)
 	}
 	ch.Metadata.Version = v.Semver
 	ch.Metadata.AppVersion = appVersion
+	if err := stampRegistry(ch, registry); err != nil {
+		return nil, err
+	}
 	tgz, err := packageChart(ch)
 	if err != nil {
 		return nil, fmt.Errorf("packaging the chart: %w", err)
@@ -41,6 +47,46 @@ func writeChart(w *writer, v Version, appVersion string) (*chart.Chart, error) {
 	}
 	_, err = w.put(ChartFile(v), tgz)
 	return ch, err
+}
+
+// imageValues are the chart's image repositories, each a line of
+// values.yaml and a path in its values.
+var imageValues = []struct {
+	image string
+	path  []string
+}{
+	{"skyhook-operator", []string{"controllerManager", "manager", "image"}},
+	{"skyhook-agent", []string{"controllerManager", "manager", "agent"}},
+}
+
+// stampRegistry points the chart's default images at the registry, so a
+// chart pushed to a mirror installs from it without overrides. values.yaml
+// is edited as text, since Helm packages that file as it is (its comments
+// are the values' documentation), and the parsed values to match.
+func stampRegistry(ch *chart.Chart, registry string) error {
+	if registry == DefaultRegistry {
+		return nil
+	}
+	var valuesFile *chart.File
+	for _, f := range ch.Raw {
+		if f.Name == chartutil.ValuesfileName {
+			valuesFile = f
+		}
+	}
+	if valuesFile == nil {
+		return fmt.Errorf("the chart has no %s", chartutil.ValuesfileName)
+	}
+	for _, iv := range imageValues {
+		from := "repository: " + DefaultRegistry + "/" + iv.image + "\n"
+		if n := bytes.Count(valuesFile.Data, []byte(from)); n != 1 {
+			return fmt.Errorf("%s holds %q %d times, want once", chartutil.ValuesfileName, strings.TrimSpace(from), n)
+		}
+		valuesFile.Data = bytes.Replace(valuesFile.Data, []byte(from), []byte("repository: "+registry+"/"+iv.image+"\n"), 1)
+		if err := unstructured.SetNestedField(ch.Values, registry+"/"+iv.image, append(iv.path, "repository")...); err != nil {
+			return fmt.Errorf("%s: %w", strings.Join(iv.path, "."), err)
+		}
+	}
+	return nil
 }
 
 // packageChart is the chart as `helm package` writes it, but with fixed

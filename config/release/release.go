@@ -111,7 +111,7 @@ func Assemble(ctx context.Context, dir string, o Options) ([]Artefact, error) {
 		return nil, err
 	}
 	w := &writer{dir: dir}
-	ch, err := writeChart(w, v, o.Tag)
+	ch, err := writeChart(w, v, o.Tag, o.Registry)
 	if err != nil {
 		return nil, err
 	}

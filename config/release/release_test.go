@@ -355,3 +355,44 @@ func TestFailedBuildNamesThePlatform(t *testing.T) {
 		t.Errorf("error %v, want one naming darwin/amd64 and the cause", err)
 	}
 }
+
+// A release made for a mirror packages a chart whose default images are the
+// mirror's, so `helm install` from the mirror needs no overrides; values.yaml
+// keeps its comments. A release for the default registry packages the
+// chart's values.yaml as it is.
+func TestPackagedChartInstallsFromTheRegistry(t *testing.T) {
+	source, err := os.ReadFile(filepath.Join("..", "helm", "skyhook-operator", "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ registry, want string }{
+		{"", "ghcr.io/skyhook-go/"},
+		{"registry.example.com/mirror", "registry.example.com/mirror/"},
+	} {
+		dir := assemble(t, release.Options{Version: "1.2.3", Registry: c.registry})
+		ch, err := loader.Load(filepath.Join(dir, "skyhook-operator-1.2.3.tgz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var values []byte
+		for _, f := range ch.Raw {
+			if f.Name == "values.yaml" {
+				values = f.Data
+			}
+		}
+		if c.registry == "" && string(values) != string(source) {
+			t.Error("the default release changed values.yaml")
+		}
+		if !strings.Contains(string(values), "repository: "+c.want+"skyhook-agent\n") || !strings.Contains(string(values), "# agent: the image stage pods run") {
+			t.Errorf("%s: values.yaml does not name %sskyhook-agent with its comments", c.want, c.want)
+		}
+		rendered, err := helm.Render(ch, helm.Default, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		manager := deployment(t, []byte(rendered.YAML())).Spec.Template.Spec.Containers[0]
+		if manager.Image != c.want+"skyhook-operator:1.2.3" || !slices.Contains(manager.Args, "--agent-image="+c.want+"skyhook-agent:1.2.3") {
+			t.Errorf("installed with no values: image %s, args %v; want both under %s", manager.Image, manager.Args, c.want)
+		}
+	}
+}
