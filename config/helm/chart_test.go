@@ -37,20 +37,14 @@ func TestChartLints(t *testing.T) {
 // The kustomize bases are the chart rendered: what `make generate` wrote is
 // what the chart renders now (make verify-generated checks the same on CI).
 func TestKustomizeBasesAreTheRenderedChart(t *testing.T) {
-	for _, base := range []struct {
-		dir    string
-		values map[string]any
-	}{
-		{"default", map[string]any{"namespace": map[string]any{"create": true}}},
-		{"certmanager", map[string]any{"namespace": map[string]any{"create": true}, "webhook": map[string]any{"certManager": map[string]any{"enabled": true}}}},
-	} {
-		written, err := os.ReadFile(filepath.Join("..", base.dir, "skyhook-operator.yaml"))
+	for _, base := range helm.Bases {
+		written, err := os.ReadFile(filepath.Join("..", base.Dir, "skyhook-operator.yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := render(t, helm.Default, base.values).YAML()
+		want := render(t, helm.Default, base.Values()).YAML()
 		if !strings.HasSuffix(string(written), want) {
-			t.Errorf("config/%s/skyhook-operator.yaml is not the chart rendered: run make generate", base.dir)
+			t.Errorf("config/%s/skyhook-operator.yaml is not the chart rendered: run make generate", base.Dir)
 		}
 	}
 }

@@ -39,6 +39,29 @@ type Release struct {
 // the docs install.
 var Default = Release{Name: "skyhook-operator", Namespace: "skyhook-system"}
 
+// Base is a kustomize base in config/ that `make generate` renders from the
+// chart for the Default release; a release's install files are the same
+// renders at its version.
+type Base struct {
+	// Dir is the base's folder under config/.
+	Dir string
+	// CertManager: certificates from cert-manager, not self-managed.
+	CertManager bool
+}
+
+// Bases are config/default and config/certmanager.
+var Bases = []Base{{Dir: "default"}, {Dir: "certmanager", CertManager: true}}
+
+// Values are the values the base is rendered with: a labelled namespace,
+// since kustomize applies everything at once, and the certificate mode.
+func (b Base) Values() map[string]any {
+	values := map[string]any{"namespace": map[string]any{"create": true}}
+	if b.CertManager {
+		values["webhook"] = map[string]any{"certManager": map[string]any{"enabled": true}}
+	}
+	return values
+}
+
 // Rendered is a chart rendered for one release: the manifests in the order
 // Helm installs them, and the hooks it runs around that.
 type Rendered struct {

@@ -44,15 +44,10 @@ func writeInstalls(w *writer, ch *chart.Chart, registry string) error {
 // chart's pre-delete cleanup is for `helm uninstall` (docs/install.md says
 // what to run before `kubectl delete`).
 func installValues(registry string, certManager bool) map[string]any {
-	values := map[string]any{
-		"namespace": map[string]any{"create": true},
-		"controllerManager": map[string]any{"manager": map[string]any{
-			"image": map[string]any{"repository": registry + "/skyhook-operator"},
-			"agent": map[string]any{"repository": registry + "/skyhook-agent"},
-		}},
-	}
-	if certManager {
-		values["webhook"] = map[string]any{"certManager": map[string]any{"enabled": true}}
-	}
+	values := helm.Base{CertManager: certManager}.Values()
+	values["controllerManager"] = map[string]any{"manager": map[string]any{
+		"image": map[string]any{"repository": registry + "/skyhook-operator"},
+		"agent": map[string]any{"repository": registry + "/skyhook-agent"},
+	}}
 	return values
 }
