@@ -48,8 +48,11 @@ func Cleanup(ctx context.Context, cfg *rest.Config, opts CleanupOptions) error {
 	if opts.Poll == 0 {
 		opts.Poll = 2 * time.Second
 	}
-	for _, list := range []client.ObjectList{&skyhookv1.PackageSetList{}, &skyhookv1.SkyhookList{}, &skyhookv1.DeploymentPolicyList{}} {
-		if err := deleteAllAndWait(ctx, c, list, opts); err != nil {
+	for _, kind := range []struct {
+		name string
+		list client.ObjectList
+	}{{"PackageSet", &skyhookv1.PackageSetList{}}, {"Skyhook", &skyhookv1.SkyhookList{}}, {"DeploymentPolicy", &skyhookv1.DeploymentPolicyList{}}} {
+		if err := deleteAllAndWait(ctx, c, kind.name, kind.list, opts); err != nil {
 			return err
 		}
 	}
@@ -70,9 +73,7 @@ func Cleanup(ctx context.Context, cfg *rest.Config, opts CleanupOptions) error {
 
 // deleteAllAndWait deletes every object of list's kind and waits until none
 // is left.
-func deleteAllAndWait(ctx context.Context, c client.Client, list client.ObjectList, opts CleanupOptions) error {
-	kind := strings.TrimSuffix(fmt.Sprintf("%T", list), "List")
-	kind = kind[strings.LastIndex(kind, ".")+1:]
+func deleteAllAndWait(ctx context.Context, c client.Client, kind string, list client.ObjectList, opts CleanupOptions) error {
 	for {
 		if err := c.List(ctx, list); err != nil {
 			if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
