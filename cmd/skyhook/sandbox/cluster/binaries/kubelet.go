@@ -1,0 +1,45 @@
+package binaries
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// KubeletVersion is the kubelet of the real node (see cluster.RealNode).
+// 1.35 is the last minor whose kubelet still talks to containerd 1.x (what
+// Debian ships), and a kubelet may be up to three minors older than the
+// apiserver, so it joins the v1.36 control plane.
+const KubeletVersion = "v1.35.4"
+
+// EnsureKubelet builds the kubelet into the cache unless it is there (once
+// per version: about 8 minutes cold on two cores), and returns its path.
+// Only the real-node tests and `sandbox up --real-node` ask for it.
+func EnsureKubelet(ctx context.Context, opts Options) (string, error) {
+	if err := opts.withDefaults(); err != nil {
+		return "", err
+	}
+	r := kubeletRecipe(KubeletVersion)
+	dir, err := ensure(ctx, opts, r)
+	if err != nil {
+		return "", fmt.Errorf("building %s %s: %w", r.name, r.version, err)
+	}
+	return filepath.Join(dir, "kubelet"), nil
+}
+
+// kubeletRecipe builds k8s.io/kubernetes' kubelet with the release's version
+// stamped, as the node reports it and the apiserver's skew checks read it.
+func kubeletRecipe(version string) recipe {
+	minor := strings.SplitN(strings.TrimPrefix(version, "v"), ".", 3)
+	return recipe{
+		name:     "kubelet",
+		version:  version,
+		module:   "k8s.io/kubernetes",
+		replaces: kubernetesStaging(version),
+		packages: []string{"k8s.io/kubernetes/cmd/kubelet"},
+		ldflags: fmt.Sprintf("-X k8s.io/component-base/version.gitVersion=%s -X k8s.io/component-base/version.gitMajor=%s -X k8s.io/component-base/version.gitMinor=%s -X k8s.io/component-base/version.gitTreeState=clean",
+			version, minor[0], minor[1]),
+		assign: func(*Set, string) {},
+	}
+}
