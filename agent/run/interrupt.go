@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -25,7 +26,9 @@ func (h host) interruptPath(o Options) string {
 
 // runInterrupt runs the interrupt at most once per (Skyhook, package,
 // generation). The record is written before a reboot (which does not
-// return) and after the restarts of services.
+// return) and after the restarts of services. The program run in place of
+// systemctl (Options.Systemctl) is found on the host first, so a missing
+// one fails the interrupt without recording it.
 func runInterrupt(ctx context.Context, o Options, h host) error {
 	var spec interruptSpec
 	if err := json.Unmarshal([]byte(o.Interrupt), &spec); err != nil {
@@ -39,6 +42,19 @@ func runInterrupt(ctx context.Context, o Options, h host) error {
 	mark := func() error {
 		return writeFile(record, []byte(o.Now().UTC().Format(time.RFC3339)+" "+o.Interrupt+"\n"))
 	}
+	systemctl := o.Systemctl
+	if systemctl == "" {
+		systemctl = DefaultSystemctl
+	}
+	switch spec.Type {
+	case "reboot", "service", "restartAllServices":
+		if _, err := hostProgram(h, systemctl); err != nil {
+			if systemctl != DefaultSystemctl {
+				return fmt.Errorf("SKYHOOK_SYSTEMCTL=%s: %w", systemctl, err)
+			}
+			return fmt.Errorf("%w; SKYHOOK_SYSTEMCTL can name another program", err)
+		}
+	}
 	var commands [][]string
 	switch spec.Type {
 	case "noop":
@@ -47,23 +63,23 @@ func runInterrupt(ctx context.Context, o Options, h host) error {
 		if err := mark(); err != nil {
 			return err
 		}
-		commands = [][]string{{"systemctl", "reboot"}}
+		commands = [][]string{{systemctl, "reboot"}}
 	case "service":
 		if len(spec.Services) == 0 {
 			return fmt.Errorf("a service interrupt needs services")
 		}
-		commands = [][]string{{"systemctl", "daemon-reload"}}
+		commands = [][]string{{systemctl, "daemon-reload"}}
 		for _, s := range spec.Services {
-			commands = append(commands, []string{"systemctl", "restart", s})
+			commands = append(commands, []string{systemctl, "restart", s})
 		}
 	case "restartAllServices":
-		services, err := runningServices(ctx, o, h)
+		services, err := runningServices(ctx, o, h, systemctl)
 		if err != nil {
 			return err
 		}
-		commands = [][]string{{"systemctl", "daemon-reload"}}
+		commands = [][]string{{systemctl, "daemon-reload"}}
 		for _, s := range services {
-			commands = append(commands, []string{"systemctl", "restart", s})
+			commands = append(commands, []string{systemctl, "restart", s})
 		}
 	default:
 		return fmt.Errorf("unknown interrupt type %q (reboot, service, restartAllServices, noop)", spec.Type)
@@ -80,9 +96,9 @@ func runInterrupt(ctx context.Context, o Options, h host) error {
 }
 
 // runningServices lists the running services on the host.
-func runningServices(ctx context.Context, o Options, h host) ([]string, error) {
+func runningServices(ctx context.Context, o Options, h host, systemctl string) ([]string, error) {
 	var out bytes.Buffer
-	if err := hostCommand(ctx, o, h, "interrupt", []string{"systemctl", "list-units", "--type=service", "--state=running", "--no-legend", "--plain"}, &out); err != nil {
+	if err := hostCommand(ctx, o, h, "interrupt", []string{systemctl, "list-units", "--type=service", "--state=running", "--no-legend", "--plain"}, &out); err != nil {
 		return nil, err
 	}
 	var services []string
@@ -95,19 +111,43 @@ func runningServices(ctx context.Context, o Options, h host) ([]string, error) {
 	return services, nil
 }
 
-// hostCommand runs a host program chrooted into the host root, found in
-// the usual directories there (the agent's own image has no PATH to search).
-// With capture set, stdout goes there instead of the log.
-func hostCommand(ctx context.Context, o Options, h host, name string, argv []string, capture *bytes.Buffer) error {
-	path := ""
+// hostProgram finds a host program as a path inside the host root: an
+// absolute path is taken as it is (its symlinks followed inside the host
+// root), a bare name is looked up in the usual directories there (the
+// agent's own image has no PATH to search).
+func hostProgram(h host, program string) (string, error) {
+	if filepath.IsAbs(program) {
+		path := filepath.Clean(program)
+		resolved, err := resolveInRoot(h.root, path)
+		if err != nil {
+			return "", fmt.Errorf("%s on the host: %w", path, err)
+		}
+		info, err := os.Stat(resolved)
+		if err != nil {
+			return "", fmt.Errorf("%s is not on the host (no %s)", path, h.path(path))
+		}
+		if info.IsDir() {
+			return "", fmt.Errorf("%s on the host is a directory", path)
+		}
+		return path, nil
+	}
+	if strings.Contains(program, "/") {
+		return "", fmt.Errorf("%q is neither an absolute path on the host nor a bare name", program)
+	}
 	for _, dir := range []string{"/usr/bin", "/bin", "/usr/sbin", "/sbin"} {
-		if _, err := os.Stat(h.path(dir, argv[0])); err == nil {
-			path = dir + "/" + argv[0]
-			break
+		if _, err := os.Stat(h.path(dir, program)); err == nil {
+			return dir + "/" + program, nil
 		}
 	}
-	if path == "" {
-		return fmt.Errorf("%s is not on the host", argv[0])
+	return "", fmt.Errorf("%s is not on the host (not in /usr/bin, /bin, /usr/sbin or /sbin)", program)
+}
+
+// hostCommand runs a host program (hostProgram) chrooted into the host
+// root. With capture set, stdout goes there instead of the log.
+func hostCommand(ctx context.Context, o Options, h host, name string, argv []string, capture *bytes.Buffer) error {
+	path, err := hostProgram(h, argv[0])
+	if err != nil {
+		return err
 	}
 	logs, err := h.openLog(o, name)
 	if err != nil {

@@ -64,7 +64,18 @@ type Options struct {
 	// log line (DefaultOutputLimit when 0): NodeWright's
 	// SKYHOOK_AGENT_BUFFER_LIMIT.
 	OutputLimit int
+	// Systemctl is the program the interrupt mode runs in place of
+	// systemctl, with the same arguments (DefaultSystemctl when empty;
+	// SKYHOOK_SYSTEMCTL): an absolute path on the host, resolved under
+	// HostRoot, or a bare name looked up in the host's /usr/bin, /bin,
+	// /usr/sbin and /sbin. Hosts without systemd, and tests that must
+	// never reboot, name another program.
+	Systemctl string
 }
+
+// DefaultSystemctl is the program the interrupts run unless the Options
+// say otherwise.
+const DefaultSystemctl = "systemctl"
 
 // The directories on the host (paths inside the host root) unless the
 // Options say otherwise.
