@@ -13,7 +13,11 @@
 // (default /skyhook-package/configmaps). NodeWright's agent options
 // SKYHOOK_AGENT_WRITE_LOGS, SKYHOOK_ROOT_DIR, SKYHOOK_LOG_DIR, COPY_RESOLV,
 // OVERLAY_ALWAYS_RUN_STEP and SKYHOOK_AGENT_BUFFER_LIMIT are honoured
-// (docs/agent.md).
+// (docs/agent.md). SKYHOOK_SYSTEMCTL is the program the interrupt mode runs
+// in place of systemctl, with the same arguments (default systemctl): an
+// absolute path on the host, or a bare name looked up in the host's
+// /usr/bin, /bin, /usr/sbin and /sbin; for hosts without systemd, and for
+// tests that must never reboot.
 package main
 
 import (
@@ -21,6 +25,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -78,6 +83,11 @@ func agent(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	systemctl, err := systemctlProgram()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 	configMaps := envOr("SKYHOOK_CONFIGMAP_DIR", "/skyhook-package/configmaps")
 	nodeMetadata := envOr("SKYHOOK_NODE_METADATA_DIR", "/skyhook-package/node-metadata")
 	o := run.Options{
@@ -88,6 +98,7 @@ func agent(args []string) int {
 		// NodeWright's agent options for where it keeps its files.
 		StateDir: os.Getenv("SKYHOOK_ROOT_DIR"), LogDir: os.Getenv("SKYHOOK_LOG_DIR"),
 		ResolvConf: nw.resolvConf, AlwaysRunSteps: nw.alwaysRun, OutputLimit: nw.outputLimit,
+		Systemctl: systemctl,
 	}
 	if len(args) == 4 {
 		o.Interrupt = args[3]
@@ -127,6 +138,17 @@ func logsToKeep() (int, error) {
 		return 0, fmt.Errorf("SKYHOOK_AGENT_WRITE_LOGS=%q: want true or false", v)
 	}
 	return keep, nil
+}
+
+// systemctlProgram is SKYHOOK_SYSTEMCTL (default systemctl): an absolute
+// path on the host or a bare name; a relative path with a slash is
+// refused, as it would mean nothing chrooted into the host root.
+func systemctlProgram() (string, error) {
+	v := envOr("SKYHOOK_SYSTEMCTL", run.DefaultSystemctl)
+	if !filepath.IsAbs(v) && strings.Contains(v, "/") {
+		return "", fmt.Errorf("SKYHOOK_SYSTEMCTL=%q: want an absolute path on the host or a bare name (looked up in the host's /usr/bin, /bin, /usr/sbin and /sbin), not a relative path", v)
+	}
+	return v, nil
 }
 
 // options are NodeWright's agent options that change how steps run.

@@ -120,3 +120,61 @@ func TestNodeWrightOptions(t *testing.T) {
 		}
 	}
 }
+
+// SKYHOOK_SYSTEMCTL: unset is systemctl; an absolute path or a bare name
+// is passed on; a relative path with a slash is refused at startup (exit
+// 2), naming the variable and the rule. An absolute path that is not on
+// the host fails the interrupt (exit 1), naming the variable and the path.
+func TestSystemctlProgram(t *testing.T) {
+	for _, v := range []string{"", "systemctl", "rc-service", "/usr/local/bin/fake-systemctl"} {
+		t.Setenv("SKYHOOK_SYSTEMCTL", v)
+		want := v
+		if v == "" {
+			want = "systemctl"
+		}
+		if got, err := systemctlProgram(); err != nil || got != want {
+			t.Errorf("SKYHOOK_SYSTEMCTL=%q: %q, %v; want %q", v, got, err, want)
+		}
+	}
+
+	for _, name := range []string{"SKYHOOK_NAME", "SKYHOOK_PACKAGE", "SKYHOOK_VERSION", "SKYHOOK_GENERATION"} {
+		t.Setenv(name, "demo-1")
+	}
+	root := t.TempDir()
+	args := []string{"interrupt", root, filepath.Join(root, "copy"), `{"type":"reboot"}`}
+	for _, tc := range []struct {
+		value string
+		code  int
+		err   string
+	}{
+		{"bin/fake-systemctl", 2, `SKYHOOK_SYSTEMCTL="bin/fake-systemctl": want an absolute path on the host or a bare name`},
+		{"./fake-systemctl", 2, "not a relative path"},
+		{"/opt/missing/systemctl", 1, "SKYHOOK_SYSTEMCTL=/opt/missing/systemctl: /opt/missing/systemctl is not on the host"},
+	} {
+		t.Setenv("SKYHOOK_SYSTEMCTL", tc.value)
+		code, stderr := withStderr(t, func() int { return agent(args) })
+		if code != tc.code || !strings.Contains(stderr, tc.err) {
+			t.Errorf("SKYHOOK_SYSTEMCTL=%q: exit %d, %q; want exit %d and %q", tc.value, code, stderr, tc.code, tc.err)
+		}
+	}
+}
+
+// withStderr runs f with os.Stderr going to a file, and returns what f
+// returned and what it wrote there.
+func withStderr(t *testing.T, f func() int) (int, string) {
+	t.Helper()
+	file, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	saved := os.Stderr
+	os.Stderr = file
+	defer func() { os.Stderr = saved }()
+	code := f()
+	data, err := os.ReadFile(file.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, string(data)
+}
