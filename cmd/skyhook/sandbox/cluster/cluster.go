@@ -90,6 +90,10 @@ type Cluster struct {
 	audit         bool
 	tempDir       bool
 	procs         []*process
+	// binaryOptions say where the cache is, for binaries built on demand
+	// (the kubelet of a real node).
+	binaryOptions binaries.Options
+	realNodes     []*RealNode
 	stopOnce      sync.Once
 }
 
@@ -107,7 +111,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Dir: opts.Dir, Binaries: bin, log: opts.Log, audit: opts.Audit}
+	c := &Cluster{Dir: opts.Dir, Binaries: bin, log: opts.Log, audit: opts.Audit, binaryOptions: opts.Binaries}
 	if c.Dir == "" {
 		if c.Dir, err = os.MkdirTemp("", "skyhook-cluster-"); err != nil {
 			return nil, err
@@ -247,7 +251,8 @@ func (c *Cluster) startKWOK(ctx context.Context) error {
 	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
 	kwok, err := c.start("kwok", c.Binaries.KWOK,
 		"--kubeconfig="+c.Kubeconfig,
-		"--manage-all-nodes=true",
+		// Every node but a real one (see AddRealNode), whoever created it.
+		"--manage-nodes-with-label-selector="+RealNodeLabel+"!="+RealNodeLabelValue,
 		// With leases, a restarted kwok ignores nodes until old leases expire.
 		"--node-lease-duration-seconds=0",
 		"--enable-crds=Stage,Logs",
@@ -303,6 +308,9 @@ func (c *Cluster) start(name, path string, args ...string) (*process, error) {
 // removes a temporary state directory. It is safe to call more than once.
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
+		for _, n := range c.realNodes {
+			n.stop()
+		}
 		for i := len(c.procs) - 1; i >= 0; i-- {
 			c.procs[i].stop(10 * time.Second)
 		}

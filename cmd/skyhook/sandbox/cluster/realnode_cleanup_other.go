@@ -1,0 +1,14 @@
+//go:build !linux
+
+package cluster
+
+import (
+	"context"
+	"time"
+)
+
+// A real node needs Linux (see netns_other.go); nothing to clean up elsewhere.
+func criReady(context.Context, string) bool    { return false }
+func removePodSandboxes(string, time.Duration) {}
+func killShims(string)                         {}
+func unmountUnder(string)                      {}
