@@ -1,91 +1,28 @@
 package run
 
 import (
-	"fmt"
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
 )
 
 // The tests chroot into a small root filesystem built from Debian's
-// busybox-static, fetched once with apt-get and kept in the user cache.
-// They need root (chroot) and Debian's package tools, as CI has.
-
-var (
-	busyboxOnce sync.Once
-	busyboxPath string
-	busyboxErr  error
-)
+// busybox-static, fetched once with apt-get and kept in the user cache
+// (nodeimages.Busybox). They need root (chroot) and Debian's package tools,
+// as CI has.
 
 // busybox returns the path of a static busybox binary.
 func busybox(t testing.TB) string {
 	t.Helper()
-	busyboxOnce.Do(func() {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			busyboxErr = err
-			return
-		}
-		dir := filepath.Join(cache, "skyhook", "busybox-static")
-		busyboxPath = filepath.Join(dir, "bin", "busybox")
-		if _, err := os.Stat(busyboxPath); err == nil {
-			return
-		}
-		download, err := os.MkdirTemp("", "busybox-deb-")
-		if err != nil {
-			busyboxErr = err
-			return
-		}
-		defer os.RemoveAll(download)
-		get := func() ([]byte, error) {
-			cmd := exec.Command("apt-get", "download", "busybox-static")
-			cmd.Dir = download
-			return cmd.CombinedOutput()
-		}
-		if _, err := get(); err != nil {
-			// A machine whose package lists were never fetched: fetch them.
-			if out, err := exec.Command("apt-get", "update", "-qq").CombinedOutput(); err != nil {
-				busyboxErr = fmt.Errorf("apt-get update: %v: %s", err, out)
-				return
-			}
-			if out, err := get(); err != nil {
-				busyboxErr = fmt.Errorf("apt-get download busybox-static: %v: %s", err, out)
-				return
-			}
-		}
-		debs, _ := filepath.Glob(filepath.Join(download, "busybox-static_*.deb"))
-		if len(debs) != 1 {
-			busyboxErr = fmt.Errorf("apt-get download left %v", debs)
-			return
-		}
-		extracted := filepath.Join(download, "x")
-		if out, err := exec.Command("dpkg-deb", "-x", debs[0], extracted).CombinedOutput(); err != nil {
-			busyboxErr = fmt.Errorf("dpkg-deb -x: %v: %s", err, out)
-			return
-		}
-		data, err := os.ReadFile(filepath.Join(extracted, "bin", "busybox"))
-		if err != nil {
-			busyboxErr = err
-			return
-		}
-		if err := os.MkdirAll(filepath.Dir(busyboxPath), 0o755); err != nil {
-			busyboxErr = err
-			return
-		}
-		tmp := busyboxPath + ".tmp"
-		if err := os.WriteFile(tmp, data, 0o755); err != nil {
-			busyboxErr = err
-			return
-		}
-		busyboxErr = os.Rename(tmp, busyboxPath)
-	})
-	if busyboxErr != nil {
-		t.Fatalf("a static busybox for the test root: %v", busyboxErr)
+	path, err := nodeimages.Busybox(context.Background(), nil)
+	if err != nil {
+		t.Fatalf("a static busybox for the test root: %v", err)
 	}
-	return busyboxPath
+	return path
 }
 
 // fakeSystemctl stands in for the host's systemctl: it records its

@@ -1,0 +1,58 @@
+package nodeimages
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/skyhook-go/skyhook/agent/pkgconfig"
+)
+
+// ShellStep is a step of a ShellPackage: a shell script that the agent runs
+// chrooted into the node's root (on_host), so with the node's /bin/sh.
+type ShellStep struct {
+	// Name is the step's name, unique within its mode.
+	Name string
+	// Script is the script's body; "#!/bin/sh" is added when it has no
+	// "#!" line of its own.
+	Script string
+}
+
+// ShellPackage is the spec of a package whose steps are shell scripts, by
+// mode ("apply", "apply-check", ...): the common case of a test package,
+// without writing config.json by hand. Each step is
+// skyhook_dir/<mode>/<name>.sh, idempotent, run on the host, with no
+// arguments, and succeeds on exit code 0. The config.json is checked as the
+// agent would check it (so an action mode without its check mode is an
+// error here rather than in the stage pod). Add root_dir files to the
+// spec's Files before calling Package.
+func ShellPackage(busybox, name, version string, modes map[string][]ShellStep) (PackageSpec, error) {
+	cfg := pkgconfig.Config{SchemaVersion: "v1", PackageName: name, PackageVersion: version,
+		ExpectedConfigFiles: []string{}, Modes: map[string][]pkgconfig.Step{}}
+	files := map[string]File{}
+	for _, mode := range slices.Sorted(maps.Keys(modes)) {
+		steps := []pkgconfig.Step{}
+		for _, s := range modes[mode] {
+			p := path.Join(mode, s.Name+".sh")
+			script := s.Script
+			if !strings.HasPrefix(script, "#!") {
+				script = "#!/bin/sh\n" + script
+			}
+			files[path.Join("skyhook_dir", p)] = File{Content: []byte(script), Mode: 0o755}
+			steps = append(steps, pkgconfig.Step{Name: s.Name, Path: p, Arguments: []string{},
+				Returncodes: []int{0}, OnHost: true, Env: map[string]string{}, Idempotence: true})
+		}
+		cfg.Modes[mode] = steps
+	}
+	data, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return PackageSpec{}, err
+	}
+	if _, problems := pkgconfig.Parse(data); len(problems) > 0 {
+		return PackageSpec{}, fmt.Errorf("the package's config.json:\n%w", problems)
+	}
+	return PackageSpec{Busybox: busybox, Config: append(data, '\n'), Files: files}, nil
+}
