@@ -19,6 +19,9 @@ type ShellStep struct {
 	// Script is the script's body; "#!/bin/sh" is added when it has no
 	// "#!" line of its own.
 	Script string
+	// UpgradeStep marks a step of the upgrade modes that gets the previous
+	// and the new version as its two arguments.
+	UpgradeStep bool
 }
 
 // ShellPackage is the spec of a package whose steps are shell scripts, by
@@ -43,7 +46,7 @@ func ShellPackage(busybox, name, version string, modes map[string][]ShellStep) (
 			}
 			files[path.Join("skyhook_dir", p)] = File{Content: []byte(script), Mode: 0o755}
 			steps = append(steps, pkgconfig.Step{Name: s.Name, Path: p, Arguments: []string{},
-				Returncodes: []int{0}, OnHost: true, Env: map[string]string{}, Idempotence: true})
+				Returncodes: []int{0}, OnHost: true, Env: map[string]string{}, Idempotence: true, UpgradeStep: s.UpgradeStep})
 		}
 		cfg.Modes[mode] = steps
 	}

@@ -1,0 +1,204 @@
+package realnode
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
+	"github.com/skyhook-go/skyhook/reconcile/nodestate"
+	"github.com/skyhook-go/skyhook/test/testenv"
+)
+
+// pushPackage builds a shell-script package and pushes it to the private
+// registry as <name>:<version>; it returns the image without the tag, as
+// a Skyhook names it.
+func pushPackage(t *testing.T, name, version string, modes map[string][]nodeimages.ShellStep) string {
+	t.Helper()
+	spec, err := nodeimages.ShellPackage(busybox, name, version, modes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := nodeimages.Package(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := "packages/" + name
+	if _, err := private.Push(context.Background(), repo+":"+version, img); err != nil {
+		t.Fatal(err)
+	}
+	return private.Host() + "/" + repo
+}
+
+// step is a ShellStep from a script.
+func step(name, script string) nodeimages.ShellStep {
+	return nodeimages.ShellStep{Name: name, Script: "set -eu\n" + script}
+}
+
+// onRealNode is a Skyhook whose packages go to the real node only. The
+// agent keeps its records and step logs under hostDir.
+func onRealNode(name string, packages map[string]skyhookv1.Package) *skyhookv1.Skyhook {
+	for k, p := range packages {
+		p.Env = append(p.Env,
+			corev1.EnvVar{Name: "SKYHOOK_ROOT_DIR", Value: filepath.Join(hostDir, name, "agent-state")},
+			corev1.EnvVar{Name: "SKYHOOK_LOG_DIR", Value: filepath.Join(hostDir, name, "agent-logs")},
+			corev1.EnvVar{Name: "OUT", Value: filepath.Join(hostDir, name, "out")})
+		packages[k] = p
+	}
+	return &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{cluster.RealNodeLabel: cluster.RealNodeLabelValue}},
+			Packages:     packages,
+		},
+	}
+}
+
+// outDir is where a Skyhook's steps write ($OUT), made before it runs.
+func outDir(t *testing.T, skyhook string) string {
+	t.Helper()
+	dir := filepath.Join(hostDir, skyhook, "out")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func kube(t *testing.T) client.Client { return testenv.Client(t, env) }
+
+// create creates the Skyhook and, when the test ends, deletes it, waits
+// until it is gone and removes the package copies the stage pods left on
+// this machine.
+func create(t *testing.T, sk *skyhookv1.Skyhook) {
+	t.Helper()
+	c := kube(t)
+	if err := c.Create(context.Background(), sk); err != nil {
+		t.Fatalf("creating Skyhook %s: %v", sk.Name, err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if err := c.Delete(ctx, &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: sk.Name}}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting Skyhook %s: %v", sk.Name, err)
+		}
+		testenv.Eventually(t, "Skyhook "+sk.Name+" to be gone", 2*time.Minute, func() bool {
+			err := c.Get(ctx, client.ObjectKey{Name: sk.Name}, &skyhookv1.Skyhook{})
+			return apierrors.IsNotFound(err)
+		})
+		_ = os.RemoveAll(filepath.Join("/var/lib/skyhook", sk.Name))
+		uncordon(t)
+	})
+}
+
+// update changes the Skyhook's spec, retrying on conflicts.
+func update(t *testing.T, name string, change func(*skyhookv1.Skyhook)) {
+	t.Helper()
+	c := kube(t)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		sk := &skyhookv1.Skyhook{}
+		if err := c.Get(context.Background(), client.ObjectKey{Name: name}, sk); err != nil {
+			return err
+		}
+		change(sk)
+		return c.Update(context.Background(), sk)
+	})
+	if err != nil {
+		t.Fatalf("updating Skyhook %s: %v", name, err)
+	}
+}
+
+// packageState is the real node's record of a package version.
+func packageState(t *testing.T, skyhook, pkg, version string) (skyhookv1.PackageStatus, bool) {
+	t.Helper()
+	n, err := env.Clientset.CoreV1().Nodes().Get(context.Background(), node.Name, metav1.GetOptions{})
+	if err != nil {
+		return skyhookv1.PackageStatus{}, false
+	}
+	state, err := nodestate.Read(n, skyhook)
+	if err != nil {
+		t.Fatalf("reading the node state of %s: %v", skyhook, err)
+	}
+	s, ok := state[skyhookv1.NodeStateKey(pkg, version)]
+	return s, ok
+}
+
+// waitPackage waits until the real node records the package version in
+// the stage (any when empty) and state given, and fails with the operator's view when it
+// does not.
+func waitPackage(t *testing.T, skyhook, pkg, version string, stage skyhookv1.Stage, state skyhookv1.State, timeout time.Duration) {
+	t.Helper()
+	var last skyhookv1.PackageStatus
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		s, ok := packageState(t, skyhook, pkg, version)
+		if ok && (stage == "" || s.Stage == stage) && s.State == state {
+			return
+		}
+		last = s
+		time.Sleep(500 * time.Millisecond)
+	}
+	out, _ := env.Kubectl("get", "pods", "-n", namespace, "-o", "wide")
+	t.Fatalf("%s %s@%s did not reach %s/%s within %s: last %s/%s\n%s\nthe end of the kubelet's log:\n%s",
+		skyhook, pkg, version, stage, state, timeout, last.Stage, last.State, out, cluster.TailFile(node.KubeletLog, 15))
+}
+
+// readHost reads a file the steps wrote on this machine.
+func readHost(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("on the host: %v", err)
+	}
+	return string(data)
+}
+
+// cli runs this repository's skyhook CLI against the cluster.
+func cli(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(cliPath, append([]string{"--kubeconfig", env.Kubeconfig}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("skyhook %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// uncordon makes the real node schedulable again after an interrupt that
+// a test ended before the operator did.
+func uncordon(t *testing.T) {
+	_, err := env.Clientset.CoreV1().Nodes().Patch(context.Background(), node.Name, "application/merge-patch+json",
+		[]byte(`{"spec":{"unschedulable":false}}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Errorf("uncordoning %s: %v", node.Name, err)
+	}
+}
+
+// waitSkyhook waits until the Skyhook's status is the one given.
+func waitSkyhook(t *testing.T, name string, status skyhookv1.Status, timeout time.Duration) {
+	t.Helper()
+	c := kube(t)
+	var last skyhookv1.Status
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		sk := &skyhookv1.Skyhook{}
+		if err := c.Get(context.Background(), client.ObjectKey{Name: name}, sk); err == nil {
+			if last = sk.Status.Status; last == status {
+				return
+			}
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	out, _ := env.Kubectl("get", "pods", "-n", namespace, "-o", "wide")
+	t.Fatalf("Skyhook %s is %q after %s, want %q\n%s\nthe end of the kubelet's log:\n%s", name, last, timeout, status, out, cluster.TailFile(node.KubeletLog, 15))
+}
