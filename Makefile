@@ -4,7 +4,9 @@ SHELL := /bin/bash
 # kube-apiserver, kube-controller-manager, kubectl, etcd, KWOK) is built from
 # the Go module proxy and cached (see cmd/skyhook/sandbox/cluster/binaries). The agent's
 # tests chroot into a root filesystem made from Debian's busybox-static,
-# which they fetch with apt-get (they run as root, as CI does).
+# which they fetch with apt-get (they run as root, as CI does); the real-node
+# tests run a real kubelet with Debian's containerd, runc and CNI plugins,
+# which `make real-node-deps` installs.
 # `make images` builds the operator and agent images with Go alone, no
 # container daemon (config/images, docs/images.md). `make release VERSION=1.2.3`
 # makes a release in dist/ (config/release, docs/release.md).
@@ -28,7 +30,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 CHART = config/helm/skyhook-operator
 GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' -o -path 'config/webhook/manifests.yaml' -o -path '$(CHART)/files/*' -o -name skyhook-operator.yaml -o -name skyhook-dashboard.json | LC_ALL=C sort | xargs sha256sum
 
-.PHONY: all build agent images push agent-image release test test-race generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status bench bench-rollout bench-agent bench-gitops clean
+.PHONY: all build agent images push agent-image release test test-race generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status real-node-deps bench bench-rollout bench-agent bench-gitops clean
 
 all: build
 
@@ -92,12 +94,24 @@ verify-generated:
 verify-fmt:
 	@unformatted="$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$(git ls-files '*.go'))"; if [ -n "$$unformatted" ]; then echo "not gofmt-ed: $$unformatted"; exit 1; fi
 
-## prepare: build the control-plane binaries and Flux's source-controller, kustomize-controller and flux CLI into the cache.
+## prepare: build the control-plane binaries, the real node's kubelet and Flux's source-controller, kustomize-controller and flux CLI into the cache.
 prepare: build
-	bin/skyhook sandbox prepare --flux
+	bin/skyhook sandbox prepare --flux --real-node
+
+## real-node-deps: containerd, runc and the CNI plugins from Debian's packages, when missing, for the real node (test/realnode, `sandbox up --real-node`). Without root or apt-get it installs nothing and the real-node tests skip, saying why.
+REAL_NODE_PACKAGES = containerd runc containernetworking-plugins
+real-node-deps:
+	@if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+		echo "real-node-deps: not root or no apt-get; the real-node tests will skip"; exit 0; \
+	fi; \
+	if command -v containerd >/dev/null && command -v containerd-shim-runc-v2 >/dev/null && command -v runc >/dev/null && \
+		{ [ -x /usr/lib/cni/bridge ] || [ -x /opt/cni/bin/bridge ]; }; then exit 0; fi; \
+	echo "installing $(REAL_NODE_PACKAGES) for the real node"; \
+	{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(REAL_NODE_PACKAGES) >/dev/null; } || \
+		echo "real-node-deps: apt-get could not install $(REAL_NODE_PACKAGES); the real-node tests will skip"
 
 ## test: everything CI runs.
-test: verify-generated verify-fmt prepare
+test: verify-generated verify-fmt prepare real-node-deps
 	$(GO) vet ./...
 	$(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 

@@ -65,7 +65,7 @@ nodes simulated by KWOK and the Skyhook CRDs installed.`,
 			return sandbox.Status(cmd.Context(), opts)
 		},
 	}
-	var flux bool
+	var flux, realNode bool
 	prepare := &cobra.Command{
 		Use:   "prepare",
 		Short: "Build the control-plane binaries into the cache without starting anything",
@@ -79,6 +79,13 @@ nodes simulated by KWOK and the Skyhook CRDs installed.`,
 			for _, path := range []string{set.KubeAPIServer, set.KubeControllerManager, set.Kubectl, set.Etcd, set.KWOK} {
 				cmd.Printf("  %s\n", path)
 			}
+			if realNode {
+				kubelet, err := binaries.EnsureKubelet(cmd.Context(), binaries.Options{Log: cmd.OutOrStdout()})
+				if err != nil {
+					return err
+				}
+				cmd.Printf("The real node's kubelet %s is in the cache:\n  %s\n", binaries.KubeletVersion, kubelet)
+			}
 			if !flux {
 				return nil
 			}
@@ -86,6 +93,7 @@ nodes simulated by KWOK and the Skyhook CRDs installed.`,
 		},
 	}
 	prepare.Flags().BoolVar(&flux, "flux", false, "also build Flux's source-controller, kustomize-controller and flux CLI (for the GitOps end-to-end tests)")
+	prepare.Flags().BoolVar(&realNode, "real-node", false, "also build the kubelet of the real node (test/realnode, sandbox up --real-node)")
 	cmd.AddCommand(up, serve, down, status, prepare)
 	refuseDryRun(up, serve, down, prepare)
 	return cmd
