@@ -44,7 +44,7 @@ const (
 	pullSecret = "private-registry"
 	// stageTimeout is short so that TestStageOverItsDeadline waits little;
 	// the other stages take seconds.
-	stageTimeout = 45 * time.Second
+	stageTimeout = 30 * time.Second
 )
 
 var (
