@@ -418,6 +418,12 @@ func (c *Cluster) writeKubeconfig(server string, certs *pki) error {
 
 // waitFor polls cond until it holds, the timeout passes, or p exits.
 func (c *Cluster) waitFor(ctx context.Context, p *process, timeout time.Duration, what string, cond wait.ConditionWithContextFunc) error {
+	return waitProcess(ctx, p, timeout, what, cond)
+}
+
+// waitProcess polls cond until it holds, the timeout passes, or p exits
+// (then the error has the end of its log).
+func waitProcess(ctx context.Context, p *process, timeout time.Duration, what string, cond wait.ConditionWithContextFunc) error {
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		if done, exitErr := p.exited(); done {
 			return false, fmt.Errorf("%s exited (%v); the end of %s:\n%s", p.name, exitErr, p.logFile, TailFile(p.logFile, 20))

@@ -13,7 +13,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 )
@@ -259,11 +258,6 @@ func (n *RealNode) advertiseLoopback(ctx context.Context, c *Cluster) error {
 		_, err := c.Clientset.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 		return err == nil, ignoreNotFound(err)
 	})
-}
-
-// waitProcess polls cond until it holds, the timeout passes, or p exits.
-func waitProcess(ctx context.Context, p *process, timeout time.Duration, what string, cond wait.ConditionWithContextFunc) error {
-	return (&Cluster{}).waitFor(ctx, p, timeout, what, cond)
 }
 
 func mustLookPath(name string) string {
