@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -86,7 +85,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(bin)
 	cliPath = filepath.Join(bin, "skyhook")
-	if err := buildCLI(cliPath); err != nil {
+	if err := testenv.BuildCLI(cliPath); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -162,20 +161,6 @@ func createPullSecret(ctx context.Context, c *cluster.Cluster) error {
 		Data:       map[string][]byte{corev1.DockerConfigJsonKey: nodeimages.DockerConfigJSON(private.Host(), privateUser, privatePassword)},
 	}, metav1.CreateOptions{})
 	return err
-}
-
-// buildCLI builds cmd/skyhook, for `skyhook package logs`.
-func buildCLI(out string) error {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/skyhook")
-	cmd.Dir = root
-	if output, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the CLI: %v\n%s", err, output)
-	}
-	return nil
 }
 
 // needRealNode skips a test on a machine that cannot run the real node.

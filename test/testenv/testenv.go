@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -120,6 +121,22 @@ func RepoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// BuildCLI builds this repository's skyhook command to out, for tests
+// that run it as a person would (`skyhook package logs`, the plugin's
+// commands).
+func BuildCLI(out string) error {
+	root, err := RepoRoot()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/skyhook")
+	cmd.Dir = root
+	if output, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the CLI: %v\n%s", err, output)
+	}
+	return nil
 }
 
 // OperatorLogs sends the controller-runtime log of an operator running in

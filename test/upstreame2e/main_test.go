@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -120,7 +119,7 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(bin)
 	// Built before the cluster starts, so its clock does not run meanwhile.
 	cliPath = filepath.Join(bin, "skyhook")
-	if err := buildCLI(cliPath); err != nil {
+	if err := testenv.BuildCLI(cliPath); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -142,20 +141,6 @@ func run(m *testing.M) int {
 			}
 			return operatortest.Start(ctx, c, operator.Options{Namespace: namespace, MetricsAddr: metricsAddr})
 		})
-}
-
-// buildCLI builds cmd/skyhook, which the CLI steps run.
-func buildCLI(out string) error {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/skyhook")
-	cmd.Dir = root
-	if output, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the CLI: %v\n%s", err, output)
-	}
-	return nil
 }
 
 func snapshotNodes(ctx context.Context, c *cluster.Cluster) error {
