@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -138,7 +139,9 @@ func (c *Cluster) AddRealNode(ctx context.Context, opts RealNodeOptions) (*RealN
 	if err := os.MkdirAll(n.Dir, 0o755); err != nil {
 		return nil, err
 	}
+	c.realNodesMu.Lock()
 	c.realNodes = append(c.realNodes, n) // Stop cleans up whatever started
+	c.realNodesMu.Unlock()
 	if n.ns, err = newNetns(); err != nil {
 		return nil, err
 	}
@@ -296,4 +299,16 @@ func (n *RealNode) stop() {
 }
 
 // RealNodes are the real nodes added to the cluster.
-func (c *Cluster) RealNodes() []*RealNode { return c.realNodes }
+func (c *Cluster) RealNodes() []*RealNode {
+	c.realNodesMu.Lock()
+	defer c.realNodesMu.Unlock()
+	return slices.Clone(c.realNodes)
+}
+
+// onRealNode reports whether the node is a real one: its pods really run,
+// so the simulators (SimulateHosts, SimulateContainerLogs) leave them alone.
+func (c *Cluster) onRealNode(node string) bool {
+	c.realNodesMu.Lock()
+	defer c.realNodesMu.Unlock()
+	return slices.ContainsFunc(c.realNodes, func(n *RealNode) bool { return n.Name == node })
+}
