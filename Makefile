@@ -12,7 +12,8 @@ SHELL := /bin/bash
 GO ?= go
 STATE_DIR ?= .sandbox
 NODES ?= 10
-# SANDBOX_FLAGS=--flux also runs Flux's source-controller, a Git server and an OCI registry.
+# SANDBOX_FLAGS=--flux also runs Flux's source-controller, a Git server and an OCI registry;
+# --real-node also runs a real node, containerd and a kubelet on this machine (root; make real-node-deps).
 SANDBOX_FLAGS ?=
 TEST_FLAGS ?= -count=1
 # The whole suite; the first run also builds the control plane (several
@@ -28,7 +29,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 CHART = config/helm/skyhook-operator
 GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' -o -path 'config/webhook/manifests.yaml' -o -path '$(CHART)/files/*' -o -name skyhook-operator.yaml -o -name skyhook-dashboard.json | LC_ALL=C sort | xargs sha256sum
 
-.PHONY: all build agent images push agent-image release test test-race generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status bench bench-rollout bench-agent bench-gitops clean
+.PHONY: all build agent images push agent-image release test test-race generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status real-node-deps bench bench-rollout bench-agent bench-gitops clean
 
 all: build
 
@@ -133,6 +134,11 @@ sandbox-status: build
 
 sandbox-down: build
 	bin/skyhook sandbox down --state-dir $(STATE_DIR)
+
+## real-node-deps: what a real node (sandbox up --real-node, test/realnode) needs from the machine: containerd, runc and the CNI plugins (Debian or Ubuntu, as root).
+real-node-deps:
+	apt-get update -qq
+	apt-get install -y --no-install-recommends containerd runc containernetworking-plugins
 
 clean:
 	rm -rf bin
