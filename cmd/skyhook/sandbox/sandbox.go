@@ -107,6 +107,9 @@ func Up(ctx context.Context, opts Options) error {
 		if err := cluster.RealNodeSupported(); err != nil {
 			return fmt.Errorf("--real-node: %w", err)
 		}
+		if err := cluster.CheckRealNodeDir(opts.path(clusterDir), RealNodeName); err != nil {
+			return fmt.Errorf("--real-node: %w (--state-dir)", err)
+		}
 	}
 	// Build the binaries here, in the foreground, so the person sees the
 	// one-time build instead of a silent wait.
@@ -337,6 +340,14 @@ func cleanUp(opts Options) error {
 	killed, err := cluster.KillRecorded(opts.path(clusterDir))
 	for _, k := range killed {
 		fmt.Fprintf(opts.Out, "killed leftover %s\n", k)
+	}
+	// A real node's pods outlive its containerd; the supervisor's
+	// Cluster.Stop removes them, unless it was killed.
+	for _, k := range cluster.CleanUpRealNodes(opts.path(clusterDir)) {
+		fmt.Fprintf(opts.Out, "cleaned up leftover %s\n", k)
+	}
+	if _, ok := registryHost(opts); ok {
+		removeRealDemoCopies()
 	}
 	_ = os.Remove(opts.path(supervisorPidFile))
 	_ = os.Remove(opts.path(readyFile))
