@@ -14,7 +14,8 @@ SHELL := /bin/bash
 GO ?= go
 STATE_DIR ?= .sandbox
 NODES ?= 10
-# SANDBOX_FLAGS=--flux also runs Flux's source-controller, a Git server and an OCI registry.
+# SANDBOX_FLAGS=--flux also runs Flux's source-controller, a Git server and an OCI registry;
+# --real-node also runs a real node, containerd and a kubelet on this machine (root; make real-node-deps).
 SANDBOX_FLAGS ?=
 TEST_FLAGS ?= -count=1
 # The whole suite; the first run also builds the control plane (several
@@ -147,6 +148,11 @@ sandbox-status: build
 
 sandbox-down: build
 	bin/skyhook sandbox down --state-dir $(STATE_DIR)
+
+## real-node-deps: what a real node (sandbox up --real-node, test/realnode) needs from the machine: containerd, runc and the CNI plugins (Debian or Ubuntu, as root).
+real-node-deps:
+	apt-get update -qq
+	apt-get install -y --no-install-recommends containerd runc containernetworking-plugins
 
 clean:
 	rm -rf bin

@@ -16,7 +16,8 @@ func newSandboxCommand() *cobra.Command {
 		Short: "Run a local control plane with simulated nodes",
 		Long: `The sandbox is a real control plane on 127.0.0.1 (etcd, kube-apiserver and
 kube-controller-manager, built once from the Go module proxy and cached) with
-nodes simulated by KWOK and the Skyhook CRDs installed.`,
+nodes simulated by KWOK and the Skyhook CRDs installed; with up --real-node,
+also a real node (containerd and a kubelet on this machine).`,
 	}
 	cmd.PersistentFlags().StringVar(&opts.StateDir, "state-dir", opts.StateDir, "directory for the kubeconfig, logs and cluster data")
 
@@ -32,6 +33,7 @@ nodes simulated by KWOK and the Skyhook CRDs installed.`,
 	up.Flags().IntVar(&opts.Nodes, "nodes", opts.Nodes, "number of simulated nodes")
 	up.Flags().BoolVar(&opts.Demo, "demo", true, "roll out the demo Skyhook and show its progress")
 	up.Flags().BoolVar(&opts.Flux, "flux", false, "also run Flux's source-controller, a Git server and an OCI registry (docs/gitops.md)")
+	up.Flags().BoolVar(&opts.RealNode, "real-node", false, "also run a real node, containerd and a kubelet on this machine, and roll a real package onto it (root; make real-node-deps)")
 
 	serve := &cobra.Command{
 		Use:    "serve",
@@ -46,6 +48,7 @@ nodes simulated by KWOK and the Skyhook CRDs installed.`,
 	}
 	serve.Flags().IntVar(&opts.Nodes, "nodes", opts.Nodes, "number of simulated nodes")
 	serve.Flags().BoolVar(&opts.Flux, "flux", false, "also run Flux's source-controller, a Git server and an OCI registry")
+	serve.Flags().BoolVar(&opts.RealNode, "real-node", false, "also run a real node (containerd and a kubelet) and a registry for its images")
 
 	down := &cobra.Command{
 		Use:   "down",

@@ -33,8 +33,14 @@ func runDemo(ctx context.Context, c client.Client, out io.Writer) error {
 		return fmt.Errorf("applying the demo Skyhook: %w", err)
 	}
 	fmt.Fprintf(out, "\nRolling out the demo Skyhook %q (%s, %d%% of the nodes at a time):\n", sk.Name, packageLine(sk), *sk.Spec.InterruptionBudget.Percent)
+	return watchRollout(ctx, c, out, sk)
+}
+
+// watchRollout prints a progress line whenever the rollout of the Skyhook
+// moves, until it is Ready.
+func watchRollout(ctx context.Context, c client.Client, out io.Writer, sk *skyhookv1.Skyhook) error {
 	last := ""
-	return wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(sk), sk); err != nil {
 			return false, nil
 		}
@@ -48,6 +54,10 @@ func runDemo(ctx context.Context, c client.Client, out io.Writer) error {
 		}
 		return conditions.IsTrue(sk, meta.ReadyCondition) && sk.Status.ObservedGeneration == sk.Generation, nil
 	})
+	if err != nil {
+		return fmt.Errorf("the Skyhook %s did not become Ready: %w", sk.Name, err)
+	}
+	return nil
 }
 
 // progressLine reads the nodes: how many are done, in progress and waiting,

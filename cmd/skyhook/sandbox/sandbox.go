@@ -54,6 +54,10 @@ type Options struct {
 	// Flux also runs Flux's source-controller, a Git server and an OCI
 	// registry on loopback, for PackageSets (see flux.go).
 	Flux bool
+	// RealNode also runs a real node, containerd and a kubelet on this
+	// machine, and a registry for its images; the demo then also rolls a
+	// real package onto it (see realnode.go). It needs root and containerd.
+	RealNode bool
 }
 
 // OperatorNamespace holds the operator's Secret and policy ConfigMaps.
@@ -99,6 +103,14 @@ func Up(ctx context.Context, opts Options) error {
 	if err := opts.complete(); err != nil {
 		return err
 	}
+	if opts.RealNode {
+		if err := cluster.RealNodeSupported(); err != nil {
+			return fmt.Errorf("--real-node: %w", err)
+		}
+		if err := cluster.CheckRealNodeDir(opts.path(clusterDir), RealNodeName); err != nil {
+			return fmt.Errorf("--real-node: %w (--state-dir)", err)
+		}
+	}
 	// Build the binaries here, in the foreground, so the person sees the
 	// one-time build instead of a silent wait.
 	bin, err := binaries.Ensure(ctx, binaries.Options{Log: opts.Out})
@@ -110,8 +122,16 @@ func Up(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
+	if opts.RealNode {
+		if err := prepareRealNode(ctx, opts); err != nil {
+			return err
+		}
+	}
 	if running(opts) {
 		fmt.Fprintf(opts.Out, "The sandbox already runs in %s.\n", opts.StateDir)
+		if _, ok := registryHost(opts); opts.RealNode && !ok {
+			fmt.Fprintln(opts.Out, "It runs without a real node: stop it (down) and start it again with --real-node.")
+		}
 		printUsage(opts, bin.Kubectl)
 		return nil
 	}
@@ -130,7 +150,8 @@ func Up(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer log.Close()
-	cmd := exec.Command(self, "sandbox", "serve", "--state-dir", opts.StateDir, "--nodes", strconv.Itoa(opts.Nodes), "--flux="+strconv.FormatBool(opts.Flux))
+	cmd := exec.Command(self, "sandbox", "serve", "--state-dir", opts.StateDir, "--nodes", strconv.Itoa(opts.Nodes),
+		"--flux="+strconv.FormatBool(opts.Flux), "--real-node="+strconv.FormatBool(opts.RealNode))
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -141,7 +162,11 @@ func Up(ctx context.Context, opts Options) error {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	fmt.Fprintf(opts.Out, "Starting etcd, kube-apiserver, kube-controller-manager, KWOK with %d simulated nodes, and the operator (log: %s)\n", opts.Nodes, opts.path(logFile))
+	realNode := ""
+	if opts.RealNode {
+		realNode = ", a real node (containerd and a kubelet)"
+	}
+	fmt.Fprintf(opts.Out, "Starting etcd, kube-apiserver, kube-controller-manager, KWOK with %d simulated nodes%s, and the operator (log: %s)\n", opts.Nodes, realNode, opts.path(logFile))
 	if err := waitReady(ctx, opts, exited); err != nil {
 		return err
 	}
@@ -201,6 +226,7 @@ func Serve(ctx context.Context, opts Options) error {
 		}
 		crds = append(crds, flux...)
 	}
+	_ = os.Remove(opts.path(registryFile))
 	c, err := cluster.Start(ctx, cluster.Options{
 		Dir:   dir,
 		Nodes: cluster.NumberedNodes("node", opts.Nodes, opts.NodeLabels),
@@ -210,7 +236,13 @@ func Serve(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	defer c.Stop()
+	defer func() {
+		c.Stop() // the real node too: its pods, their shims and mounts
+		if opts.RealNode {
+			removeRealDemoCopies()
+			_ = os.Remove(opts.path(registryFile))
+		}
+	}()
 	// Simulated hosts reboot for interrupt pods that ask for it, so a
 	// Skyhook with reboot interrupts completes in the sandbox too.
 	c.SimulateHosts(ctx, 2*time.Second)
@@ -224,16 +256,26 @@ func Serve(ctx context.Context, opts Options) error {
 		}
 		defer stop()
 	}
-	fmt.Fprintln(opts.Out, "starting the operator (admission webhooks)")
 	metricsAddr, err := loopbackAddress()
 	if err != nil {
 		return err
 	}
+	operatorOpts := operator.Options{Namespace: OperatorNamespace, CertDir: opts.path("webhook-certs"), MetricsAddr: metricsAddr}
+	if opts.RealNode {
+		images, stop, err := startRealNode(ctx, c, opts)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		// The simulated nodes run nothing, so the images matter only to
+		// the real node, which pulls them from the registry.
+		operatorOpts.AgentImage, operatorOpts.PauseImage = images.agent, images.pause
+	}
+	fmt.Fprintln(opts.Out, "starting the operator (admission webhooks)")
 	if err := operator.EnsureNamespace(ctx, c.Config, OperatorNamespace); err != nil {
 		return err
 	}
-	operatorDone, err := operator.StartLocal(ctx, c.Config, operator.Options{Namespace: OperatorNamespace, CertDir: opts.path("webhook-certs"),
-		MetricsAddr: metricsAddr})
+	operatorDone, err := operator.StartLocal(ctx, c.Config, operatorOpts)
 	if err != nil {
 		return fmt.Errorf("starting the operator: %w", err)
 	}
@@ -250,7 +292,11 @@ func Serve(ctx context.Context, opts Options) error {
 	if err := os.WriteFile(opts.path(readyFile), []byte(c.Config.Host+"\n"), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.Out, "sandbox up: %s, %d nodes\n", c.Config.Host, opts.Nodes)
+	if opts.RealNode {
+		fmt.Fprintf(opts.Out, "sandbox up: %s, %d simulated nodes and the real node %s\n", c.Config.Host, opts.Nodes, RealNodeName)
+	} else {
+		fmt.Fprintf(opts.Out, "sandbox up: %s, %d nodes\n", c.Config.Host, opts.Nodes)
+	}
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(opts.Out, "stopping the sandbox")
@@ -271,7 +317,10 @@ func Down(opts Options) error {
 	if pid, ok := supervisorPid(opts); ok {
 		fmt.Fprintf(opts.Out, "stopping the sandbox supervisor (pid %d)\n", pid)
 		_ = syscall.Kill(pid, syscall.SIGTERM)
-		deadline := time.Now().Add(30 * time.Second)
+		// A real node takes longest: its pod sandboxes are removed before
+		// containerd stops (see cluster.RealNode), and a supervisor killed
+		// meanwhile would leave their shims running.
+		deadline := time.Now().Add(2 * time.Minute)
 		for cluster.ProcessAlive(pid) && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -292,9 +341,18 @@ func cleanUp(opts Options) error {
 	for _, k := range killed {
 		fmt.Fprintf(opts.Out, "killed leftover %s\n", k)
 	}
+	// A real node's pods outlive its containerd; the supervisor's
+	// Cluster.Stop removes them, unless it was killed.
+	for _, k := range cluster.CleanUpRealNodes(opts.path(clusterDir)) {
+		fmt.Fprintf(opts.Out, "cleaned up leftover %s\n", k)
+	}
+	if _, ok := registryHost(opts); ok {
+		removeRealDemoCopies()
+	}
 	_ = os.Remove(opts.path(supervisorPidFile))
 	_ = os.Remove(opts.path(readyFile))
 	_ = os.Remove(opts.path(metricsFile))
+	_ = os.Remove(opts.path(registryFile))
 	return err
 }
 
@@ -335,6 +393,9 @@ func Status(ctx context.Context, opts Options) error {
 	if url, err := os.ReadFile(opts.path(metricsFile)); err == nil {
 		fmt.Fprintf(opts.Out, "operator metrics         %s", url)
 	}
+	if host, ok := registryHost(opts); ok {
+		fmt.Fprintf(opts.Out, "real node registry       %s (plain HTTP)\n", host)
+	}
 	return nil
 }
 
@@ -359,7 +420,13 @@ func demo(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	return runDemo(ctx, c, opts.Out)
+	if err := runDemo(ctx, c, opts.Out); err != nil {
+		return err
+	}
+	if opts.RealNode {
+		return runRealDemo(ctx, c, opts)
+	}
+	return nil
 }
 
 func countReadyNodes(ctx context.Context, kubeconfig string) (ready, total int, err error) {
@@ -433,5 +500,12 @@ Stop:   skyhook sandbox down --state-dir %[3]s
 `, opts.path(kubeconfigFile), kubectl, opts.StateDir)
 	if info, err := os.ReadFile(opts.path(fluxFile)); err == nil && opts.Flux {
 		fmt.Fprintf(opts.Out, "\nFlux (docs/gitops.md):\n%s", info)
+	}
+	if host, ok := registryHost(opts); ok {
+		fmt.Fprintf(opts.Out, `
+Real node %[1]s (label %[2]s=%[3]s): its pods run on this machine, and the
+steps of Skyhooks that select it run here as root (docs/sandbox.md).
+It pulls images from %[4]s (plain HTTP).
+`, RealNodeName, cluster.RealNodeLabel, cluster.RealNodeLabelValue, host)
 	}
 }

@@ -93,8 +93,11 @@ type Cluster struct {
 	// binaryOptions say where the cache is, for binaries built on demand
 	// (the kubelet of a real node).
 	binaryOptions binaries.Options
-	realNodes     []*RealNode
-	stopOnce      sync.Once
+	// realNodesMu guards realNodes, which the simulators read while
+	// AddRealNode appends.
+	realNodesMu sync.Mutex
+	realNodes   []*RealNode
+	stopOnce    sync.Once
 }
 
 // Start builds (or takes from the cache) the binaries and starts etcd,
@@ -308,7 +311,7 @@ func (c *Cluster) start(name, path string, args ...string) (*process, error) {
 // removes a temporary state directory. It is safe to call more than once.
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
-		for _, n := range c.realNodes {
+		for _, n := range c.RealNodes() {
 			n.stop()
 		}
 		for i := len(c.procs) - 1; i >= 0; i-- {

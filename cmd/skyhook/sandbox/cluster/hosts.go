@@ -34,8 +34,9 @@ type HostSimulator struct {
 	handled map[types.UID]bool
 }
 
-// SimulateHosts starts a HostSimulator that looks at the interrupt pods
-// every 100ms until ctx ends; downtime is how long a reboot keeps the node
+// SimulateHosts starts a HostSimulator that looks at the interrupt pods of
+// the simulated nodes (a real node's agent does what they ask) every 100ms
+// until ctx ends; downtime is how long a reboot keeps the node
 // NotReady.
 func (c *Cluster) SimulateHosts(ctx context.Context, downtime time.Duration) *HostSimulator {
 	h := &HostSimulator{reboots: map[string]int{}, handled: map[types.UID]bool{}, downtime: downtime, nodeDowntime: map[string]time.Duration{}}
@@ -46,7 +47,7 @@ func (c *Cluster) SimulateHosts(ctx context.Context, downtime time.Duration) *Ho
 		}
 		for i := range pods.Items {
 			pod := &pods.Items[i]
-			if h.seen(pod.UID) || !rebootDone(pod) {
+			if h.seen(pod.UID) || !rebootDone(pod) || c.onRealNode(pod.Spec.NodeName) {
 				continue
 			}
 			if err := c.Reboot(ctx, pod.Spec.NodeName, "boot-"+string(pod.UID)[:8], h.downtimeOf(pod.Spec.NodeName)); err == nil {

@@ -126,8 +126,8 @@ func (c *Cluster) waitKubeletLog(ctx context.Context, namespace, pod, container 
 // reconcile/stagepod).
 const StagePodSelector = "skyhook.nvidia.com/stage"
 
-// SimulateContainerLogs gives every container of a stage pod a log once it
-// has run, every 200ms until ctx ends, so `skyhook package logs` has
+// SimulateContainerLogs gives every container of a stage pod on a simulated
+// node a log once it has run, every 200ms until ctx ends, so `skyhook package logs` has
 // something to show in the sandbox. The lines say they are simulated: no
 // agent runs on a KWOK node, so they name what would have run and its exit
 // code.
@@ -140,6 +140,9 @@ func (c *Cluster) SimulateContainerLogs(ctx context.Context) {
 		}
 		for i := range pods.Items {
 			pod := &pods.Items[i]
+			if c.onRealNode(pod.Spec.NodeName) { // its kubelet has the real logs
+				continue
+			}
 			for _, s := range pod.Status.InitContainerStatuses {
 				key := string(pod.UID) + "/" + s.Name
 				if s.State.Terminated == nil || logged[key] {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -129,15 +130,17 @@ func (c *Cluster) AddRealNode(ctx context.Context, opts RealNodeOptions) (*RealN
 	if err != nil {
 		return nil, err
 	}
-	n := &RealNode{Name: opts.Name, Dir: filepath.Join(c.Dir, "nodes", opts.Name)}
-	n.ContainerdSocket = filepath.Join(n.Dir, "containerd.sock")
-	if len(n.ContainerdSocket) > 100 { // sun_path holds 108 bytes
-		return nil, fmt.Errorf("the cluster directory %s is too long for containerd's socket path %s; use a shorter one", c.Dir, n.ContainerdSocket)
+	if err := CheckRealNodeDir(c.Dir, opts.Name); err != nil {
+		return nil, err
 	}
+	n := &RealNode{Name: opts.Name, Dir: realNodeDir(c.Dir, opts.Name)}
+	n.ContainerdSocket = filepath.Join(n.Dir, "containerd.sock")
 	if err := os.MkdirAll(n.Dir, 0o755); err != nil {
 		return nil, err
 	}
+	c.realNodesMu.Lock()
 	c.realNodes = append(c.realNodes, n) // Stop cleans up whatever started
+	c.realNodesMu.Unlock()
 	if n.ns, err = newNetns(); err != nil {
 		return nil, err
 	}
@@ -159,6 +162,18 @@ func (c *Cluster) AddRealNode(ctx context.Context, opts RealNodeOptions) (*RealN
 		return nil, fmt.Errorf("%w; the end of %s:\n%s", err, n.KubeletLog, TailFile(n.KubeletLog, 30))
 	}
 	return n, nil
+}
+
+func realNodeDir(clusterDir, name string) string { return filepath.Join(clusterDir, "nodes", name) }
+
+// CheckRealNodeDir says whether a real node of that name fits in the
+// cluster directory (an absolute path): containerd's socket goes in it, and
+// a socket's path is at most 108 bytes.
+func CheckRealNodeDir(clusterDir, name string) error {
+	if socket := filepath.Join(realNodeDir(clusterDir, name), "containerd.sock"); len(socket) > 100 {
+		return fmt.Errorf("the cluster directory %s is too long for containerd's socket path %s; use a shorter one", clusterDir, socket)
+	}
+	return nil
 }
 
 // forwardIntoNamespace makes each address (a URL or host:port on this
@@ -289,5 +304,35 @@ func (n *RealNode) stop() {
 	}
 }
 
+// CleanUpRealNodes kills the containerd shims and detaches the mounts that
+// the real nodes of the cluster directory dir left when their owner died
+// without Stop (which does this itself), after KillRecorded has killed
+// their containerd and kubelet. It says what it did, for `sandbox down`.
+func CleanUpRealNodes(dir string) []string {
+	nodes, _ := filepath.Glob(filepath.Join(dir, "nodes", "*"))
+	var done []string
+	for _, nodeDir := range nodes {
+		for _, pid := range killShims(filepath.Join(nodeDir, "containerd.sock")) {
+			done = append(done, fmt.Sprintf("containerd-shim of %s (pid %d)", filepath.Base(nodeDir), pid))
+		}
+		if n := unmountUnder(nodeDir); n > 0 {
+			done = append(done, fmt.Sprintf("%d mounts under %s (detached)", n, nodeDir))
+		}
+	}
+	return done
+}
+
 // RealNodes are the real nodes added to the cluster.
-func (c *Cluster) RealNodes() []*RealNode { return c.realNodes }
+func (c *Cluster) RealNodes() []*RealNode {
+	c.realNodesMu.Lock()
+	defer c.realNodesMu.Unlock()
+	return slices.Clone(c.realNodes)
+}
+
+// onRealNode reports whether the node is a real one: its pods really run,
+// so the simulators (SimulateHosts, SimulateContainerLogs) leave them alone.
+func (c *Cluster) onRealNode(node string) bool {
+	c.realNodesMu.Lock()
+	defer c.realNodesMu.Unlock()
+	return slices.ContainsFunc(c.realNodes, func(n *RealNode) bool { return n.Name == node })
+}

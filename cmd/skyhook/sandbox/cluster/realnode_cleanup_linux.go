@@ -63,10 +63,14 @@ func removePodSandboxes(socket string, timeout time.Duration) {
 	}
 }
 
-// killShims kills the containerd shims (and so their containers) started
-// for the containerd on socket, should any have survived it: a shim is
-// told containerd's address on its command line.
-func killShims(socket string) {
+// killShims kills the containerd shims started for the containerd on
+// socket, should any have survived it, and their containers: a shim is
+// told containerd's address on its command line, and every process of its
+// containers is its descendant (it is their subreaper), where killing the
+// shim alone would leave them to init. It returns the shims' pids.
+func killShims(socket string) []int {
+	var killed []int
+	children := childrenByParent()
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, f := range procs {
 		data, err := os.ReadFile(f)
@@ -78,22 +82,71 @@ func killShims(socket string) {
 			continue
 		}
 		for i, a := range args {
-			if a == "-address" && i+1 < len(args) && args[i+1] == socket {
-				if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(f))); err == nil {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
+			if a != "-address" || i+1 >= len(args) || args[i+1] != socket {
+				continue
+			}
+			pid, err := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+			if err != nil {
+				continue
+			}
+			for _, d := range descendants(children, pid) {
+				_ = syscall.Kill(d, syscall.SIGKILL)
+			}
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed = append(killed, pid)
 			}
 		}
 	}
+	return killed
+}
+
+// childrenByParent maps each pid to its children's, from /proc/<pid>/stat.
+func childrenByParent() map[int][]int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	children := map[int][]int{}
+	for _, f := range stats {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		// The parent's pid is the second field after the parenthesised
+		// command name (which may hold spaces and parentheses).
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(s[i+1:])
+		if len(fields) < 2 {
+			continue
+		}
+		pid, err1 := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+		ppid, err2 := strconv.Atoi(fields[1])
+		if err1 == nil && err2 == nil {
+			children[ppid] = append(children[ppid], pid)
+		}
+	}
+	return children
+}
+
+// descendants lists the processes below pid, children before their own.
+func descendants(children map[int][]int, pid int) []int {
+	var out []int
+	for _, c := range children[pid] {
+		out = append(out, c)
+		out = append(out, descendants(children, c)...)
+	}
+	return out
 }
 
 // unmountUnder detaches every mount below dir, deepest first: the
 // kubelet's volumes and containerd's root filesystems and shm mounts,
-// which would otherwise keep the directory from being removed.
-func unmountUnder(dir string) {
+// which would otherwise keep the directory from being removed. It returns
+// how many it detached.
+func unmountUnder(dir string) int {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return
+		return 0
 	}
 	defer f.Close()
 	var points []string
@@ -110,9 +163,13 @@ func unmountUnder(dir string) {
 		}
 	}
 	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
+	n := 0
 	for _, p := range points {
-		_ = syscall.Unmount(p, syscall.MNT_DETACH)
+		if syscall.Unmount(p, syscall.MNT_DETACH) == nil {
+			n++
+		}
 	}
+	return n
 }
 
 // unescapeMountPath undoes mountinfo's octal escapes (\040 for a space).

@@ -1,0 +1,240 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
+)
+
+// With --real-node the supervisor also runs a real node (containerd and a
+// kubelet, cluster.AddRealNode) beside the simulated ones, and a registry on
+// loopback, in its own process, holding the images the node's stage pods
+// run: this tree's agent, a pause image and the real demo's package. The
+// real node carries only the label type=real: the demo Skyhook, and the
+// quick-start Skyhook people apply, select the simulated nodes and name an
+// image the node could not pull; the real demo selects type=real.
+
+// RealNodeName is the real node's name.
+const RealNodeName = "real-node"
+
+// Files of the state directory for the real node.
+const (
+	// registryFile holds the address of the registry the real node pulls
+	// from ("127.0.0.1:PORT").
+	registryFile = "registry"
+	// realNodeHostDir is where the real demo's package writes on this
+	// machine (out/), and where the agent keeps its records and step logs.
+	realNodeHostDir = "real-node-host"
+)
+
+// The real demo: a Skyhook with a shell-script package whose steps write
+// files on this machine.
+const (
+	realDemoSkyhook = "real-demo"
+	realDemoPackage = "hello-host"
+	realDemoVersion = "1.0.0"
+	realDemoRepo    = "demo/" + realDemoPackage
+)
+
+// prepareRealNode builds in the foreground what the supervisor would
+// otherwise build silently: the kubelet (minutes, once), a static busybox
+// (fetched with apt-get, once per machine) and the agent image (go build,
+// quick once cached), which also fails here, early, outside this module's
+// checkout.
+func prepareRealNode(ctx context.Context, opts Options) error {
+	if _, err := binaries.EnsureKubelet(ctx, binaries.Options{Log: opts.Out}); err != nil {
+		return err
+	}
+	if _, err := nodeimages.Busybox(ctx, opts.Out); err != nil {
+		return err
+	}
+	if _, err := nodeimages.AgentImage(ctx, nil); err != nil {
+		return fmt.Errorf("--real-node builds the agent image from this module's source, so run skyhook from its checkout: %w", err)
+	}
+	return nil
+}
+
+// realNodeImages are the references of the stage pods' images.
+type realNodeImages struct{ agent, pause string }
+
+// startRealNode starts the registry, pushes the agent, pause and demo
+// package images, and adds the real node. The returned function stops the
+// registry; Cluster.Stop stops the node.
+func startRealNode(ctx context.Context, c *cluster.Cluster, opts Options) (realNodeImages, func(), error) {
+	var imgs realNodeImages
+	// The agent's records from an earlier up would make it skip steps.
+	if err := os.RemoveAll(opts.path(realNodeHostDir)); err != nil {
+		return imgs, nil, err
+	}
+	fmt.Fprintln(opts.Out, "building the real node's images (agent, pause, demo package) and serving them on loopback")
+	busybox, err := nodeimages.Busybox(ctx, opts.Out)
+	if err != nil {
+		return imgs, nil, err
+	}
+	reg, err := nodeimages.StartRegistry(nodeimages.RegistryOptions{})
+	if err != nil {
+		return imgs, nil, err
+	}
+	stop := func() { _ = reg.Close() }
+	push := func(repoAndTag string, build func() (v1.Image, error)) (string, error) {
+		img, err := build()
+		if err != nil {
+			return "", fmt.Errorf("building %s: %w", repoAndTag, err)
+		}
+		return reg.Push(ctx, repoAndTag, img)
+	}
+	if imgs.agent, err = push("skyhook/agent:"+nodeimages.AgentVersion, func() (v1.Image, error) { return nodeimages.AgentImage(ctx, nil) }); err == nil {
+		if imgs.pause, err = push("skyhook/pause:sandbox", func() (v1.Image, error) { return nodeimages.Pause(busybox) }); err == nil {
+			_, err = push(realDemoRepo+":"+realDemoVersion, func() (v1.Image, error) { return realDemoImage(busybox) })
+		}
+	}
+	if err != nil {
+		stop()
+		return imgs, nil, err
+	}
+	if _, err := c.AddRealNode(ctx, cluster.RealNodeOptions{Name: RealNodeName, PauseImage: imgs.pause, Registries: []string{reg.Host()}}); err != nil {
+		stop()
+		return imgs, nil, fmt.Errorf("adding the real node: %w", err)
+	}
+	if err := os.WriteFile(opts.path(registryFile), []byte(reg.Host()+"\n"), 0o644); err != nil {
+		stop()
+		return imgs, nil, err
+	}
+	fmt.Fprintf(opts.Out, "real node %s is Ready; its registry is %s\n", RealNodeName, reg.Host())
+	return imgs, stop, nil
+}
+
+// removeRealDemoCopies removes the package copies that the real demo's
+// stage pods left on this machine (/var/lib/skyhook/real-demo, see
+// stagepod.Spec.CopyDir), and /var/lib/skyhook when that leaves it empty.
+func removeRealDemoCopies() {
+	_ = os.RemoveAll(filepath.Join("/var/lib/skyhook", realDemoSkyhook))
+	_ = os.Remove("/var/lib/skyhook") // only when empty
+}
+
+// realDemoImage is the real demo's package: apply writes hello.txt, config
+// copies the configMap's motd.txt, and their checks append to checks.log,
+// all in $OUT on this machine (the steps run chrooted into its root).
+func realDemoImage(busybox string) (v1.Image, error) {
+	step := func(name, script string) nodeimages.ShellStep {
+		return nodeimages.ShellStep{Name: name, Script: "set -eu\n" + script + "\n"}
+	}
+	spec, err := nodeimages.ShellPackage(busybox, realDemoPackage, realDemoVersion, map[string][]nodeimages.ShellStep{
+		"apply": {step("write-hello", `mkdir -p "$OUT"
+echo "hello from $SKYHOOK_PACKAGE $SKYHOOK_VERSION (Skyhook $SKYHOOK_NAME), applied on node $SKYHOOK_NODE_NAME" > "$OUT/hello.txt"`)},
+		"apply-check": {step("hello-written", `grep -q "^hello from $SKYHOOK_PACKAGE $SKYHOOK_VERSION" "$OUT/hello.txt"
+echo "apply-check: hello.txt says hello" >> "$OUT/checks.log"`)},
+		"config": {step("copy-motd", `cp configmaps/motd.txt "$OUT/motd.txt"`)},
+		"config-check": {step("motd-copied", `test "$(cat configmaps/motd.txt)" = "$(cat "$OUT/motd.txt")"
+echo "config-check: motd.txt matches the configMap" >> "$OUT/checks.log"`)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return nodeimages.Package(spec)
+}
+
+// realDemo is the Skyhook of the real demo: its package from the registry
+// at host, on the real node only, writing under hostDir.
+func realDemo(host, hostDir string) *skyhookv1.Skyhook {
+	return &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: realDemoSkyhook},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{cluster.RealNodeLabel: cluster.RealNodeLabelValue}},
+			Packages: map[string]skyhookv1.Package{realDemoPackage: {
+				PackageRef: skyhookv1.PackageRef{Name: realDemoPackage, Version: realDemoVersion},
+				Image:      host + "/" + realDemoRepo,
+				Env: []corev1.EnvVar{
+					{Name: "OUT", Value: filepath.Join(hostDir, "out")},
+					// The agent's records and step logs, kept out of
+					// /var/lib/skyhook and /var/log/skyhook.
+					{Name: "SKYHOOK_ROOT_DIR", Value: filepath.Join(hostDir, "agent-state")},
+					{Name: "SKYHOOK_LOG_DIR", Value: filepath.Join(hostDir, "agent-logs")},
+				},
+				ConfigMap: map[string]string{"motd.txt": "Welcome to real-node: this line came from the real-demo Skyhook's configMap.\n"},
+			}},
+		},
+	}
+}
+
+// registryHost is the address of the real node's registry, when the
+// sandbox runs one.
+func registryHost(opts Options) (string, bool) {
+	data, err := os.ReadFile(opts.path(registryFile))
+	if err != nil {
+		return "", false
+	}
+	host := strings.TrimSpace(string(data))
+	return host, host != ""
+}
+
+// runRealDemo applies the real demo, shows its rollout until it is Ready,
+// then what its steps wrote on this machine and which kubelet ran them.
+func runRealDemo(ctx context.Context, c client.Client, opts Options) error {
+	host, ok := registryHost(opts)
+	if !ok {
+		return fmt.Errorf("the supervisor did not say where the real node's registry is (%s)", opts.path(registryFile))
+	}
+	hostDir := opts.path(realNodeHostDir)
+	sk := realDemo(host, hostDir)
+	if err := c.Create(ctx, sk); client.IgnoreAlreadyExists(err) != nil {
+		return fmt.Errorf("applying the real demo Skyhook: %w", err)
+	}
+	fmt.Fprintf(opts.Out, "\nRolling out the Skyhook %q on the real node (%s from %s): containerd runs its stage pods, and its steps run on this machine, as root:\n",
+		sk.Name, packageLine(sk), host)
+	if err := watchRollout(ctx, c, opts.Out, sk); err != nil {
+		return err
+	}
+	node := &corev1.Node{}
+	if err := c.Get(ctx, client.ObjectKey{Name: RealNodeName}, node); err != nil {
+		return err
+	}
+	out := filepath.Join(hostDir, "out")
+	fmt.Fprintf(opts.Out, "\nThe kubelet %s of node %s ran %s %s; its steps wrote on this machine:\n",
+		node.Status.NodeInfo.KubeletVersion, RealNodeName, realDemoPackage, realDemoVersion)
+	if err := printHostFiles(opts.Out, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Out, "Step logs: %s\n", filepath.Join(hostDir, "agent-logs"))
+	return nil
+}
+
+// printHostFiles prints each file of dir with its first lines.
+func printHostFiles(w io.Writer, dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "  %s\n", path)
+		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		if len(lines) > 10 {
+			lines = append(lines[:10], "...")
+		}
+		for _, l := range lines {
+			fmt.Fprintf(w, "      %s\n", l)
+		}
+	}
+	return nil
+}
