@@ -149,10 +149,5 @@ sandbox-status: build
 sandbox-down: build
 	bin/skyhook sandbox down --state-dir $(STATE_DIR)
 
-## real-node-deps: what a real node (sandbox up --real-node, test/realnode) needs from the machine: containerd, runc and the CNI plugins (Debian or Ubuntu, as root).
-real-node-deps:
-	apt-get update -qq
-	apt-get install -y --no-install-recommends containerd runc containernetworking-plugins
-
 clean:
 	rm -rf bin
