@@ -31,7 +31,7 @@ func main() {
 	flag.StringVar(&opts.CertDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory of the serving certificate (tls.crt, tls.key)")
 	flag.StringVar(&opts.Certs, "certs", operator.CertsSelfManaged, `"self": the operator makes, stores, rotates and injects its certificates; "external": cert-manager does`)
 	flag.StringVar(&opts.ServiceName, "webhook-service", "skyhook-webhook", "Service of the webhook server in --namespace")
-	flag.StringVar(&opts.LocalWebhookHost, "local-webhook-host", "", "run outside the cluster: the apiserver calls https://<host>:<webhook-port>")
+	flag.StringVar(&opts.LocalWebhookHost, "local-webhook-host", "", "run outside the cluster: the apiserver calls https://<host>:<webhook-port>, or https://<host:port> when it names a port (a proxy in front of replicas)")
 	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `metrics address ("0" disables)`)
 	flag.BoolVar(&opts.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS to clients the apiserver authenticates and authorizes for GET /metrics (false: plain HTTP)")
 	flag.StringVar(&opts.MetricsCertDir, "metrics-cert-dir", "", "directory of the metrics server's tls.crt and tls.key (empty: a self-signed certificate)")

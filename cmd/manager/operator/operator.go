@@ -66,7 +66,9 @@ type Options struct {
 	// https://<ServiceName>.<Namespace>.svc. Ignored with LocalWebhookHost.
 	ServiceName string
 	// LocalWebhookHost, when set, runs the webhook outside the cluster: the
-	// apiserver calls https://<LocalWebhookHost>:<WebhookPort> and the
+	// apiserver calls https://<LocalWebhookHost>:<WebhookPort> (or
+	// https://<LocalWebhookHost> when it is host:port, for a proxy in front
+	// of several replicas) and the
 	// operator writes its certificate files itself, as the kubelet would
 	// from the Secret. The sandbox and the tests use "localhost".
 	LocalWebhookHost string
@@ -237,7 +239,7 @@ func metricsOptions(opts Options) metricsserver.Options {
 func selfManagedCerts(ctx context.Context, mgr manager.Manager, server webhook.Server, opts Options) error {
 	host := opts.ServiceName + "." + opts.Namespace + ".svc"
 	if opts.LocalWebhookHost != "" {
-		host = opts.LocalWebhookHost
+		host = opts.localWebhookHostname()
 	}
 	if err := installWebhookConfigurations(ctx, mgr, opts); err != nil {
 		return err
@@ -304,9 +306,23 @@ func rotatorName(opts Options) string {
 	return "cert-rotator"
 }
 
-// WebhookAddress is host:port of a local webhook, for clients and tests.
+// WebhookAddress is host:port of a local webhook, for clients and tests:
+// LocalWebhookHost's own port when it has one (a proxy in front of one or
+// more replicas, each listening on its WebhookPort), else WebhookPort.
 func (o Options) WebhookAddress() string {
+	if _, _, err := net.SplitHostPort(o.LocalWebhookHost); err == nil {
+		return o.LocalWebhookHost
+	}
 	return net.JoinHostPort(o.LocalWebhookHost, strconv.Itoa(o.WebhookPort))
+}
+
+// localWebhookHostname is LocalWebhookHost without a port, the name the
+// serving certificate is for.
+func (o Options) localWebhookHostname() string {
+	if host, _, err := net.SplitHostPort(o.LocalWebhookHost); err == nil {
+		return host
+	}
+	return o.LocalWebhookHost
 }
 
 // setupPackageSets runs the PackageSet reconciler when Flux's source kinds

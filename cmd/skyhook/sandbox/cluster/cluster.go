@@ -59,6 +59,10 @@ type Options struct {
 	// Audit makes the apiserver log every mutating request (who, verb,
 	// resource) to Cluster.AuditLog, for counting requests per client.
 	Audit bool
+	// APIServerArgs are extra kube-apiserver flags, after the harness's
+	// own (a later flag wins), such as a short --min-request-timeout that
+	// cuts watch streams often.
+	APIServerArgs []string
 }
 
 // Cluster is a running local control plane with simulated nodes.
@@ -88,6 +92,7 @@ type Cluster struct {
 	// started.
 	sourceStorage string
 	audit         bool
+	apiServerArgs []string
 	tempDir       bool
 	procs         []*process
 	// binaryOptions say where the cache is, for binaries built on demand
@@ -114,7 +119,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Dir: opts.Dir, Binaries: bin, log: opts.Log, audit: opts.Audit, binaryOptions: opts.Binaries}
+	c := &Cluster{Dir: opts.Dir, Binaries: bin, log: opts.Log, audit: opts.Audit, apiServerArgs: opts.APIServerArgs, binaryOptions: opts.Binaries}
 	if c.Dir == "" {
 		if c.Dir, err = os.MkdirTemp("", "skyhook-cluster-"); err != nil {
 			return nil, err
@@ -180,7 +185,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	apiserver, err := c.start("kube-apiserver", c.Binaries.KubeAPIServer, append(auditFlags,
+	apiserverArgs := append(auditFlags,
 		"--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port="+strconv.Itoa(ports[2]),
@@ -199,7 +204,8 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--authorization-mode=RBAC",
 		"--allow-privileged=true",
-		"--profiling=false")...)
+		"--profiling=false")
+	apiserver, err := c.start("kube-apiserver", c.Binaries.KubeAPIServer, append(apiserverArgs, c.apiServerArgs...)...)
 	if err != nil {
 		return err
 	}
