@@ -44,8 +44,9 @@ const sourceIndex = ".spec.sourceRef"
 const (
 	// ValidationFailedReason: the dry run refused the revision's objects.
 	ValidationFailedReason = "ValidationFailed"
-	// ApplyFailedReason: the revision could not be applied, the API server
-	// forbidding it to the ServiceAccount among the causes.
+	// ApplyFailedReason: the revision could not be applied; either the
+	// apply failed after the dry run, or the API server forbade the dry run
+	// to the set's ServiceAccount (nothing applied, retried).
 	ApplyFailedReason = "ApplyFailed"
 	// PruneFailedReason: objects the revision dropped could not be deleted.
 	PruneFailedReason = "PruneFailed"
