@@ -46,7 +46,10 @@
 // or workload is read; nodes are only patched; webhook configurations can
 // be read, changed and deleted by their two names only (create, list and
 // watch cannot be limited by name). TokenReviews and SubjectAccessReviews
-// decide who may read the metrics (--metrics-secure).
+// decide who may read the metrics (--metrics-secure). Impersonating
+// ServiceAccounts (and reading one, to know it is gone) is how a PackageSet
+// applies its objects as the account it names rather than as the operator
+// (reconcile/packageset/impersonate.go).
 //
 // +kubebuilder:rbac:groups=skyhook.nvidia.com,resources=skyhooks;deploymentpolicies;packagesets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=skyhook.nvidia.com,resources=skyhooks/status;deploymentpolicies/status;packagesets/status,verbs=get;update;patch
@@ -63,6 +66,7 @@
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=skyhook-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;impersonate
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories;ocirepositories,verbs=get;list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=list;watch;create
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=get;update;patch;delete,resourceNames=skyhook-mutating-webhooks;skyhook-validating-webhooks

@@ -44,6 +44,16 @@ func TestPackageSetSchemaRejectsInvalidSpecs(t *testing.T) {
 			field: "spec.path",
 			rule:  "path must not contain '..'",
 		},
+		{
+			name: "service account name that is no name",
+			spec: `
+  sourceRef: {kind: GitRepository, name: fleet}
+  interval: 5m
+  serviceAccountName: "Fleet Deployer"
+`,
+			field: "spec.serviceAccountName",
+			rule:  "should match",
+		},
 	}
 	requireRejections(t, cases, packageSetYAML)
 }

@@ -54,6 +54,16 @@ type PackageSetSpec struct {
 	// +optional
 	Wait bool `json:"wait,omitempty"`
 
+	// ServiceAccountName is a ServiceAccount in this set's namespace that
+	// the operator impersonates to apply, prune and read the set's objects,
+	// so the set can do no more than the account's RBAC allows. Empty uses
+	// the operator's --default-service-account, and when that is empty too,
+	// the operator's own identity.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern="^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
 	// DependsOn lists PackageSets that must be Ready before this one is
 	// applied. The namespace defaults to this set's.
 	// +kubebuilder:validation:MaxItems=64

@@ -48,6 +48,8 @@ func main() {
 	flag.StringVar(&cpuLimit, "default-cpu-limit", "", "cpuLimit for packages that set no resources")
 	flag.StringVar(&memRequest, "default-memory-request", "", "memoryRequest for packages that set no resources")
 	flag.StringVar(&memLimit, "default-memory-limit", "", "memoryLimit for packages that set no resources")
+	flag.StringVar(&opts.DefaultServiceAccount, "default-service-account", "", "ServiceAccount, in the PackageSet's namespace, that PackageSets without spec.serviceAccountName apply as (empty: as the operator itself, which is no lockdown; set it on a multi-tenant cluster)")
+	noCrossNamespaceRefs := flag.Bool("no-cross-namespace-refs", true, "refuse PackageSets whose sourceRef names another namespace (Ready=False, reason AccessDenied)")
 	cleanup := flag.Bool("cleanup", false, "instead of running: delete every PackageSet, Skyhook and DeploymentPolicy, wait until their finalizers are done, then delete the webhook configurations the operator made (the Helm chart's pre-delete hook)")
 	cleanupTimeout := flag.Duration("cleanup-timeout", 2*time.Minute, "how long --cleanup waits")
 	taint := flag.String("runtime-required-taint", "skyhook.nvidia.com=runtime-required:NoSchedule", "the taint runtimeRequired Skyhooks hold on their nodes, key[=value]:Effect")
@@ -70,6 +72,13 @@ func main() {
 		os.Exit(2)
 	}
 	opts.Defaults.Resources = resources
+	opts.AllowCrossNamespaceRefs = !*noCrossNamespaceRefs
+	if sa := opts.DefaultServiceAccount; sa != "" {
+		if errs := validation.IsDNS1123Subdomain(sa); len(errs) > 0 {
+			fmt.Fprintf(os.Stderr, "--default-service-account %q: %s\n", sa, strings.Join(errs, "; "))
+			os.Exit(2)
+		}
+	}
 	opts.ImagePullSecrets = splitList(*pullSecrets)
 	if opts.RuntimeRequiredTaint, err = parseTaint(*taint); err != nil {
 		fmt.Fprintln(os.Stderr, "--runtime-required-taint:", err)

@@ -106,6 +106,7 @@ func TestAllOnValuesReachTheObjects(t *testing.T) {
 		"--agent-image=registry.example.com/mirror/skyhook-agent@sha256:0000000000000000000000000000000000000000000000000000000000000002",
 		"--pause-image=registry.example.com/mirror/pause:3.10", "--runtime-required-taint=example.com/runtime=pending:NoExecute",
 		"--image-pull-secret=mirror-pull,nvcr-pull", "--stage-timeout=30m", "--reboot-timeout=15m",
+		"--default-service-account=packageset-applier", "--no-cross-namespace-refs=false",
 	} {
 		if !strings.Contains(args, want) {
 			t.Errorf("the operator's args lack %s: %s", want, args)

@@ -95,6 +95,7 @@ func TestBadValuesAreRefusedNamingTheValue(t *testing.T) {
 		{helm.Default, map[string]any{"controllerManager": map[string]any{"manager": map[string]any{"env": map[string]any{"logLevel": "loud"}}}}, []string{"logLevel"}},
 		{helm.Default, map[string]any{"webhook": map[string]any{"certManager": map[string]any{"enabeld": true}}}, []string{"enabeld"}},
 		{helm.Default, map[string]any{"controllerManager": map[string]any{"podDisruptionBudget": map[string]any{"minAvailable": 2}}}, []string{"minAvailable (2) must be less than controllerManager.replicas (2)"}},
+		{helm.Default, map[string]any{"packageSets": map[string]any{"defaultServiceAccount": "Fleet Deployer"}}, []string{"/packageSets/defaultServiceAccount"}},
 		{helm.Release{Name: "skyhook-operator", Namespace: "default"}, nil, []string{"must not be default"}},
 	} {
 		_, err := helm.Render(ch, c.rel, c.values)

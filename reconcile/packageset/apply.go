@@ -21,20 +21,21 @@ import (
 // Applying a revision's objects (dry run first, then for real), keeping the
 // inventory, pruning, and waiting for applied Skyhooks.
 
-// apply server-side applies the objects under one field manager; with
-// dryRun only the API server judges them (schema, admission webhooks,
-// policies). It returns every refusal with its file, object and field.
+// apply server-side applies the objects under one field manager, through
+// c (the PackageSet's ServiceAccount or the operator); with dryRun only the
+// API server judges them (RBAC, schema, admission webhooks, policies). It
+// returns every refusal with its file, object and field, and whether any
+// was Forbidden (RBAC refused c).
 //
 // DeploymentPolicies go first, so that a Skyhook of the same revision that
 // names one finds it. In the dry run a policy the revision brings does not
 // exist yet, and admission refuses a Skyhook naming a missing policy (as
 // NodeWright's does): such a Skyhook is judged without the reference, which
 // the real apply then checks against the policy just applied.
-func (r *Reconciler) apply(ctx context.Context, objects []manifests.Object, dryRun bool) []string {
-	var problems []string
+func (r *Reconciler) apply(ctx context.Context, c client.Client, objects []manifests.Object, dryRun bool) (problems []string, denied bool) {
 	newPolicies := map[string]bool{}
 	if dryRun {
-		newPolicies = r.newPolicies(ctx, objects)
+		newPolicies = r.newPolicies(ctx, c, objects)
 	}
 	for _, o := range policiesFirst(objects) {
 		obj := o.Object.DeepCopy()
@@ -45,11 +46,12 @@ func (r *Reconciler) apply(ctx context.Context, objects []manifests.Object, dryR
 				unstructured.RemoveNestedField(obj.Object, "spec", "deploymentPolicy")
 			}
 		}
-		if err := r.Client.Patch(ctx, obj, client.Apply, opts...); err != nil {
+		if err := c.Patch(ctx, obj, client.Apply, opts...); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %s: %s", o.File, o.Name(), refusal(err)))
+			denied = denied || apierrors.IsForbidden(err)
 		}
 	}
-	return problems
+	return problems, denied
 }
 
 // policiesFirst orders the DeploymentPolicies before the other objects,
@@ -64,13 +66,13 @@ func policiesFirst(objects []manifests.Object) []manifests.Object {
 
 // newPolicies names the DeploymentPolicies of the revision that the
 // cluster does not have yet.
-func (r *Reconciler) newPolicies(ctx context.Context, objects []manifests.Object) map[string]bool {
+func (r *Reconciler) newPolicies(ctx context.Context, c client.Client, objects []manifests.Object) map[string]bool {
 	out := map[string]bool{}
 	for _, o := range objects {
 		if o.Object.GetKind() != "DeploymentPolicy" {
 			continue
 		}
-		err := r.Client.Get(ctx, client.ObjectKey{Name: o.Object.GetName()}, &skyhookv1.DeploymentPolicy{})
+		err := c.Get(ctx, client.ObjectKey{Name: o.Object.GetName()}, &skyhookv1.DeploymentPolicy{})
 		if apierrors.IsNotFound(err) {
 			out[o.Object.GetName()] = true
 		}
@@ -97,7 +99,7 @@ func refusal(err error) string {
 
 // record keeps the inventory of what was applied and, with prune, deletes
 // what the previous revision applied and this one does not.
-func (r *Reconciler) record(ctx context.Context, ps *skyhookv1.PackageSet, objects []manifests.Object) error {
+func (r *Reconciler) record(ctx context.Context, c client.Client, ps *skyhookv1.PackageSet, objects []manifests.Object) error {
 	inventory := &skyhookv1.ResourceInventory{Entries: []skyhookv1.ResourceRef{}}
 	now := map[string]bool{}
 	for _, o := range objects {
@@ -109,7 +111,7 @@ func (r *Reconciler) record(ctx context.Context, ps *skyhookv1.PackageSet, objec
 	if ps.Spec.Prune && ps.Status.Inventory != nil {
 		for _, old := range ps.Status.Inventory.Entries {
 			if !now[old.ID] {
-				if err := r.delete(ctx, old); err != nil {
+				if err := r.delete(ctx, c, old); err != nil {
 					return err
 				}
 				r.event(ps, corev1.EventTypeNormal, "Pruned", "deleted "+old.ID+" (no longer in the set)")
@@ -126,8 +128,8 @@ func inventoryRef(u *unstructured.Unstructured) skyhookv1.ResourceRef {
 	return skyhookv1.ResourceRef{ID: fmt.Sprintf("%s_%s_%s_%s", u.GetNamespace(), u.GetName(), gvk.Group, gvk.Kind), Version: gvk.Version}
 }
 
-// delete deletes an inventory entry's object.
-func (r *Reconciler) delete(ctx context.Context, ref skyhookv1.ResourceRef) error {
+// delete deletes an inventory entry's object through c.
+func (r *Reconciler) delete(ctx context.Context, c client.Client, ref skyhookv1.ResourceRef) error {
 	parts := strings.Split(ref.ID, "_")
 	if len(parts) != 4 {
 		return nil // not one of ours
@@ -136,18 +138,18 @@ func (r *Reconciler) delete(ctx context.Context, ref skyhookv1.ResourceRef) erro
 	u.SetGroupVersionKind(schema.GroupVersionKind{Group: parts[2], Version: ref.Version, Kind: parts[3]})
 	u.SetNamespace(parts[0])
 	u.SetName(parts[1])
-	return client.IgnoreNotFound(r.Client.Delete(ctx, u))
+	return client.IgnoreNotFound(c.Delete(ctx, u))
 }
 
 // notReady names the first applied Skyhook that is not Ready for its
-// current generation, or is empty.
-func (r *Reconciler) notReady(ctx context.Context, objects []manifests.Object) string {
+// current generation, or is empty; c reads them.
+func (r *Reconciler) notReady(ctx context.Context, c client.Client, objects []manifests.Object) string {
 	for _, o := range objects {
 		if o.Object.GetKind() != skyhookv1.SkyhookKind {
 			continue
 		}
 		sk := &skyhookv1.Skyhook{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Name: o.Object.GetName()}, sk); err != nil ||
+		if err := c.Get(ctx, client.ObjectKey{Name: o.Object.GetName()}, sk); err != nil ||
 			!conditions.IsReady(sk) || sk.Status.ObservedGeneration != sk.Generation {
 			return "Skyhook " + o.Object.GetName()
 		}

@@ -23,7 +23,7 @@ var (
 	}, []string{"namespace", "name"})
 	failuresCounter = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "skyhook_packageset_failures_total",
-		Help: "Reconciles of the PackageSet that failed, by reason (ArtifactFailed, ValidationFailed, ApplyFailed, DependencyNotReady).",
+		Help: "Reconciles of the PackageSet that failed, by reason (ArtifactFailed, ValidationFailed, ApplyFailed, PruneFailed, AccessDenied, DependencyNotReady).",
 	}, []string{"namespace", "name", "reason"})
 )
 

@@ -40,12 +40,43 @@ const FieldOwner = "skyhook-packageset"
 // sourceIndex indexes PackageSets by "<kind>/<namespace>/<name>" of their source.
 const sourceIndex = ".spec.sourceRef"
 
+// Reasons of the Ready condition besides Flux's meta reasons.
+const (
+	// ValidationFailedReason: the dry run refused the revision's objects.
+	ValidationFailedReason = "ValidationFailed"
+	// ApplyFailedReason: the revision could not be applied; either the
+	// apply failed after the dry run, or the API server forbade the dry run
+	// to the set's ServiceAccount (nothing applied, retried).
+	ApplyFailedReason = "ApplyFailed"
+	// PruneFailedReason: objects the revision dropped could not be deleted.
+	PruneFailedReason = "PruneFailed"
+	// AccessDeniedReason: the sourceRef names another namespace while the
+	// operator refuses cross-namespace references (Flux's reason for it).
+	AccessDeniedReason = "AccessDenied"
+)
+
 // Reconciler applies the Skyhook and DeploymentPolicy manifests
 // of a Flux source artifact: all of them, after the API server (and with it
 // the admission webhooks) accepted every one in a dry run, or none.
 type Reconciler struct {
+	// Client is the operator's own: PackageSets, their status and their
+	// sources. A set's objects go through Impersonator's clients when the
+	// set has a ServiceAccount.
 	Client   client.Client
 	Recorder events.EventRecorder
+	// APIReader reads ServiceAccounts, uncached, to learn whether a deleted
+	// set's account is gone.
+	APIReader client.Reader
+	// Impersonator makes the clients that act as a PackageSet's
+	// ServiceAccount; nil when no PackageSet may name one (tests).
+	Impersonator *Impersonator
+	// DefaultServiceAccount is the ServiceAccount, in the PackageSet's
+	// namespace, of sets that name none; empty applies those as the
+	// operator itself.
+	DefaultServiceAccount string
+	// AllowCrossNamespaceRefs lets a sourceRef name another namespace
+	// (the operator's --no-cross-namespace-refs=false).
+	AllowCrossNamespaceRefs bool
 	// HostnameOverwrite replaces the host of artifact URLs (to reach
 	// source-controller from outside the cluster); empty keeps it.
 	HostnameOverwrite string
@@ -87,7 +118,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if ps.Spec.Suspend {
 		return ctrl.Result{}, nil
 	}
+	if refused := r.crossNamespaceRef(ps); refused != "" {
+		r.stall(ps, AccessDeniedReason, refused)
+		return ctrl.Result{}, nil // the spec or the operator's flag must change first
+	}
 	retry := retryInterval(ps)
+	applier, err := r.applier(ps)
+	if err != nil {
+		r.fail(ps, ApplyFailedReason, "%v", err)
+		return ctrl.Result{RequeueAfter: retry}, nil
+	}
 	if waiting := r.dependencyNotReady(ctx, ps); waiting != "" {
 		r.fail(ps, meta.DependencyNotReadyReason, "dependency %s is not ready", waiting)
 		return ctrl.Result{RequeueAfter: retry}, nil
@@ -111,23 +151,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		r.fail(ps, meta.ArtifactFailedReason, "%v", err)
 		return ctrl.Result{RequeueAfter: retry}, nil
 	}
+	denied := false
 	if len(problems) == 0 {
-		problems = r.apply(work, objects, true) // all judged before any is applied
+		problems, denied = r.apply(work, applier, objects, true) // all judged before any is applied
 	}
 	if len(problems) > 0 {
-		r.reject(ps, artifact.Revision, problems)
+		r.reject(ps, artifact.Revision, problems, denied)
 		return ctrl.Result{RequeueAfter: retry}, nil
 	}
-	if problems := r.apply(work, objects, false); len(problems) > 0 {
-		r.fail(ps, "ApplyFailed", "revision %s: %s", artifact.Revision, strings.Join(problems, "; "))
+	if problems, _ := r.apply(work, applier, objects, false); len(problems) > 0 {
+		r.fail(ps, ApplyFailedReason, "revision %s: %s", artifact.Revision, strings.Join(problems, "; "))
 		return ctrl.Result{RequeueAfter: retry}, nil
 	}
-	if err := r.record(work, ps, objects); err != nil {
-		return ctrl.Result{}, err
+	if err := r.record(work, applier, ps, objects); err != nil {
+		r.fail(ps, PruneFailedReason, "revision %s was applied, pruning failed: %v", artifact.Revision, err)
+		return ctrl.Result{RequeueAfter: retry}, nil
 	}
 	ps.Status.LastAppliedRevision = artifact.Revision
 	if ps.Spec.Wait {
-		if notReady := r.notReady(ctx, objects); notReady != "" {
+		if notReady := r.notReady(ctx, applier, objects); notReady != "" {
 			conditions.MarkFalse(ps, meta.ReadyCondition, meta.ProgressingReason, "applied revision %s; waiting for %s", artifact.Revision, notReady)
 			return ctrl.Result{RequeueAfter: retry}, nil
 		}
@@ -146,15 +188,40 @@ func (r *Reconciler) fail(ps *skyhookv1.PackageSet, reason, format string, args 
 }
 
 // reject reports a revision whose manifests were refused: nothing of it
-// was applied and the last good revision stays.
-func (r *Reconciler) reject(ps *skyhookv1.PackageSet, revision string, problems []string) {
+// was applied and the last good revision stays. A revision refused as
+// invalid waits for a new one (Stalled); one the API server forbade
+// (denied: the ServiceAccount lacks RBAC) is retried, since granting the
+// account fixes it.
+func (r *Reconciler) reject(ps *skyhookv1.PackageSet, revision string, problems []string, denied bool) {
 	msg := fmt.Sprintf("revision %s was not applied (%d problems; %s stays): %s", revision, len(problems),
 		orNone(ps.Status.LastAppliedRevision), strings.Join(problems, "; "))
+	if denied {
+		conditions.Delete(ps, meta.StalledCondition)
+		r.fail(ps, ApplyFailedReason, "%s", msg)
+		return
+	}
+	r.stall(ps, ValidationFailedReason, msg)
+}
+
+// stall marks the PackageSet not ready for a reason that stays until its
+// spec, its source or the operator changes.
+func (r *Reconciler) stall(ps *skyhookv1.PackageSet, reason, msg string) {
 	conditions.Delete(ps, meta.ReconcilingCondition)
-	conditions.MarkStalled(ps, "ValidationFailed", "%s", msg)
-	conditions.MarkFalse(ps, meta.ReadyCondition, "ValidationFailed", "%s", msg)
-	r.event(ps, corev1.EventTypeWarning, "ValidationFailed", msg)
-	countFailure(ps, "ValidationFailed")
+	conditions.MarkStalled(ps, reason, "%s", msg)
+	conditions.MarkFalse(ps, meta.ReadyCondition, reason, "%s", msg)
+	r.event(ps, corev1.EventTypeWarning, reason, msg)
+	countFailure(ps, reason)
+}
+
+// crossNamespaceRef says why the sourceRef may not be read, or is empty.
+func (r *Reconciler) crossNamespaceRef(ps *skyhookv1.PackageSet) string {
+	ref := ps.Spec.SourceRef
+	if r.AllowCrossNamespaceRefs || ref.Namespace == "" || ref.Namespace == ps.Namespace {
+		return ""
+	}
+	return fmt.Sprintf("spec.sourceRef.namespace %q: cross-namespace references are not allowed "+
+		"(the operator runs with --no-cross-namespace-refs): the %s must be in the PackageSet's namespace %q",
+		ref.Namespace, ref.Kind, ps.Namespace)
 }
 
 func orNone(revision string) string {
@@ -194,12 +261,27 @@ func (r *Reconciler) dependencyNotReady(ctx context.Context, ps *skyhookv1.Packa
 	return ""
 }
 
-// finalize prunes the set's objects when it prunes, then lets it go.
+// finalize prunes the set's objects when it prunes, then lets it go. The
+// ServiceAccount the set applied as deletes them; when that account is
+// gone, they stay (a Warning event lists them) rather than keeping the set,
+// and its namespace, from being deleted.
 func (r *Reconciler) finalize(ctx context.Context, ps *skyhookv1.PackageSet) error {
 	if ps.Spec.Prune && ps.Status.Inventory != nil && !ps.Spec.Suspend {
-		for _, ref := range ps.Status.Inventory.Entries {
-			if err := r.delete(ctx, ref); err != nil {
-				return err
+		applier, err := r.applier(ps)
+		if err != nil {
+			return err
+		}
+		if gone := r.accountGone(ctx, ps); gone != "" {
+			ids := make([]string, len(ps.Status.Inventory.Entries))
+			for i, ref := range ps.Status.Inventory.Entries {
+				ids[i] = ref.ID
+			}
+			r.event(ps, corev1.EventTypeWarning, "PruneSkipped", fmt.Sprintf("%s is gone, so nothing is pruned; these objects stay: %s", gone, strings.Join(ids, ", ")))
+		} else {
+			for _, ref := range ps.Status.Inventory.Entries {
+				if err := r.delete(ctx, applier, ref); err != nil {
+					return err
+				}
 			}
 		}
 	}

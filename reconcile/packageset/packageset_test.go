@@ -34,13 +34,18 @@ type source struct {
 
 func newSource(t testing.TB, namespace, name string) *source {
 	t.Helper()
+	return newSourceIn(t, k8sClient(t), namespace, name)
+}
+
+// newSourceIn is newSource in the cluster of c.
+func newSourceIn(t testing.TB, c client.Client, namespace, name string) *source {
+	t.Helper()
 	srv, err := testserver.NewTempArtifactServer()
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Start()
 	t.Cleanup(srv.Stop)
-	c := k8sClient(t)
 	repo := &sourcev1.GitRepository{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec:       sourcev1.GitRepositorySpec{URL: "https://git.example.invalid/fleet", Interval: metav1.Duration{Duration: time.Hour}},

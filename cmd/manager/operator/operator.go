@@ -103,6 +103,15 @@ type Options struct {
 	// StageTimeout bounds one stage pod's run (the reconciler's default
 	// when zero).
 	StageTimeout time.Duration
+	// DefaultServiceAccount is the ServiceAccount, in a PackageSet's
+	// namespace, that PackageSets naming none are applied as. Empty applies
+	// them as the operator itself: that is no lockdown, since whoever may
+	// write a PackageSet then writes Skyhooks with the operator's rights.
+	DefaultServiceAccount string
+	// AllowCrossNamespaceRefs lets a PackageSet's sourceRef name another
+	// namespace (--no-cross-namespace-refs=false); by default such a set is
+	// refused.
+	AllowCrossNamespaceRefs bool
 	// ArtifactHostname replaces the host of Flux artifact URLs, for an
 	// operator outside the cluster (empty keeps them).
 	ArtifactHostname string
@@ -336,6 +345,9 @@ func setupPackageSets(ctx context.Context, mgr manager.Manager, opts Options) er
 		}
 	}
 	return (&packageset.Reconciler{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("skyhook-packageset"), HostnameOverwrite: opts.ArtifactHostname,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("skyhook-packageset"),
+		Impersonator:          packageset.NewImpersonator(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper()),
+		DefaultServiceAccount: opts.DefaultServiceAccount, AllowCrossNamespaceRefs: opts.AllowCrossNamespaceRefs,
+		HostnameOverwrite: opts.ArtifactHostname,
 	}).SetupWithManager(ctx, mgr)
 }
