@@ -31,7 +31,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 CHART = config/helm/skyhook-operator
 GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' -o -path 'config/webhook/manifests.yaml' -o -path '$(CHART)/files/*' -o -name skyhook-operator.yaml -o -name skyhook-dashboard.json | LC_ALL=C sort | xargs sha256sum
 
-.PHONY: all build agent images push agent-image release test test-race generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status real-node-deps bench bench-rollout bench-agent bench-gitops clean
+.PHONY: all build agent images push agent-image release test test-race generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status real-node-deps test-chaos bench bench-rollout bench-agent bench-gitops clean
 
 all: build
 
@@ -119,6 +119,13 @@ test: verify-generated verify-fmt prepare real-node-deps
 ## test-race: the tests under reconcile/ with the race detector (a pass sends its API requests from a pool of goroutines); about 8 minutes.
 test-race: prepare
 	$(GO) test -race $(TEST_FLAGS) ./reconcile/...
+
+## test-chaos: the full chaos run (test/chaos): 80 nodes, 20 operator kills, every other fault 3 times; the table goes to the output and $(CHAOS_REPORT)/chaos-report.md (docs/reliability.md). `make test` runs its short form. CHAOS_SEED=n replays a run.
+CHAOS_SEED ?=
+CHAOS_REPORT ?= bin
+test-chaos: prepare
+	mkdir -p $(CHAOS_REPORT)
+	SKYHOOK_CHAOS=full SKYHOOK_CHAOS_REPORT=$(abspath $(CHAOS_REPORT)) $(if $(CHAOS_SEED),SKYHOOK_CHAOS_SEED=$(CHAOS_SEED)) $(GO) test -count=1 -timeout 60m -v -run TestRolloutKeepsItsPromisesUnderFaults ./test/chaos/
 
 ## bench: admission latency, in process and through the apiserver (docs/admission.md).
 bench: prepare
