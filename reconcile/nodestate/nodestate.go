@@ -29,6 +29,9 @@ func Read(node *corev1.Node, skyhook string) (skyhookv1.NodeState, error) {
 	if err := json.Unmarshal([]byte(raw), &state); err != nil {
 		return skyhookv1.NodeState{}, fmt.Errorf("node %s: annotation %s: %w", node.Name, skyhookv1.NodeStateAnnotation(skyhook), err)
 	}
+	if state == nil { // "null": as empty (the callers write into the map)
+		state = skyhookv1.NodeState{}
+	}
 	return state, nil
 }
 
@@ -37,7 +40,11 @@ func Read(node *corev1.Node, skyhook string) (skyhookv1.NodeState, error) {
 func ReadConfig(node *corev1.Node, skyhook string) map[string]string {
 	hashes := map[string]string{}
 	if raw := node.Annotations[skyhookv1.ConfigAnnotation(skyhook)]; raw != "" {
-		_ = json.Unmarshal([]byte(raw), &hashes) // a broken record only reruns nothing
+		if json.Unmarshal([]byte(raw), &hashes) != nil || hashes == nil {
+			// A broken record ("null" too) only reruns nothing; the
+			// callers write into the map, so never nil.
+			return map[string]string{}
+		}
 	}
 	return hashes
 }
