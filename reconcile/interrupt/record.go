@@ -2,6 +2,7 @@ package interrupt
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -76,6 +77,23 @@ func Read(node *corev1.Node, skyhook string) *Record {
 		return nil
 	}
 	return &r
+}
+
+// Problem describes the node's interrupt annotation for the Skyhook when
+// it is there and Read takes it for none (someone else wrote it); empty
+// otherwise.
+func Problem(node *corev1.Node, skyhook string) string {
+	raw, ok := node.Annotations[skyhookv1.InterruptAnnotation(skyhook)]
+	if !ok || Read(node, skyhook) != nil {
+		return ""
+	}
+	if len(raw) > 64 {
+		raw = fmt.Sprintf("%q... (%d bytes)", raw[:64], len(raw))
+	} else {
+		raw = fmt.Sprintf("%q", raw)
+	}
+	return fmt.Sprintf("annotation %s holds %s, not an interrupt record of a phase this operator knows; read as none (the interrupt, if one is due, starts over)",
+		skyhookv1.InterruptAnnotation(skyhook), raw)
 }
 
 // Encode is the annotation value of a record; empty for nil.

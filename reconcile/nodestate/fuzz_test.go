@@ -19,7 +19,8 @@ import (
 // and checks what the operator relies on:
 //   - nothing panics; an unreadable nodeState is an error naming the node
 //     and the annotation; the config hashes and batch read as something
-//     (empty, 0) whatever they hold;
+//     (empty, 0) whatever they hold, and Problems names those that hold
+//     something else than this operator writes;
 //   - a readable record written back (Patch, applied as the apiserver
 //     applies a merge patch) reads back the same, and a second Patch is
 //     nil: a record the operator rewrote never makes it write again, so a
@@ -58,6 +59,11 @@ func FuzzNodeRecord(f *testing.F) {
 		if n < 0 {
 			t.Fatalf("ReadBatch %d", n)
 		}
+		for _, p := range Problems(node, sk) {
+			if !strings.HasPrefix(p, "annotation "+skyhookv1.ConfigPrefix) && !strings.HasPrefix(p, "annotation "+skyhookv1.BatchPrefix) {
+				t.Fatalf("a problem naming no annotation: %s", p)
+			}
+		}
 		read, err := Read(node, sk)
 		if err != nil {
 			if !strings.Contains(err.Error(), "node n1") || !strings.Contains(err.Error(), skyhookv1.NodeStateAnnotation(sk)) {
@@ -94,6 +100,9 @@ func FuzzNodeRecord(f *testing.F) {
 		}
 		if !maps.Equal(again, read) {
 			t.Fatalf("read back %v; wrote %v", again, read)
+		}
+		if problems := Problems(node, sk); len(problems) > 0 {
+			t.Fatalf("after the record was written back: %v", problems)
 		}
 		if second, err := Patch(node, sk, rec); err != nil || second != nil {
 			t.Fatalf("a second Patch of the same record: %s, %v; want none (the first was %s)", second, err, patch)
