@@ -31,7 +31,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 CHART = config/helm/skyhook-operator
 GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' -o -path 'config/webhook/manifests.yaml' -o -path '$(CHART)/files/*' -o -name skyhook-operator.yaml -o -name skyhook-dashboard.json | LC_ALL=C sort | xargs sha256sum
 
-.PHONY: all build agent images push agent-image release test test-race generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status real-node-deps test-chaos bench bench-rollout bench-agent bench-gitops clean
+.PHONY: all build agent images push agent-image release test test-race fuzz generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status real-node-deps test-chaos bench bench-rollout bench-agent bench-gitops clean
 
 all: build
 
@@ -115,6 +115,20 @@ real-node-deps:
 test: verify-generated verify-fmt prepare real-node-deps
 	$(GO) vet ./...
 	$(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
+	$(MAKE) --no-print-directory fuzz FUZZ_TIME=3s
+
+## fuzz: every fuzz target (a func Fuzz... in a tracked _test.go file) for $(FUZZ_TIME), one after another (go test fuzzes one target a run); the corpora are in each package's testdata/fuzz/<target>, what a run finds too (docs/testing.md). Minimization is off by default (it stalls a short run); FUZZ_MINIMIZE_TIME=30s minimizes what fails.
+FUZZ_TIME ?= 10s
+FUZZ_MINIMIZE_TIME ?= 0
+fuzz:
+	@failed=""; \
+	targets="$$(git ls-files --cached --others --exclude-standard '*_test.go' | xargs grep -H -o -E '^func Fuzz[A-Za-z0-9_]*' | sed -E 's|^(.*)/[^/]*:func (Fuzz.*)$$|\1 \2|' | LC_ALL=C sort -u)"; \
+	echo "fuzz: $$(echo "$$targets" | wc -l) targets, $(FUZZ_TIME) each"; \
+	while read -r pkg name; do \
+		echo "--- fuzz ./$$pkg $$name"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZ_TIME) -fuzzminimizetime $(FUZZ_MINIMIZE_TIME) ./$$pkg/ || failed="$$failed ./$$pkg:$$name"; \
+	done <<< "$$targets"; \
+	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed"; exit 1; fi
 
 ## test-race: the tests under reconcile/ with the race detector (a pass sends its API requests from a pool of goroutines); about 8 minutes.
 test-race: prepare

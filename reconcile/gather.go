@@ -120,6 +120,13 @@ func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) (
 	for i := range nodes.Items {
 		node := &nodes.Items[i]
 		rec, err := records[i].record, records[i].err
+		if p := records[i].problems; len(p) > 0 && records[i].fresh && node.Labels[skyhookv1.IgnoreNodeLabel] != "true" {
+			// Once per change of the node, the node as the related
+			// object: the recorder folds repeats of one (Skyhook, node)
+			// into a series, and would fold every node's into the
+			// first without it.
+			r.Recorder.Eventf(sk, node, corev1.EventTypeWarning, "MalformedNodeRecord", "ReadNode", "node %s: %s", node.Name, strings.Join(p, "; "))
+		}
 		for key := range rec.State {
 			g.recorded[key] = true // an ignored node's too: its versions stay snapshotted
 		}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/interrupt"
 	"github.com/skyhook-go/skyhook/reconcile/nodestate"
 )
 
@@ -189,6 +190,11 @@ type parsedRecord struct {
 	resourceVersion string
 	record          nodestate.Record
 	err             error
+	// problems are the annotations of the record someone else wrote
+	// that read as none (nodestate.Problems, interrupt.Problem).
+	problems []string
+	// fresh is set when this pass parsed the record (the node changed).
+	fresh bool
 }
 
 // parsedRecords keeps the records of the last pass per Skyhook, so that a
@@ -215,9 +221,16 @@ func (p *parsedRecords) read(sk *skyhookv1.Skyhook, nodes []corev1.Node) []parse
 			rec.record.State, rec.err = nodestate.Read(node, sk.Name)
 			rec.record.Config = nodestate.ReadConfig(node, sk.Name)
 			rec.record.Batch = nodestate.ReadBatch(node, sk.Name)
+			rec.problems = nodestate.Problems(node, sk.Name)
+			if p := interrupt.Problem(node, sk.Name); p != "" {
+				rec.problems = append(rec.problems, p)
+			}
+			out[i] = rec
+			out[i].fresh = true
+		} else {
+			out[i] = rec
 		}
 		now[node.Name] = rec
-		out[i] = rec
 	}
 	if p.bySky == nil {
 		p.bySky = map[types.UID]map[string]parsedRecord{}

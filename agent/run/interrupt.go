@@ -17,6 +17,31 @@ type interruptSpec struct {
 	Services []string `json:"services"`
 }
 
+// parseInterrupt reads the interrupt argument (the operator's JSON of
+// spec.packages.<name>.interrupt) and checks it as admission does: a known
+// type, services for the service type, each a systemd unit name (no
+// whitespace, no '/'), since each becomes an argument of systemctl.
+func parseInterrupt(raw string) (interruptSpec, error) {
+	var spec interruptSpec
+	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
+		return spec, fmt.Errorf("the interrupt %q is not valid JSON: %w", raw, err)
+	}
+	switch spec.Type {
+	case "reboot", "service", "restartAllServices", "noop":
+	default:
+		return spec, fmt.Errorf("the interrupt %q: type %q: want reboot, service, restartAllServices or noop", raw, spec.Type)
+	}
+	if spec.Type == "service" && len(spec.Services) == 0 {
+		return spec, fmt.Errorf("the interrupt %q: services: a service interrupt needs services", raw)
+	}
+	for i, s := range spec.Services {
+		if strings.TrimSpace(s) == "" || strings.ContainsAny(s, " \t\n\r\x00/") {
+			return spec, fmt.Errorf("the interrupt %q: services[%d] %q: want a systemd unit name", raw, i, s)
+		}
+	}
+	return spec, nil
+}
+
 // interruptPath is the record that the interrupt of this package and
 // generation ran: a reboot that restarts the stage pod must not reboot
 // again.
@@ -30,9 +55,9 @@ func (h host) interruptPath(o Options) string {
 // systemctl (Options.Systemctl) is found on the host first, so a missing
 // one fails the interrupt without recording it.
 func runInterrupt(ctx context.Context, o Options, h host) error {
-	var spec interruptSpec
-	if err := json.Unmarshal([]byte(o.Interrupt), &spec); err != nil {
-		return fmt.Errorf("the interrupt %q is not valid JSON: %w", o.Interrupt, err)
+	spec, err := parseInterrupt(o.Interrupt)
+	if err != nil {
+		return err
 	}
 	record := h.interruptPath(o)
 	if data, err := os.ReadFile(record); err == nil {
@@ -65,9 +90,6 @@ func runInterrupt(ctx context.Context, o Options, h host) error {
 		}
 		commands = [][]string{{systemctl, "reboot"}}
 	case "service":
-		if len(spec.Services) == 0 {
-			return fmt.Errorf("a service interrupt needs services")
-		}
 		commands = [][]string{{systemctl, "daemon-reload"}}
 		for _, s := range spec.Services {
 			commands = append(commands, []string{systemctl, "restart", s})
@@ -81,8 +103,6 @@ func runInterrupt(ctx context.Context, o Options, h host) error {
 		for _, s := range services {
 			commands = append(commands, []string{systemctl, "restart", s})
 		}
-	default:
-		return fmt.Errorf("unknown interrupt type %q (reboot, service, restartAllServices, noop)", spec.Type)
 	}
 	for _, c := range commands {
 		if err := hostCommand(ctx, o, h, "interrupt", c, nil); err != nil {

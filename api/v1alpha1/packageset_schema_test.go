@@ -35,6 +35,18 @@ func TestPackageSetSchemaRejectsInvalidSpecs(t *testing.T) {
 			rule:  "should match",
 		},
 		{
+			// The pattern allows it, Go's time.Duration cannot hold it:
+			// stored, it would fail the operator's decoding of every
+			// PackageSet list.
+			name: "interval longer than a Go duration",
+			spec: `
+  sourceRef: {kind: GitRepository, name: fleet}
+  interval: 9999999999h
+`,
+			field: "spec.interval",
+			rule:  "must be at most 2562047h",
+		},
+		{
 			name: "path escaping the artifact",
 			spec: `
   sourceRef: {kind: OCIRepository, name: fleet}

@@ -23,8 +23,12 @@ type PackageSetSpec struct {
 	Path string `json:"path,omitempty"`
 
 	// Interval is how often the set is reconciled even when nothing changed.
+	// A duration the pattern allows but Go cannot hold (over 2562047h) is
+	// refused: stored, it would make every PackageSet unreadable to the
+	// operator.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') || duration(self) >= duration('0s')",message="must be at most 2562047h, the longest duration the operator can hold"
 	// +required
 	Interval metav1.Duration `json:"interval"`
 
@@ -32,6 +36,7 @@ type PackageSetSpec struct {
 	// to interval.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') || duration(self) >= duration('0s')",message="must be at most 2562047h, the longest duration the operator can hold"
 	// +optional
 	RetryInterval *metav1.Duration `json:"retryInterval,omitempty"`
 
@@ -39,6 +44,7 @@ type PackageSetSpec struct {
 	// the wait for the Skyhooks. Defaults to interval.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') || duration(self) >= duration('0s')",message="must be at most 2562047h, the longest duration the operator can hold"
 	// +optional
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 

@@ -73,42 +73,12 @@ func agent(args []string) int {
 		fmt.Fprintln(os.Stderr, usage)
 		return 2
 	}
-	keep, err := logsToKeep()
+	o, err := options(args, os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	nw, err := nodeWrightOptions()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	systemctl, err := systemctlProgram()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	configMaps := envOr("SKYHOOK_CONFIGMAP_DIR", "/skyhook-package/configmaps")
-	nodeMetadata := envOr("SKYHOOK_NODE_METADATA_DIR", "/skyhook-package/node-metadata")
-	o := run.Options{
-		Mode: args[0], HostRoot: args[1], CopyDir: args[2], ConfigMapDir: configMaps, NodeMetadataDir: nodeMetadata,
-		Skyhook: os.Getenv("SKYHOOK_NAME"), Package: os.Getenv("SKYHOOK_PACKAGE"),
-		Version: os.Getenv("SKYHOOK_VERSION"), Generation: os.Getenv("SKYHOOK_GENERATION"),
-		Env: os.Environ(), Out: os.Stdout, KeepLogs: keep,
-		// NodeWright's agent options for where it keeps its files.
-		StateDir: os.Getenv("SKYHOOK_ROOT_DIR"), LogDir: os.Getenv("SKYHOOK_LOG_DIR"),
-		ResolvConf: nw.resolvConf, AlwaysRunSteps: nw.alwaysRun, OutputLimit: nw.outputLimit,
-		Systemctl: systemctl,
-	}
-	if len(args) == 4 {
-		o.Interrupt = args[3]
-	}
-	for name, v := range map[string]string{"SKYHOOK_NAME": o.Skyhook, "SKYHOOK_PACKAGE": o.Package, "SKYHOOK_VERSION": o.Version, "SKYHOOK_GENERATION": o.Generation} {
-		if v == "" {
-			fmt.Fprintf(os.Stderr, "%s is not set (the stage pod sets it)\n", name)
-			return 2
-		}
-	}
+	o.Env, o.Out = os.Environ(), os.Stdout
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if _, err := run.Run(ctx, o); err != nil {
@@ -118,19 +88,70 @@ func agent(args []string) int {
 	return 0
 }
 
+// options are the run's options from the arguments (mode, host root, copy
+// dir, the interrupt spec in interrupt mode) and the environment (getenv),
+// or an error naming the variable and what it wants.
+func options(args []string, getenv func(string) string) (run.Options, error) {
+	keep, err := logsToKeep(getenv)
+	if err != nil {
+		return run.Options{}, err
+	}
+	nw, err := nodeWrightOptions(getenv)
+	if err != nil {
+		return run.Options{}, err
+	}
+	systemctl, err := systemctlProgram(getenv)
+	if err != nil {
+		return run.Options{}, err
+	}
+	o := run.Options{
+		Mode: args[0], HostRoot: args[1], CopyDir: args[2],
+		ConfigMapDir:    envOr(getenv, "SKYHOOK_CONFIGMAP_DIR", "/skyhook-package/configmaps"),
+		NodeMetadataDir: envOr(getenv, "SKYHOOK_NODE_METADATA_DIR", "/skyhook-package/node-metadata"),
+		Skyhook:         getenv("SKYHOOK_NAME"), Package: getenv("SKYHOOK_PACKAGE"),
+		Version: getenv("SKYHOOK_VERSION"), Generation: getenv("SKYHOOK_GENERATION"),
+		KeepLogs: keep,
+		// NodeWright's agent options for where it keeps its files.
+		StateDir: getenv("SKYHOOK_ROOT_DIR"), LogDir: getenv("SKYHOOK_LOG_DIR"),
+		ResolvConf: nw.resolvConf, AlwaysRunSteps: nw.alwaysRun, OutputLimit: nw.outputLimit,
+		Systemctl: systemctl,
+	}
+	if len(args) == 4 {
+		o.Interrupt = args[3]
+	}
+	// Each names one directory of the records on the host
+	// (<state>/<skyhook>/flags/<package>/<version>, .../interrupts/<package>/<generation>).
+	for _, v := range []struct{ name, value string }{{"SKYHOOK_NAME", o.Skyhook}, {"SKYHOOK_PACKAGE", o.Package}, {"SKYHOOK_VERSION", o.Version}, {"SKYHOOK_GENERATION", o.Generation}} {
+		if v.value == "" {
+			return o, fmt.Errorf("%s is not set (the stage pod sets it)", v.name)
+		}
+		if v.value == "." || v.value == ".." || strings.ContainsAny(v.value, "/\x00") {
+			return o, fmt.Errorf("%s=%q: want one path element (no '/', not . or ..): it names a directory of the agent's records on the host", v.name, v.value)
+		}
+	}
+	// Directories on the host, joined under the host root: a ".." would
+	// lead out of it.
+	for _, v := range []struct{ name, value string }{{"SKYHOOK_ROOT_DIR", o.StateDir}, {"SKYHOOK_LOG_DIR", o.LogDir}} {
+		if v.value != "" && (!filepath.IsAbs(v.value) || filepath.Clean(v.value) != v.value) {
+			return o, fmt.Errorf("%s=%q: want a clean absolute path on the host (no . or .. elements, no trailing '/')", v.name, v.value)
+		}
+	}
+	return o, nil
+}
+
 // logsToKeep is how many runs of each step keep a log file:
 // SKYHOOK_LOG_KEEP (default 5), and none with NodeWright's
 // SKYHOOK_AGENT_WRITE_LOGS=false.
-func logsToKeep() (int, error) {
+func logsToKeep(getenv func(string) string) (int, error) {
 	keep := 5
-	if v := os.Getenv("SKYHOOK_LOG_KEEP"); v != "" {
+	if v := getenv("SKYHOOK_LOG_KEEP"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
 			return 0, fmt.Errorf("SKYHOOK_LOG_KEEP=%q: want a number of runs, 0 for no log files", v)
 		}
 		keep = n
 	}
-	switch v := strings.ToLower(os.Getenv("SKYHOOK_AGENT_WRITE_LOGS")); v {
+	switch v := strings.ToLower(getenv("SKYHOOK_AGENT_WRITE_LOGS")); v {
 	case "", "true":
 	case "false":
 		keep = 0
@@ -143,16 +164,16 @@ func logsToKeep() (int, error) {
 // systemctlProgram is SKYHOOK_SYSTEMCTL (default systemctl): an absolute
 // path on the host or a bare name; a relative path with a slash is
 // refused, as it would mean nothing chrooted into the host root.
-func systemctlProgram() (string, error) {
-	v := envOr("SKYHOOK_SYSTEMCTL", run.DefaultSystemctl)
+func systemctlProgram(getenv func(string) string) (string, error) {
+	v := envOr(getenv, "SKYHOOK_SYSTEMCTL", run.DefaultSystemctl)
 	if !filepath.IsAbs(v) && strings.Contains(v, "/") {
 		return "", fmt.Errorf("SKYHOOK_SYSTEMCTL=%q: want an absolute path on the host or a bare name (looked up in the host's /usr/bin, /bin, /usr/sbin and /sbin), not a relative path", v)
 	}
 	return v, nil
 }
 
-// options are NodeWright's agent options that change how steps run.
-type options struct {
+// nodeWright are NodeWright's agent options that change how steps run.
+type nodeWright struct {
 	resolvConf  string
 	alwaysRun   bool
 	outputLimit int
@@ -164,20 +185,20 @@ type options struct {
 // OVERLAY_ALWAYS_RUN_STEP=true runs the steps that a run-once flag would
 // skip; SKYHOOK_AGENT_BUFFER_LIMIT is the longest piece of output written
 // as one log line (bytes, default 8 KiB).
-func nodeWrightOptions() (options, error) {
-	var o options
-	copyResolv, err := boolEnv("COPY_RESOLV")
+func nodeWrightOptions(getenv func(string) string) (nodeWright, error) {
+	var o nodeWright
+	copyResolv, err := boolEnv(getenv, "COPY_RESOLV")
 	if err != nil {
 		return o, err
 	}
 	if copyResolv {
 		o.resolvConf = "/etc/resolv.conf"
 	}
-	if o.alwaysRun, err = boolEnv("OVERLAY_ALWAYS_RUN_STEP"); err != nil {
+	if o.alwaysRun, err = boolEnv(getenv, "OVERLAY_ALWAYS_RUN_STEP"); err != nil {
 		return o, err
 	}
 	o.outputLimit = run.DefaultOutputLimit
-	if v := os.Getenv("SKYHOOK_AGENT_BUFFER_LIMIT"); v != "" {
+	if v := getenv("SKYHOOK_AGENT_BUFFER_LIMIT"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 16 {
 			return o, fmt.Errorf("SKYHOOK_AGENT_BUFFER_LIMIT=%q: want a number of bytes, at least 16", v)
@@ -188,8 +209,8 @@ func nodeWrightOptions() (options, error) {
 }
 
 // boolEnv reads a true/false variable (any case); unset is false.
-func boolEnv(name string) (bool, error) {
-	v := os.Getenv(name)
+func boolEnv(getenv func(string) string, name string) (bool, error) {
+	v := getenv(name)
 	switch strings.ToLower(v) {
 	case "", "false":
 		return false, nil
@@ -200,8 +221,8 @@ func boolEnv(name string) (bool, error) {
 	}
 }
 
-func envOr(name, fallback string) string {
-	if v := os.Getenv(name); v != "" {
+func envOr(getenv func(string) string, name, fallback string) string {
+	if v := getenv(name); v != "" {
 		return v
 	}
 	return fallback

@@ -74,7 +74,7 @@ func TestLogsToKeep(t *testing.T) {
 	for _, tc := range cases {
 		t.Setenv("SKYHOOK_LOG_KEEP", tc.keep)
 		t.Setenv("SKYHOOK_AGENT_WRITE_LOGS", tc.write)
-		got, err := logsToKeep()
+		got, err := logsToKeep(os.Getenv)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%q/%q: %v, want an error with %q", tc.keep, tc.write, err, tc.err)
@@ -93,22 +93,22 @@ func TestLogsToKeep(t *testing.T) {
 func TestNodeWrightOptions(t *testing.T) {
 	cases := []struct {
 		resolv, always, limit string
-		want                  options
+		want                  nodeWright
 		err                   string
 	}{
-		{"", "", "", options{outputLimit: 8192}, ""},
-		{"true", "", "", options{resolvConf: "/etc/resolv.conf", outputLimit: 8192}, ""},
-		{"FALSE", "True", "1024", options{alwaysRun: true, outputLimit: 1024}, ""},
-		{"yes", "", "", options{}, `COPY_RESOLV="yes": want true or false`},
-		{"", "1", "", options{}, `OVERLAY_ALWAYS_RUN_STEP="1": want true or false`},
-		{"", "", "8k", options{}, `SKYHOOK_AGENT_BUFFER_LIMIT="8k"`},
-		{"", "", "4", options{}, `SKYHOOK_AGENT_BUFFER_LIMIT="4"`},
+		{"", "", "", nodeWright{outputLimit: 8192}, ""},
+		{"true", "", "", nodeWright{resolvConf: "/etc/resolv.conf", outputLimit: 8192}, ""},
+		{"FALSE", "True", "1024", nodeWright{alwaysRun: true, outputLimit: 1024}, ""},
+		{"yes", "", "", nodeWright{}, `COPY_RESOLV="yes": want true or false`},
+		{"", "1", "", nodeWright{}, `OVERLAY_ALWAYS_RUN_STEP="1": want true or false`},
+		{"", "", "8k", nodeWright{}, `SKYHOOK_AGENT_BUFFER_LIMIT="8k"`},
+		{"", "", "4", nodeWright{}, `SKYHOOK_AGENT_BUFFER_LIMIT="4"`},
 	}
 	for _, tc := range cases {
 		t.Setenv("COPY_RESOLV", tc.resolv)
 		t.Setenv("OVERLAY_ALWAYS_RUN_STEP", tc.always)
 		t.Setenv("SKYHOOK_AGENT_BUFFER_LIMIT", tc.limit)
-		got, err := nodeWrightOptions()
+		got, err := nodeWrightOptions(os.Getenv)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%q/%q/%q: %v, want an error with %q", tc.resolv, tc.always, tc.limit, err, tc.err)
@@ -132,7 +132,7 @@ func TestSystemctlProgram(t *testing.T) {
 		if v == "" {
 			want = "systemctl"
 		}
-		if got, err := systemctlProgram(); err != nil || got != want {
+		if got, err := systemctlProgram(os.Getenv); err != nil || got != want {
 			t.Errorf("SKYHOOK_SYSTEMCTL=%q: %q, %v; want %q", v, got, err, want)
 		}
 	}
@@ -177,4 +177,37 @@ func withStderr(t *testing.T, f func() int) (int, string) {
 		t.Fatal(err)
 	}
 	return code, string(data)
+}
+
+// The names the agent's records on the host are made of are one path
+// element each, and its directories there clean absolute paths: anything
+// else is refused at startup (exit 2), naming the variable.
+func TestRecordPathsStayOnTheHost(t *testing.T) {
+	good := map[string]string{"SKYHOOK_NAME": "demo", "SKYHOOK_PACKAGE": "tuning", "SKYHOOK_VERSION": "1.0.0", "SKYHOOK_GENERATION": "3"}
+	for _, tc := range []struct{ name, value, err string }{
+		{"SKYHOOK_PACKAGE", "../../etc", `SKYHOOK_PACKAGE="../../etc": want one path element`},
+		{"SKYHOOK_VERSION", "..", `SKYHOOK_VERSION="..": want one path element`},
+		{"SKYHOOK_NAME", "a/b", `SKYHOOK_NAME="a/b": want one path element`},
+		{"SKYHOOK_GENERATION", "", "SKYHOOK_GENERATION is not set"},
+		{"SKYHOOK_ROOT_DIR", "/var/lib/../../etc", `SKYHOOK_ROOT_DIR="/var/lib/../../etc": want a clean absolute path`},
+		{"SKYHOOK_LOG_DIR", "var/log", `SKYHOOK_LOG_DIR="var/log": want a clean absolute path`},
+		{"SKYHOOK_ROOT_DIR", "/var/lib/nodewright", ""},
+	} {
+		env := map[string]string{tc.name: tc.value}
+		for k, v := range good {
+			if _, set := env[k]; !set {
+				env[k] = v
+			}
+		}
+		_, err := options([]string{"apply", "/host", "/host/copy"}, func(k string) string { return env[k] })
+		if tc.err == "" {
+			if err != nil {
+				t.Errorf("%s=%q: %v", tc.name, tc.value, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s=%q: %v; want an error with %q", tc.name, tc.value, err, tc.err)
+		}
+	}
 }

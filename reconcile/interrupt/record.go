@@ -2,6 +2,7 @@ package interrupt
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -52,19 +53,47 @@ func (r *Record) For(generation int64, packages []string) bool {
 	return r != nil && r.Generation == generation && slices.Equal(r.Packages, packages)
 }
 
+// Known reports whether p is one of the phases above.
+func (p Phase) Known() bool {
+	switch p {
+	case PhaseDrain, PhaseInterrupt, PhaseVerify, PhaseSkipped, PhaseDrained:
+		return true
+	}
+	return false
+}
+
 // Read returns the node's interrupt record for the Skyhook, nil when there
-// is none (or it cannot be read: the interrupt path then starts over, which
-// the agent's run-once record keeps from repeating an interrupt).
+// is none (or it cannot be read, or names no phase this operator knows:
+// the interrupt path then starts over, which the agent's run-once record
+// keeps from repeating an interrupt; a record of an unknown phase kept
+// would hold the node in no step at all).
 func Read(node *corev1.Node, skyhook string) *Record {
 	raw, ok := node.Annotations[skyhookv1.InterruptAnnotation(skyhook)]
 	if !ok {
 		return nil
 	}
 	var r Record
-	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+	if err := json.Unmarshal([]byte(raw), &r); err != nil || !r.Phase.Known() {
 		return nil
 	}
 	return &r
+}
+
+// Problem describes the node's interrupt annotation for the Skyhook when
+// it is there and Read takes it for none (someone else wrote it); empty
+// otherwise.
+func Problem(node *corev1.Node, skyhook string) string {
+	raw, ok := node.Annotations[skyhookv1.InterruptAnnotation(skyhook)]
+	if !ok || Read(node, skyhook) != nil {
+		return ""
+	}
+	if len(raw) > 64 {
+		raw = fmt.Sprintf("%q... (%d bytes)", raw[:64], len(raw))
+	} else {
+		raw = fmt.Sprintf("%q", raw)
+	}
+	return fmt.Sprintf("annotation %s holds %s, not an interrupt record of a phase this operator knows; read as none (the interrupt, if one is due, starts over)",
+		skyhookv1.InterruptAnnotation(skyhook), raw)
 }
 
 // Encode is the annotation value of a record; empty for nil.

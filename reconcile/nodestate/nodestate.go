@@ -29,6 +29,9 @@ func Read(node *corev1.Node, skyhook string) (skyhookv1.NodeState, error) {
 	if err := json.Unmarshal([]byte(raw), &state); err != nil {
 		return skyhookv1.NodeState{}, fmt.Errorf("node %s: annotation %s: %w", node.Name, skyhookv1.NodeStateAnnotation(skyhook), err)
 	}
+	if state == nil { // "null": no record, and not the empty one, which would start the node over
+		return skyhookv1.NodeState{}, fmt.Errorf("node %s: annotation %s: null is not a record", node.Name, skyhookv1.NodeStateAnnotation(skyhook))
+	}
 	return state, nil
 }
 
@@ -37,7 +40,11 @@ func Read(node *corev1.Node, skyhook string) (skyhookv1.NodeState, error) {
 func ReadConfig(node *corev1.Node, skyhook string) map[string]string {
 	hashes := map[string]string{}
 	if raw := node.Annotations[skyhookv1.ConfigAnnotation(skyhook)]; raw != "" {
-		_ = json.Unmarshal([]byte(raw), &hashes) // a broken record only reruns nothing
+		if json.Unmarshal([]byte(raw), &hashes) != nil || hashes == nil {
+			// A broken record ("null" too) only reruns nothing; the
+			// callers write into the map, so never nil.
+			return map[string]string{}
+		}
 	}
 	return hashes
 }
@@ -50,6 +57,59 @@ func ReadBatch(node *corev1.Node, skyhook string) int32 {
 		return 0
 	}
 	return int32(n)
+}
+
+// Problems describes the skyhook's config_ and batch_ annotations on node
+// that do not read as what this operator writes there (someone else wrote
+// them): each is read as none (ReadConfig, ReadBatch), and the next Patch
+// of the node's record rewrites it.
+func Problems(node *corev1.Node, skyhook string) []string {
+	var problems []string
+	if raw, ok := node.Annotations[skyhookv1.ConfigAnnotation(skyhook)]; ok && canonicalConfig(raw) != raw {
+		problems = append(problems, fmt.Sprintf("annotation %s holds %s, not a JSON object of package to configMap hash as this operator writes it; read as %s",
+			skyhookv1.ConfigAnnotation(skyhook), clip(raw), orNone(canonicalConfig(raw))))
+	}
+	if raw, ok := node.Annotations[skyhookv1.BatchAnnotation(skyhook)]; ok && canonicalBatch(raw) != raw {
+		problems = append(problems, fmt.Sprintf("annotation %s holds %s, not a batch number as this operator writes it; read as %s",
+			skyhookv1.BatchAnnotation(skyhook), clip(raw), orNone(canonicalBatch(raw))))
+	}
+	return problems
+}
+
+// canonicalConfig is the config annotation this operator would write for
+// what raw reads as ("" for none).
+func canonicalConfig(raw string) string {
+	var hashes map[string]string
+	if json.Unmarshal([]byte(raw), &hashes) != nil || len(hashes) == 0 {
+		return ""
+	}
+	encoded, _ := json.Marshal(hashes) // strings only: cannot fail
+	return string(encoded)
+}
+
+// canonicalBatch is the batch annotation this operator would write for
+// what raw reads as ("" for none).
+func canonicalBatch(raw string) string {
+	n, err := strconv.ParseInt(raw, 10, 32)
+	if err != nil || n <= 0 {
+		return ""
+	}
+	return strconv.Itoa(int(n))
+}
+
+func orNone(canonical string) string {
+	if canonical == "" {
+		return "none"
+	}
+	return canonical
+}
+
+// clip quotes at most 64 bytes of a value for a message.
+func clip(raw string) string {
+	if len(raw) > 64 {
+		return fmt.Sprintf("%q... (%d bytes)", raw[:64], len(raw))
+	}
+	return fmt.Sprintf("%q", raw)
 }
 
 // Record is everything a Skyhook keeps on one node.
@@ -79,6 +139,7 @@ func Patch(node *corev1.Node, skyhook string, rec Record) ([]byte, error) {
 	key := skyhookv1.StatusKey(skyhook)
 	if err == nil && maps.Equal(current, rec.State) && maps.Equal(ReadConfig(node, skyhook), rec.Config) &&
 		node.Labels[key] == string(rec.Status) && node.Annotations[key] == string(rec.Status) && ReadBatch(node, skyhook) == rec.Batch &&
+		len(Problems(node, skyhook)) == 0 && // a value someone else wrote is rewritten
 		node.Annotations[skyhookv1.InterruptAnnotation(skyhook)] == rec.Interrupt &&
 		(rec.Version == "" || node.Annotations[skyhookv1.VersionAnnotation(skyhook)] == rec.Version) {
 		return nil, nil

@@ -98,3 +98,28 @@ func TestStatusPatch(t *testing.T) {
 		t.Errorf("patched again: %s", again)
 	}
 }
+
+// Config and batch annotations that are not what this operator writes
+// there are problems (read as none), and the next Patch rewrites them.
+func TestProblemsAreRewritten(t *testing.T) {
+	for _, tc := range []struct{ config, batch string }{
+		{`{"tuning":7}`, "x"}, {"null", "0"}, {"{}", "-3"}, {`{"tuning":"abc"`, " 2"}, {`{ "tuning" : "abc" }`, "02"},
+	} {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{
+			"skyhook.nvidia.com/config_demo": tc.config, "skyhook.nvidia.com/batch_demo": tc.batch,
+			"skyhook.nvidia.com/nodeState_demo": "{}", "skyhook.nvidia.com/status_demo": "complete"},
+			Labels: map[string]string{"skyhook.nvidia.com/status_demo": "complete"}}}
+		problems := Problems(node, "demo")
+		if len(problems) != 2 || !strings.Contains(problems[0], "config_demo holds") || !strings.Contains(problems[1], "batch_demo holds") {
+			t.Errorf("%q/%q: problems %q", tc.config, tc.batch, problems)
+		}
+		rec := Record{State: skyhookv1.NodeState{}, Config: ReadConfig(node, "demo"), Status: skyhookv1.StatusComplete, Batch: ReadBatch(node, "demo")}
+		if patch, _ := Patch(node, "demo", rec); patch == nil {
+			t.Errorf("%q/%q: not rewritten", tc.config, tc.batch)
+		}
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"skyhook.nvidia.com/config_demo": `{"a":"1","b":"2"}`, "skyhook.nvidia.com/batch_demo": "12"}}}
+	if problems := Problems(node, "demo"); len(problems) > 0 {
+		t.Errorf("the operator's own values: %q", problems)
+	}
+}

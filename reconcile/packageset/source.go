@@ -12,17 +12,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/packageset/artifact"
 	"github.com/skyhook-go/skyhook/reconcile/packageset/manifests"
 )
 
 // The source side of a PackageSet: its Flux source's artifact, downloaded
 // and read.
 
-// Limits of an artifact download.
-const (
-	maxArtifactSize = 50 << 20
-	maxUntarSize    = 100 << 20
-)
+// maxArtifactSize bounds an artifact's download (the compressed tarball);
+// what it may unpack to is bounded by artifact.DefaultLimits.
+const maxArtifactSize = 50 << 20
 
 // artifact is the source's current artifact.
 func (r *Reconciler) artifact(ctx context.Context, ps *skyhookv1.PackageSet) (*meta.Artifact, error) {
@@ -55,23 +54,40 @@ func (r *Reconciler) artifact(ctx context.Context, ps *skyhookv1.PackageSet) (*m
 	return artifact, nil
 }
 
-// fetch downloads the artifact (digest verified, size limited, untarred
-// without path escapes) and reads the manifests at spec.path.
-func (r *Reconciler) fetch(ctx context.Context, ps *skyhookv1.PackageSet, artifact *meta.Artifact) ([]manifests.Object, []string, error) {
-	dir, err := os.MkdirTemp("", "packageset-")
+// fetch downloads the artifact (digest verified, size limited), extracts
+// it within artifact.DefaultLimits and without path escapes, and reads the
+// manifests at spec.path.
+func (r *Reconciler) fetch(ctx context.Context, ps *skyhookv1.PackageSet, art *meta.Artifact) ([]manifests.Object, []string, error) {
+	tmp, err := os.MkdirTemp("", "packageset-")
 	if err != nil {
 		return nil, nil, err
 	}
-	defer os.RemoveAll(dir)
+	defer os.RemoveAll(tmp)
+	// Downloaded as a file, not untarred by the fetcher: its untar bounds
+	// the declared sizes only (artifact.Extract says what else it bounds).
+	const archive = "artifact.tar.gz"
 	fetcher := fetch.New(fetch.WithRetries(2), fetch.WithMaxDownloadSize(maxArtifactSize),
-		fetch.WithUntar(), fetch.WithHostnameOverwrite(r.HostnameOverwrite))
-	if err := fetcher.FetchWithContext(ctx, artifact.URL, artifact.Digest, dir); err != nil {
-		return nil, nil, fmt.Errorf("fetching revision %s: %w", artifact.Revision, err)
+		fetch.WithFileName(archive), fetch.WithHostnameOverwrite(r.HostnameOverwrite))
+	if err := fetcher.FetchWithContext(ctx, art.URL, art.Digest, tmp); err != nil {
+		return nil, nil, fmt.Errorf("fetching revision %s: %w", art.Revision, err)
+	}
+	dir := filepath.Join(tmp, "src")
+	if err := extract(filepath.Join(tmp, archive), dir); err != nil {
+		return nil, nil, fmt.Errorf("revision %s: %w", art.Revision, err)
 	}
 	root := filepath.Join(dir, filepath.Clean("/"+ps.Spec.Path))
 	if _, err := os.Stat(root); err != nil {
-		return nil, []string{fmt.Sprintf("spec.path %q is not in revision %s", ps.Spec.Path, artifact.Revision)}, nil
+		return nil, []string{fmt.Sprintf("spec.path %q is not in revision %s", ps.Spec.Path, art.Revision)}, nil
 	}
 	objects, problems := manifests.Load(root)
 	return objects, problems, nil
+}
+
+func extract(archive, dir string) error {
+	f, err := os.Open(archive)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return artifact.Extract(f, dir, artifact.DefaultLimits)
 }

@@ -4,6 +4,7 @@ package clustertest
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -25,7 +26,15 @@ import (
 //
 // An interrupt or termination signal stops the cluster before the process
 // exits. Set SKYHOOK_TEST_LOG=1 to see the start-up progress.
+//
+// A fuzzing run of the package starts no cluster (*into stays nil) in its
+// fuzz workers, which run the fuzz target alone, nor in the coordinator
+// when -run is '^$' (as `make fuzz` runs it): the package's fuzz targets
+// must not need the cluster.
 func Main(m *testing.M, opts cluster.Options, into **cluster.Cluster, setup ...func(context.Context, *cluster.Cluster) error) int {
+	if fuzzingOnly() {
+		return m.Run()
+	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	if opts.Log == nil && os.Getenv("SKYHOOK_TEST_LOG") != "" {
@@ -61,4 +70,19 @@ func Main(m *testing.M, opts cluster.Options, into **cluster.Cluster, setup ...f
 	close(finished)
 	c.Stop()
 	return code
+}
+
+// fuzzingOnly reports whether this test process only fuzzes: a fuzz worker,
+// or a fuzzing coordinator told to run no test.
+func fuzzingOnly() bool {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	value := func(name string) string {
+		if f := flag.Lookup(name); f != nil {
+			return f.Value.String()
+		}
+		return ""
+	}
+	return value("test.fuzzworker") == "true" || (value("test.fuzz") != "" && value("test.run") == "^$")
 }

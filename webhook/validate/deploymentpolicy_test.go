@@ -90,6 +90,6 @@ func FuzzDeploymentPolicy(f *testing.F) {
 		if err := yaml.Unmarshal(data, dp); err != nil {
 			return
 		}
-		_ = DeploymentPolicy(dp)
+		requireNamedErrors(t, DeploymentPolicy(dp))
 	})
 }

@@ -240,6 +240,20 @@ func FuzzSkyhook(f *testing.F) {
 		if err := yaml.Unmarshal(data, sk); err != nil {
 			return
 		}
-		_ = Skyhook(sk, policies("p"))
+		requireNamedErrors(t, Skyhook(sk, policies("p")))
 	})
+}
+
+// requireNamedErrors fails unless every error names a field of the object
+// (under spec or metadata) and says what is wrong with it.
+func requireNamedErrors(t *testing.T, errs field.ErrorList) {
+	t.Helper()
+	for _, e := range errs {
+		if e.Field == "" || !(strings.HasPrefix(e.Field, "spec") || strings.HasPrefix(e.Field, "metadata")) {
+			t.Fatalf("an error that names no field of the object: %#v", e)
+		}
+		if e.Type == "" || e.ErrorBody() == "" {
+			t.Fatalf("an error that says nothing: %#v", e)
+		}
+	}
 }
