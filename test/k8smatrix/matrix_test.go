@@ -174,6 +174,7 @@ func TestInvalidObjectsAreRefusedWithTheField(t *testing.T) {
 			if err == nil {
 				t.Fatal("admitted")
 			}
+			t.Log(err) // with -v, for comparing releases
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("the refusal does not say %q:\n%v", w, err)
