@@ -120,7 +120,7 @@ test: verify-generated verify-fmt prepare real-node-deps
 test-race: prepare
 	$(GO) test -race $(TEST_FLAGS) ./reconcile/...
 
-## test-k8s-matrix: test/k8smatrix once per Kubernetes release of $(K8S_VERSIONS) (CRDs, webhooks, CEL rules, a rollout with a reboot, the server version), verbose so the refusals of each release can be compared; a release not in the cache is built first, about 8 minutes (docs/testing.md).
+## test-k8s-matrix: test/k8smatrix once per Kubernetes release of $(K8S_VERSIONS) (CRDs, webhooks, CEL rules, a rollout with a reboot, the server version), verbose so the refusals of each release can be compared; a release not in the cache is built first, about 7 minutes on 2 cores (docs/testing.md#kubernetes-versions).
 K8S_VERSIONS ?= v1.30.14 v1.32.2 v1.34.4 v1.36.3
 K8S_MATRIX_TIMEOUT ?= 30m
 test-k8s-matrix:

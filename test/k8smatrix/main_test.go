@@ -47,8 +47,8 @@ func TestMain(m *testing.M) {
 	if v := os.Getenv(VersionEnv); v != "" {
 		versions.Kubernetes = v
 	}
-	// Built before the cluster starts, and timed apart from the tests: an
-	// older release not in the cache yet takes about 8 minutes on two cores.
+	// Built before the cluster starts, and timed apart from the tests: a
+	// release not in the cache yet takes about 7 minutes on two cores.
 	start := time.Now()
 	if _, err := binaries.Ensure(context.Background(), binaries.Options{Versions: versions, Log: os.Stderr}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
