@@ -31,7 +31,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 CHART = config/helm/skyhook-operator
 GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' -o -path 'config/webhook/manifests.yaml' -o -path '$(CHART)/files/*' -o -name skyhook-operator.yaml -o -name skyhook-dashboard.json | LC_ALL=C sort | xargs sha256sum
 
-.PHONY: all build agent images push agent-image release test test-race fuzz generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status real-node-deps test-chaos bench bench-rollout bench-agent bench-gitops clean
+.PHONY: all build agent images push agent-image release test test-race test-k8s-matrix fuzz generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status real-node-deps test-chaos bench bench-rollout bench-agent bench-gitops clean
 
 all: build
 
@@ -140,6 +140,17 @@ CHAOS_REPORT ?= bin
 test-chaos: prepare
 	mkdir -p $(CHAOS_REPORT)
 	SKYHOOK_CHAOS=full SKYHOOK_CHAOS_REPORT=$(abspath $(CHAOS_REPORT)) $(if $(CHAOS_SEED),SKYHOOK_CHAOS_SEED=$(CHAOS_SEED)) $(GO) test -count=1 -timeout 60m -v -run TestRolloutKeepsItsPromisesUnderFaults ./test/chaos/
+
+## test-k8s-matrix: test/k8smatrix once per Kubernetes release of $(K8S_VERSIONS) (CRDs, webhooks, CEL rules, a rollout with a reboot, the server version), verbose so the refusals of each release can be compared; a release not in the cache is built first, about 7 minutes on 2 cores (docs/testing.md#kubernetes-versions).
+K8S_VERSIONS ?= v1.30.14 v1.32.2 v1.34.4 v1.36.3
+K8S_MATRIX_TIMEOUT ?= 30m
+test-k8s-matrix:
+	@passed=; failed=; for v in $(K8S_VERSIONS); do \
+		echo "== Kubernetes $$v"; \
+		if SKYHOOK_K8S_VERSION=$$v $(GO) test -v -timeout $(K8S_MATRIX_TIMEOUT) $(TEST_FLAGS) ./test/k8smatrix/; then passed="$$passed $$v"; else failed="$$failed $$v"; fi; \
+	done; \
+	echo "test-k8s-matrix: passed on:$${passed:- none}; failed on:$${failed:- none}"; \
+	[ -z "$$failed" ]
 
 ## bench: admission latency, in process and through the apiserver (docs/admission.md).
 bench: prepare
