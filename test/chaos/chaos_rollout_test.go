@@ -136,7 +136,7 @@ func TestRolloutKeepsItsPromisesUnderFaults(t *testing.T) {
 		t.Fatalf("the last wave (driver %s) did not roll out within 10 minutes of the faults\n%s", driverVersion(wave), dump(c))
 	}
 	stopWriter()
-	table := report(injections, obs, s, m, patches())
+	table := report(injections, obs, s, m, patches(), ops.exitedByThemselves())
 	t.Log("\n" + table)
 	if dir := os.Getenv("SKYHOOK_CHAOS_REPORT"); dir != "" {
 		_ = os.WriteFile(filepath.Join(dir, "chaos-report.md"), []byte(table), 0o644)

@@ -182,7 +182,7 @@ func conflictingWriter(ctx context.Context, r *rand.Rand, nodes int) (patches fu
 
 // report is the run's table: faults by kind, how long the rollout took
 // to make progress again after each kind (p50, max), and the violations.
-func report(injections []injection, obs *observer, seed int64, m mode, patches int) string {
+func report(injections []injection, obs *observer, seed int64, m mode, patches, replicaExits int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "chaos run (%s): seed %d, %d nodes; replay with SKYHOOK_CHAOS_SEED=%d\n\n", m.name, seed, m.nodes, seed)
 	fmt.Fprintf(&b, "| fault | injected | recovered | recovery p50 | recovery max |\n|---|---|---|---|---|\n")
@@ -209,6 +209,7 @@ func report(injections []injection, obs *observer, seed int64, m mode, patches i
 	created, extra := obs.extraPods()
 	fmt.Fprintf(&b, "| watch streams ended by the apiserver | every 20–40 s | | | |\n")
 	fmt.Fprintf(&b, "| node annotations patched by another writer | %d | | | |\n\n", patches)
+	fmt.Fprintf(&b, "operator replicas that exited by themselves (lost their lease while the apiserver was away) and were started again: %d\n", replicaExits)
 	fmt.Fprintf(&b, "stage pods created: %d, of which extra because of faults: %d\n", created, extra)
 	fmt.Fprintf(&b, "invariant violations: %d\n", len(obs.Violations()))
 	for _, v := range obs.Violations() {

@@ -31,6 +31,12 @@ type operators struct {
 	dir      string
 	proxy    net.Listener
 	down     bool // the proxy refuses connections
+	// killed are the processes the test killed; a replica that exits by
+	// itself (it lost its lease while the apiserver was away) is started
+	// again after a second, as a kubelet restarts a container, and counted.
+	killed  map[*exec.Cmd]bool
+	exits   int
+	stopped bool
 }
 
 func startOperators(c *cluster.Cluster, dir string) (*operators, error) {
@@ -38,7 +44,7 @@ func startOperators(c *cluster.Cluster, dir string) (*operators, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &operators{dir: dir}
+	o := &operators{dir: dir, killed: map[*exec.Cmd]bool{}}
 	copy(o.ports[:], ports[:2])
 	copy(o.metrics[:], ports[2:])
 	if o.proxy, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
@@ -75,17 +81,43 @@ func (o *operators) start(c *cluster.Cluster, i int) error {
 		log.Close()
 		return err
 	}
-	go func() { _ = cmd.Wait(); log.Close() }()
 	o.mu.Lock()
 	o.replicas[i] = cmd
 	o.mu.Unlock()
+	go func() {
+		_ = cmd.Wait()
+		log.Close()
+		o.restartIfExited(c, i, cmd)
+	}()
 	return nil
+}
+
+// restartIfExited starts replica i again when cmd ended by itself.
+func (o *operators) restartIfExited(c *cluster.Cluster, i int, cmd *exec.Cmd) {
+	o.mu.Lock()
+	byItself := !o.stopped && !o.killed[cmd] && o.replicas[i] == cmd
+	if byItself {
+		o.exits++
+	}
+	o.mu.Unlock()
+	if byItself {
+		time.Sleep(time.Second)
+		_ = o.start(c, i)
+	}
+}
+
+// exitedByThemselves counts the replicas' own exits.
+func (o *operators) exitedByThemselves() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.exits
 }
 
 // kill SIGKILLs replica i and starts it again after pause.
 func (o *operators) kill(c *cluster.Cluster, i int, pause time.Duration) error {
 	o.mu.Lock()
 	cmd := o.replicas[i]
+	o.killed[cmd] = true
 	o.mu.Unlock()
 	_ = cmd.Process.Kill()
 	time.Sleep(pause)
@@ -163,6 +195,7 @@ func (o *operators) forward(in net.Conn) {
 func (o *operators) stop() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.stopped = true
 	for _, cmd := range o.replicas {
 		if cmd != nil {
 			_ = cmd.Process.Kill()
