@@ -101,4 +101,6 @@ func (p *operatorProcess) running(t *testing.T, d deployment) {
 	}
 }
 
-func (p *operatorProcess) String() string { return fmt.Sprintf("operator %s (pid %d)", p.name, p.cmd.Process.Pid) }
+func (p *operatorProcess) String() string {
+	return fmt.Sprintf("operator %s (pid %d)", p.name, p.cmd.Process.Pid)
+}
