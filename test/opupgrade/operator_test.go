@@ -2,7 +2,6 @@ package opupgrade
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,8 +98,4 @@ func (p *operatorProcess) running(t *testing.T, d deployment) {
 		t.Fatalf("operator %s exited: %v\n%s", p.name, p.cmd.ProcessState, cluster.TailFile(d.logPath(p.name), 20))
 	default:
 	}
-}
-
-func (p *operatorProcess) String() string {
-	return fmt.Sprintf("operator %s (pid %d)", p.name, p.cmd.Process.Pid)
 }
