@@ -97,7 +97,7 @@ func buildAt(commit string) (string, time.Duration, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", 0, err
 	}
-	tmp := out + ".tmp"
+	tmp := fmt.Sprintf("%s.tmp-%d", out, os.Getpid()) // two runs at once each write their own, then rename
 	build := exec.Command("go", "build", "-ldflags", "-X "+versionVar+"="+oldVersion(commit), "-o", tmp, "./cmd/manager")
 	build.Dir = src
 	// The archive has no .git (no VCS stamp) and its own go.mod and
@@ -108,6 +108,7 @@ func buildAt(commit string) (string, time.Duration, error) {
 		return "", 0, fmt.Errorf("building the operator of commit %s: %v\n%s", commit[:7], err, output)
 	}
 	if err := os.Rename(tmp, out); err != nil {
+		os.Remove(tmp)
 		return "", 0, err
 	}
 	return out, time.Since(start), nil
