@@ -20,7 +20,8 @@ type interruptSpec struct {
 // parseInterrupt reads the interrupt argument (the operator's JSON of
 // spec.packages.<name>.interrupt) and checks it as admission does: a known
 // type, services for the service type, each a systemd unit name (no
-// whitespace, no '/'), since each becomes an argument of systemctl.
+// whitespace, no '/', not starting with '-'), since each becomes an
+// argument of systemctl.
 func parseInterrupt(raw string) (interruptSpec, error) {
 	var spec interruptSpec
 	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
@@ -35,7 +36,7 @@ func parseInterrupt(raw string) (interruptSpec, error) {
 		return spec, fmt.Errorf("the interrupt %q: services: a service interrupt needs services", raw)
 	}
 	for i, s := range spec.Services {
-		if strings.TrimSpace(s) == "" || strings.ContainsAny(s, " \t\n\r\x00/") {
+		if strings.TrimSpace(s) == "" || strings.ContainsAny(s, " \t\n\r\x00/") || strings.HasPrefix(s, "-") { // "-" would be an option of systemctl
 			return spec, fmt.Errorf("the interrupt %q: services[%d] %q: want a systemd unit name", raw, i, s)
 		}
 	}

@@ -104,3 +104,15 @@ func TestSystemctlCanBeAnotherProgram(t *testing.T) {
 		t.Errorf("calls after the failures:\n%s", strings.TrimPrefix(got, before))
 	}
 }
+
+// A service name systemctl would take for an option never reaches it.
+func TestInterruptRefusesServiceNamesLikeOptions(t *testing.T) {
+	for _, raw := range []string{`{"type":"service","services":["--now"]}`, `{"type":"service","services":["ok.service","-H host"]}`} {
+		if _, err := parseInterrupt(raw); err == nil || !strings.Contains(err.Error(), "want a systemd unit name") {
+			t.Errorf("%s: err = %v, want a refusal naming the rule", raw, err)
+		}
+	}
+	if _, err := parseInterrupt(`{"type":"service","services":["nvidia-persistenced.service"]}`); err != nil {
+		t.Errorf("a plain unit name was refused: %v", err)
+	}
+}

@@ -192,8 +192,12 @@ func interrupt(in skyhookv1.Interrupt, p *field.Path) field.ErrorList {
 		errs = append(errs, field.Required(p.Child("services"), "a service interrupt needs at least one service"))
 	}
 	for i, s := range in.Services {
-		if strings.TrimSpace(s) == "" || strings.ContainsAny(s, " \t\n/") {
+		switch {
+		case strings.TrimSpace(s) == "" || strings.ContainsAny(s, " \t\n/"):
 			errs = append(errs, field.Invalid(p.Child("services").Index(i), s, "must be a systemd unit name"))
+		case strings.HasPrefix(s, "-"):
+			// systemctl would read it as one of its options.
+			errs = append(errs, field.Invalid(p.Child("services").Index(i), s, "must be a systemd unit name, which does not start with '-'"))
 		}
 	}
 	return errs

@@ -158,6 +158,13 @@ func TestSkyhookValidation(t *testing.T) {
   packages:
     alpha: {version: 1.0.0, image: ghcr.io/x/a, interrupt: {type: service}}
 `, []string{"spec.packages.alpha.interrupt.services: a service interrupt needs at least one service"}},
+		{"service names systemctl would read as options or paths", `
+  packages:
+    alpha: {version: 1.0.0, image: ghcr.io/x/a, interrupt: {type: service, services: [--now, ok.service, a/b]}}
+`, []string{
+			"spec.packages.alpha.interrupt.services[0]: Invalid value: \"--now\": must be a systemd unit name, which does not start with '-'",
+			"spec.packages.alpha.interrupt.services[2]: Invalid value: \"a/b\": must be a systemd unit name",
+		}},
 		{"resources", `
   packages:
     alpha: {version: 1.0.0, image: ghcr.io/x/a, resources: {cpuRequest: 500m, cpuLimit: 100m, memoryRequest: 1Gi, memoryLimit: 512Mi}}
