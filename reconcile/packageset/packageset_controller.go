@@ -160,7 +160,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{RequeueAfter: retry}, nil
 	}
 	if problems, _ := r.apply(work, applier, objects, false); len(problems) > 0 {
-		r.fail(ps, ApplyFailedReason, "revision %s: %s", artifact.Revision, strings.Join(problems, "; "))
+		r.fail(ps, ApplyFailedReason, "revision %s: %s", artifact.Revision, summarize(problems))
 		return ctrl.Result{RequeueAfter: retry}, nil
 	}
 	if err := r.record(work, applier, ps, objects); err != nil {
@@ -180,6 +180,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	return ctrl.Result{RequeueAfter: ps.Spec.Interval.Duration}, nil
 }
 
+// problemsBudget bounds the problems written into a condition message,
+// whose limit is 32 KiB: an artifact with thousands of bad manifests would
+// otherwise make the status write itself fail.
+const problemsBudget = 16 << 10
+
+// summarize joins problems with "; " while they fit problemsBudget, and
+// says how many more there are.
+func summarize(problems []string) string {
+	var b strings.Builder
+	for i, p := range problems {
+		if i > 0 && b.Len()+len(p)+2 > problemsBudget {
+			fmt.Fprintf(&b, "; and %d more", len(problems)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		if len(p) > problemsBudget {
+			p = p[:problemsBudget] + "…"
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
 // fail marks the PackageSet not ready for a reason that may pass.
 func (r *Reconciler) fail(ps *skyhookv1.PackageSet, reason, format string, args ...any) {
 	conditions.MarkFalse(ps, meta.ReadyCondition, reason, format, args...)
@@ -194,7 +219,7 @@ func (r *Reconciler) fail(ps *skyhookv1.PackageSet, reason, format string, args 
 // account fixes it.
 func (r *Reconciler) reject(ps *skyhookv1.PackageSet, revision string, problems []string, denied bool) {
 	msg := fmt.Sprintf("revision %s was not applied (%d problems; %s stays): %s", revision, len(problems),
-		orNone(ps.Status.LastAppliedRevision), strings.Join(problems, "; "))
+		orNone(ps.Status.LastAppliedRevision), summarize(problems))
 	if denied {
 		conditions.Delete(ps, meta.StalledCondition)
 		r.fail(ps, ApplyFailedReason, "%s", msg)
