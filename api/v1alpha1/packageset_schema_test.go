@@ -47,6 +47,15 @@ func TestPackageSetSchemaRejectsInvalidSpecs(t *testing.T) {
 			rule:  "must be at most 2562047h",
 		},
 		{
+			name: "interval of zero",
+			spec: `
+  sourceRef: {kind: GitRepository, name: fleet}
+  interval: 0s
+`,
+			field: "spec.interval",
+			rule:  "must be more than 0s",
+		},
+		{
 			name: "path escaping the artifact",
 			spec: `
   sourceRef: {kind: OCIRepository, name: fleet}

@@ -22,13 +22,15 @@ type PackageSetSpec struct {
 	// +optional
 	Path string `json:"path,omitempty"`
 
-	// Interval is how often the set is reconciled even when nothing changed.
+	// Interval is how often the set is reconciled even when nothing changed;
+	// 0s is refused (the set would never be reconciled again).
 	// A duration the pattern allows but Go cannot hold (over 2562047h) is
 	// refused: stored, it would make every PackageSet unreadable to the
 	// operator.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ms|s|m|h))+$') || duration(self) >= duration('0s')",message="must be at most 2562047h, the longest duration the operator can hold"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^(0+([.]0+)?(ms|s|m|h))+$')",message="must be more than 0s: a PackageSet is reconciled again every interval"
 	// +required
 	Interval metav1.Duration `json:"interval"`
 
