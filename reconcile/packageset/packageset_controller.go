@@ -238,15 +238,25 @@ func (r *Reconciler) stall(ps *skyhookv1.PackageSet, reason, msg string) {
 	countFailure(ps, reason)
 }
 
-// crossNamespaceRef says why the sourceRef may not be read, or is empty.
+// crossNamespaceRef says why the sourceRef or a dependsOn entry may not be
+// read, or is empty. A dependency's Ready condition tells a tenant about
+// another namespace's set, so it is held to the same rule, as Flux does.
 func (r *Reconciler) crossNamespaceRef(ps *skyhookv1.PackageSet) string {
-	ref := ps.Spec.SourceRef
-	if r.AllowCrossNamespaceRefs || ref.Namespace == "" || ref.Namespace == ps.Namespace {
+	if r.AllowCrossNamespaceRefs {
 		return ""
 	}
-	return fmt.Sprintf("spec.sourceRef.namespace %q: cross-namespace references are not allowed "+
-		"(the operator runs with --no-cross-namespace-refs): the %s must be in the PackageSet's namespace %q",
-		ref.Namespace, ref.Kind, ps.Namespace)
+	const rule = "cross-namespace references are not allowed (the operator runs with --no-cross-namespace-refs)"
+	if ref := ps.Spec.SourceRef; ref.Namespace != "" && ref.Namespace != ps.Namespace {
+		return fmt.Sprintf("spec.sourceRef.namespace %q: %s: the %s must be in the PackageSet's namespace %q",
+			ref.Namespace, rule, ref.Kind, ps.Namespace)
+	}
+	for i, dep := range ps.Spec.DependsOn {
+		if dep.Namespace != "" && dep.Namespace != ps.Namespace {
+			return fmt.Sprintf("spec.dependsOn[%d].namespace %q: %s: the PackageSet %s must be in the namespace %q",
+				i, dep.Namespace, rule, dep.Name, ps.Namespace)
+		}
+	}
+	return ""
 }
 
 func orNone(revision string) string {

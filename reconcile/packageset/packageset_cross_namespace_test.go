@@ -62,3 +62,39 @@ func TestPackageSetRefusesASourceInAnotherNamespace(t *testing.T) {
 		t.Errorf("the Skyhook of the other namespace's source was applied: %v", err)
 	}
 }
+
+// A dependsOn entry in another namespace is refused the same way: its
+// Ready condition would tell the tenant about another namespace's set.
+func TestPackageSetRefusesADependencyInAnotherNamespace(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	for _, ns := range []string{"xdep-tenant", "xdep-other"} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	src := newSource(t, "xdep-tenant", "own-repo")
+	src.publish("main@sha1:2222", map[string]string{"sets/gpu.yaml": skyhookManifest("ps-xdep", "1.0.0")})
+	ps := &skyhookv1.PackageSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "leaning", Namespace: "xdep-tenant"},
+		Spec: skyhookv1.PackageSetSpec{
+			SourceRef: skyhookv1.SourceReference{Kind: sourcev1.GitRepositoryKind, Name: "own-repo"},
+			DependsOn: []meta.NamespacedObjectReference{{Name: "base", Namespace: "xdep-other"}},
+			Path:      "sets", Interval: metav1.Duration{Duration: time.Hour}, RetryInterval: &metav1.Duration{Duration: time.Second},
+		},
+	}
+	if err := c.Create(ctx, ps); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), ps) })
+	got := waitPackageSet(t, client.ObjectKeyFromObject(ps), func(p *skyhookv1.PackageSet) bool { return conditions.IsStalled(p) })
+	if reason := conditions.GetReason(got, meta.ReadyCondition); reason != packageset.AccessDeniedReason {
+		t.Errorf("Ready reason %s; want %s", reason, packageset.AccessDeniedReason)
+	}
+	if msg := conditions.GetMessage(got, meta.ReadyCondition); !strings.Contains(msg, `spec.dependsOn[0].namespace "xdep-other"`) {
+		t.Errorf("Ready says %q; want the dependsOn entry named", msg)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: "ps-xdep"}, &skyhookv1.Skyhook{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the set was applied although its dependency was refused: %v", err)
+	}
+}
