@@ -76,6 +76,13 @@ func Read(node *corev1.Node, skyhook string) *Record {
 	if err := json.Unmarshal([]byte(raw), &r); err != nil || !r.Phase.Known() {
 		return nil
 	}
+	// A time Go reads but cannot write back (an offset such as -24:59, or
+	// a year past 9999 once in UTC) would make every later write of the
+	// record fail: it is no record this operator wrote.
+	r.Since = r.Since.UTC()
+	if _, err := r.Since.MarshalJSON(); err != nil {
+		return nil
+	}
 	return &r
 }
 
@@ -92,7 +99,7 @@ func Problem(node *corev1.Node, skyhook string) string {
 	} else {
 		raw = fmt.Sprintf("%q", raw)
 	}
-	return fmt.Sprintf("annotation %s holds %s, not an interrupt record of a phase this operator knows; read as none (the interrupt, if one is due, starts over)",
+	return fmt.Sprintf("annotation %s holds %s, not an interrupt record this operator can read (an unknown phase, or a time it cannot write back); read as none (the interrupt, if one is due, starts over)",
 		skyhookv1.InterruptAnnotation(skyhook), raw)
 }
 
