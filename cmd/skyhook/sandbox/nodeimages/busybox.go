@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 )
@@ -50,7 +49,7 @@ func Busybox(ctx context.Context, log io.Writer) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", err
 	}
-	unlock, err := lockFile(dir + ".lock")
+	unlock, err := binaries.Lock(dir + ".lock")
 	if err != nil {
 		return "", err
 	}
@@ -124,28 +123,6 @@ func fetchBusybox(ctx context.Context) ([]byte, error) {
 // ErrNoAptGet is the error (wrapped) of Busybox on a machine without
 // apt-get, where it cannot fetch busybox-static; tests skip on it.
 var ErrNoAptGet = errors.New("apt-get is not installed")
-
-// lockFile takes an exclusive flock on path, waiting for other holders.
-func lockFile(path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
-}
 
 func fileExists(path string) bool {
 	_, err := os.Stat(path)

@@ -129,7 +129,7 @@ func ensure(ctx context.Context, opts Options, r recipe) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", err
 	}
-	unlock, err := lock(dir + ".lock")
+	unlock, err := Lock(dir + ".lock")
 	if err != nil {
 		return "", err
 	}
@@ -196,8 +196,10 @@ func complete(dir string) bool {
 	return err == nil
 }
 
-// lock takes an exclusive flock on path, waiting for other holders.
-func lock(path string) (func(), error) {
+// Lock takes an exclusive flock on path, waiting for other holders, so
+// that processes filling one cache entry (test packages starting at once)
+// do it once; the returned function releases it.
+func Lock(path string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
