@@ -82,7 +82,7 @@ func TestSandboxRealNode(t *testing.T) {
 			t.Errorf("pid %d still runs after down", pid)
 		}
 	}
-	if left := processesNaming(stateDir); len(left) > 0 {
+	if left := cluster.ProcessesNaming(stateDir); len(left) > 0 {
 		t.Errorf("processes of the state directory still run after down:\n%s", strings.Join(left, "\n"))
 	}
 	if _, err := os.Stat("/var/lib/skyhook/real-demo"); !os.IsNotExist(err) {
@@ -133,14 +133,13 @@ func TestSandboxRealNodeDownAfterSupervisorKilled(t *testing.T) {
 "spec": {"nodeName": "real-node", "containers": [{"name": "sleeper", "image": "%s/skyhook/pause:sandbox"}]}}`, strings.TrimSpace(string(registry))),
 		"apply", "-f", "-")
 	kubectl("", "wait", "--for=condition=Ready", "pod/sleeper", "--timeout=60s")
-	shims := processesNaming(stateDir)
+	shims := cluster.ProcessesNaming(stateDir)
 	var pod []int // the shims and their containers
-	children := childrenOf()
 	for _, p := range shims {
 		if strings.Contains(p, "containerd-shim") {
 			pid, _ := strconv.Atoi(p[:strings.Index(p, ":")])
 			pod = append(pod, pid)
-			pod = append(pod, descendantsOf(children, pid)...)
+			pod = append(pod, cluster.Descendants(pid)...)
 		}
 	}
 	if len(pod) < 3 { // a shim, the pod's sandbox and its container
@@ -168,7 +167,7 @@ func TestSandboxRealNodeDownAfterSupervisorKilled(t *testing.T) {
 			t.Errorf("pid %d of the pod still runs after down", p)
 		}
 	}
-	if left := processesNaming(stateDir); len(left) > 0 {
+	if left := cluster.ProcessesNaming(stateDir); len(left) > 0 {
 		t.Errorf("processes of the state directory still run after down:\n%s", strings.Join(left, "\n"))
 	}
 	if mounts, _ := os.ReadFile("/proc/self/mounts"); strings.Contains(string(mounts), stateDir) {
@@ -227,47 +226,4 @@ func indent(content string) string {
 		b.WriteString("      " + l + "\n")
 	}
 	return b.String()
-}
-
-// childrenOf maps each pid to its children's.
-func childrenOf() map[int][]int {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	children := map[int][]int{}
-	for _, f := range stats {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
-		if ppid, err := strconv.Atoi(fields[1]); err == nil {
-			children[ppid] = append(children[ppid], pid)
-		}
-	}
-	return children
-}
-
-func descendantsOf(children map[int][]int, pid int) []int {
-	var out []int
-	for _, c := range children[pid] {
-		out = append(out, c)
-		out = append(out, descendantsOf(children, c)...)
-	}
-	return out
-}
-
-// processesNaming lists the running processes whose command line names
-// dir (containerd, the kubelet and the shims name files in it).
-func processesNaming(dir string) []string {
-	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	var found []string
-	for _, f := range cmdlines {
-		data, err := os.ReadFile(f)
-		if err != nil || !strings.Contains(string(data), dir) {
-			continue
-		}
-		found = append(found, filepath.Base(filepath.Dir(f))+": "+strings.ReplaceAll(string(data), "\x00", " "))
-	}
-	return found
 }

@@ -123,31 +123,11 @@ func TestRealNodeRunsPodsAndLeavesNothingBehind(t *testing.T) {
 
 	c.Stop()
 	stopped = true
-	if left := processesMentioning(marker, c.Dir); len(left) > 0 {
+	if left := cluster.ProcessesNaming(marker, c.Dir); len(left) > 0 {
 		t.Errorf("still running after Stop: %v", left)
 	}
 	mounts, _ := os.ReadFile("/proc/self/mountinfo")
 	if strings.Contains(string(mounts), c.Dir) {
 		t.Errorf("still mounted under %s after Stop", c.Dir)
 	}
-}
-
-// processesMentioning lists the command lines that contain any of words.
-func processesMentioning(words ...string) []string {
-	files, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	var found []string
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil || len(data) == 0 {
-			continue
-		}
-		line := strings.ReplaceAll(string(data), "\x00", " ")
-		for _, w := range words {
-			if strings.Contains(line, w) && !strings.Contains(line, "go test") && !strings.Contains(line, "cluster.test") {
-				found = append(found, line)
-				break
-			}
-		}
-	}
-	return found
 }

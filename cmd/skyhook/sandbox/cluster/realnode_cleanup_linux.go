@@ -129,6 +129,34 @@ func childrenByParent() map[int][]int {
 	return children
 }
 
+// Descendants lists the processes below pid, children before their own
+// (a test checks that a pod's containers went with their shim).
+func Descendants(pid int) []int { return descendants(childrenByParent(), pid) }
+
+// ProcessesNaming lists the running processes, other than this one, whose
+// command line contains any of words, as "pid: command line": what a
+// test checks is gone after Stop or `sandbox down`.
+func ProcessesNaming(words ...string) []string {
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	self := strconv.Itoa(os.Getpid())
+	var found []string
+	for _, f := range cmdlines {
+		pid := filepath.Base(filepath.Dir(f))
+		data, err := os.ReadFile(f)
+		if err != nil || pid == self {
+			continue
+		}
+		line := strings.ReplaceAll(string(data), "\x00", " ")
+		for _, w := range words {
+			if strings.Contains(line, w) {
+				found = append(found, pid+": "+line)
+				break
+			}
+		}
+	}
+	return found
+}
+
 // descendants lists the processes below pid, children before their own.
 func descendants(children map[int][]int, pid int) []int {
 	var out []int
