@@ -21,7 +21,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -63,7 +62,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(work)
 	managerBinary = filepath.Join(work, "manager")
-	if err := buildManager(managerBinary); err != nil {
+	if err := testenv.Build(managerBinary, "./cmd/manager"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -83,17 +82,4 @@ func run(m *testing.M) int {
 		git, err = gitserver.Start(filepath.Join(work, "git"))
 		return err
 	})
-}
-
-func buildManager(out string) error {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/manager")
-	cmd.Dir = root
-	if output, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the operator: %v\n%s", err, output)
-	}
-	return nil
 }

@@ -38,16 +38,7 @@ func oldVersion(commit string) string { return "old-" + commit[:7] }
 
 // buildCurrent builds the operator of this tree to out.
 func buildCurrent(out string) error {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command("go", "build", "-ldflags", "-X "+versionVar+"="+currentVersion, "-o", out, "./cmd/manager")
-	cmd.Dir = root
-	if output, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the current operator: %v\n%s", err, output)
-	}
-	return nil
+	return testenv.Build(out, "./cmd/manager", "-ldflags", "-X "+versionVar+"="+currentVersion)
 }
 
 // errNoHistory says the commit cannot be had from this clone (no git, no

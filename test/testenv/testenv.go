@@ -123,21 +123,26 @@ func RepoRoot() (string, error) {
 	}
 }
 
-// BuildCLI builds this repository's skyhook command to out, for tests
-// that run it as a person would (`skyhook package logs`, the plugin's
-// commands).
-func BuildCLI(out string) error {
+// Build builds a command of this repository (pkg, such as ./cmd/manager)
+// to out, with extra go build flags, for tests that run the real binary.
+func Build(out, pkg string, flags ...string) error {
 	root, err := RepoRoot()
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/skyhook")
+	args := append(append([]string{"build"}, flags...), "-o", out, pkg)
+	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	if output, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the CLI: %v\n%s", err, output)
+		return fmt.Errorf("building %s: %v\n%s", pkg, err, output)
 	}
 	return nil
 }
+
+// BuildCLI builds this repository's skyhook command to out, for tests
+// that run it as a person would (`skyhook package logs`, the plugin's
+// commands).
+func BuildCLI(out string) error { return Build(out, "./cmd/skyhook") }
 
 // OperatorLogs sends the controller-runtime log of an operator running in
 // the test process to <cluster dir>/logs/operator.log.
