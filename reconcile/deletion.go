@@ -123,6 +123,7 @@ func (r *SkyhookReconciler) finalize(ctx context.Context, sk *skyhookv1.Skyhook)
 		}
 	}
 	r.started.forget(sk.UID)
+	r.views.drop(sk.Name)
 	r.written.forget(sk.UID)
 	r.batches.forget(sk.UID)
 	r.records.forget(sk.UID)

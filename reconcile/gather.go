@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/fleet"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -39,11 +40,50 @@ type nodeWork struct {
 	// order is the node's place in the rollout (SKYHOOK_NODE_ORDER, see
 	// orderNodes).
 	order int
+	// kind says how the node counts: work, or held (ignored, malformed).
+	kind fleet.Kind
+	// compartment is the node's compartment of the DeploymentPolicy.
+	compartment string
+	// report is what the node contributes to the status in this pass (and
+	// keeps contributing until its next visit).
+	report progress
+	// finishing: the pass deletes stage pods of the node whose stage is
+	// recorded done (they are gone from pods, not yet leaving).
+	finishing bool
+	// holding: the node's work is done, its stage pods are not gone yet;
+	// it keeps its budget slot (see hasPods).
+	holding bool
+	// problem says why a malformed node's record cannot be read.
+	problem string
 	// mark is why a waiting node did not start, for its status label:
 	// waiting (behind another Skyhook); empty when it only waits for the
 	// budget. (A node with taints the Skyhook does not tolerate is
 	// blocked: now says so.)
 	mark skyhookv1.Status
+}
+
+// restart readies a node known from an earlier pass for a turn in this
+// one: its record is the last one it had.
+func (w *nodeWork) restart() {
+	w.state, w.written, w.report, w.holding = w.record(), nil, progress{}, false
+}
+
+// hasPods reports whether a stage pod of the Skyhook still exists on the
+// node: running, finished, or being deleted. Until none does, the node
+// holds its budget slot, so that the nodes with a live stage pod (a pause
+// container included) never outnumber the budget.
+func (w *nodeWork) hasPods() bool {
+	if w.finishing {
+		return true
+	}
+	for _, byPackage := range []map[string][]*corev1.Pod{w.pods, w.leaving} {
+		for _, pods := range byPackage {
+			if len(pods) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // record is the node's record as of the end of the pass.
@@ -54,56 +94,105 @@ func (w *nodeWork) record() skyhookv1.NodeState {
 	return w.state
 }
 
-// countStatus counts the nodes that stand at status in this pass.
-func countStatus(work []*nodeWork, status skyhookv1.Status) int {
-	n := 0
-	for _, w := range work {
-		if w.now == status {
-			n++
-		}
-	}
-	return n
-}
-
-// gathered is what gather found.
+// gathered is what gather found among the nodes a pass visits.
 type gathered struct {
-	// work are the selected nodes the pass works on, name ordered.
+	// work are the visited selected nodes the pass works on, name ordered.
 	work []*nodeWork
-	// ignored are the selected nodes labelled to be ignored.
-	ignored []skyhookv1.NodeAttention
-	// malformed are the selected nodes whose record of the Skyhook cannot
-	// be read: they are held (nothing runs there, nothing is rewritten)
-	// until an admin repairs or resets the record, since starting over
-	// would run again what may be complete.
-	malformed []skyhookv1.NodeAttention
-	// recorded are the package versions (NodeStateKeys) any selected node
-	// records; nil when a record could not be read (then every version
-	// may still be on a node).
-	recorded map[string]bool
+	// held are the visited selected nodes labelled to be ignored, and those
+	// whose record of the Skyhook cannot be read (malformed): these are
+	// held (nothing runs there, nothing is rewritten) until an admin
+	// repairs or resets the record, since starting over would run again
+	// what may be complete.
+	held []*nodeWork
+	// gone are the visited nodes that are deleted or no longer selected.
+	gone []string
 }
 
-// gather lists the selected nodes with their records and stage pods, and
-// the nodes it leaves out (see gathered).
-func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) (gathered, error) {
+// podNodeField indexes the cached pods by spec.nodeName, so a pass that
+// visits a few nodes reads their stage pods without listing every pod.
+const podNodeField = "spec.nodeName"
+
+// gather reads the nodes a pass visits (visit; every selected node when
+// full) with their records and stage pods, and sorts them into work,
+// ignored, malformed and gone.
+func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook, visit []string, full bool) (gathered, error) {
 	var g gathered
 	sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
 	if err != nil {
 		return g, err
 	}
-	// The cached objects are read without a copy: a pass only reads them
-	// (writes go through fresh objects, see writeRecord), and copying every
-	// node on every pass would make each pass cost as much as the fleet.
-	var nodes corev1.NodeList
-	if err := r.Client.List(ctx, &nodes, client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
+	nodes, byNode, leaving, err := r.readVisited(ctx, sk, sel, visit, full, &g)
+	if err != nil {
 		return g, err
 	}
-	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, client.InNamespace(r.Namespace), client.MatchingLabels{stagepod.SkyhookLabel: sk.Name}, client.UnsafeDisableDeepCopy); err != nil {
-		return g, err
+	records := r.records.read(sk, nodes, full, g.gone)
+	for i := range nodes {
+		node := &nodes[i]
+		rec, err := records[i].record, records[i].err
+		if p := records[i].problems; len(p) > 0 && records[i].fresh && node.Labels[skyhookv1.IgnoreNodeLabel] != "true" {
+			// Once per change of the node, the node as the related
+			// object: the recorder folds repeats of one (Skyhook, node)
+			// into a series, and would fold every node's into the
+			// first without it.
+			r.Recorder.Eventf(sk, node, corev1.EventTypeWarning, "MalformedNodeRecord", "ReadNode", "node %s: %s", node.Name, strings.Join(p, "; "))
+		}
+		switch {
+		case node.Labels[skyhookv1.IgnoreNodeLabel] == "true":
+			g.held = append(g.held, &nodeWork{node: node, state: rec.State, kind: fleet.Ignored})
+		case err != nil:
+			g.held = append(g.held, &nodeWork{node: node, kind: fleet.Malformed, problem: err.Error()})
+		default:
+			g.work = append(g.work, &nodeWork{node: node, state: rec.State, pods: byNode[node.Name], leaving: leaving[node.Name],
+				config: rec.Config, batch: rec.Batch})
+		}
+	}
+	sort.Slice(g.work, func(i, j int) bool { return g.work[i].node.Name < g.work[j].node.Name })
+	return g, nil
+}
+
+// readVisited reads the visited nodes that the selector selects (noting
+// the others in g.gone) and their stage pods by node and package, those
+// being deleted apart. The cached objects of a full read are not copied: a
+// pass only reads them (writes go through fresh objects, see writeRecord),
+// and copying every node on every full pass would cost as much as the
+// fleet.
+func (r *SkyhookReconciler) readVisited(ctx context.Context, sk *skyhookv1.Skyhook, sel labels.Selector, visit []string, full bool, g *gathered) (
+	[]corev1.Node, map[string]map[string][]*corev1.Pod, map[string]map[string][]*corev1.Pod, error) {
+	var nodes corev1.NodeList
+	var pods []corev1.Pod
+	if full {
+		if err := r.Client.List(ctx, &nodes, client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, nil, nil, err
+		}
+		var list corev1.PodList
+		if err := r.Client.List(ctx, &list, client.InNamespace(r.Namespace), client.MatchingLabels{stagepod.SkyhookLabel: sk.Name}, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, nil, nil, err
+		}
+		pods = list.Items
+	} else {
+		for _, name := range visit {
+			node := corev1.Node{}
+			err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &node)
+			if client.IgnoreNotFound(err) != nil {
+				return nil, nil, nil, err
+			}
+			if err != nil || !sel.Matches(labels.Set(node.Labels)) {
+				g.gone = append(g.gone, name)
+				continue
+			}
+			nodes.Items = append(nodes.Items, node)
+			var list corev1.PodList
+			if err := r.Client.List(ctx, &list, client.InNamespace(r.Namespace), client.MatchingLabels{stagepod.SkyhookLabel: sk.Name},
+				client.MatchingFields{podNodeField: name}, client.UnsafeDisableDeepCopy); err != nil {
+				return nil, nil, nil, err
+			}
+			pods = append(pods, list.Items...)
+		}
 	}
 	byNode, leaving := map[string]map[string][]*corev1.Pod{}, map[string]map[string][]*corev1.Pod{}
-	for i := range pods.Items {
-		pod := &pods.Items[i]
+	for i := range pods {
+		pod := &pods[i]
+		r.created.forget(pod.Name) // the cache shows it
 		into := byNode
 		if !pod.DeletionTimestamp.IsZero() {
 			into = leaving
@@ -115,38 +204,7 @@ func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook) (
 		}
 		pkgs[pod.Labels[stagepod.PackageLabel]] = append(pkgs[pod.Labels[stagepod.PackageLabel]], pod)
 	}
-	g.recorded = map[string]bool{}
-	records := r.records.read(sk, nodes.Items)
-	for i := range nodes.Items {
-		node := &nodes.Items[i]
-		rec, err := records[i].record, records[i].err
-		if p := records[i].problems; len(p) > 0 && records[i].fresh && node.Labels[skyhookv1.IgnoreNodeLabel] != "true" {
-			// Once per change of the node, the node as the related
-			// object: the recorder folds repeats of one (Skyhook, node)
-			// into a series, and would fold every node's into the
-			// first without it.
-			r.Recorder.Eventf(sk, node, corev1.EventTypeWarning, "MalformedNodeRecord", "ReadNode", "node %s: %s", node.Name, strings.Join(p, "; "))
-		}
-		for key := range rec.State {
-			g.recorded[key] = true // an ignored node's too: its versions stay snapshotted
-		}
-		switch {
-		case node.Labels[skyhookv1.IgnoreNodeLabel] == "true":
-			g.ignored = append(g.ignored, skyhookv1.NodeAttention{Name: node.Name, Status: skyhookv1.StatusBlocked,
-				Message: "ignored: labelled " + skyhookv1.IgnoreNodeLabel + "=true"})
-		case err != nil:
-			g.malformed = append(g.malformed, skyhookv1.NodeAttention{Name: node.Name, Status: skyhookv1.StatusBlocked,
-				Message: "record unreadable, held until repaired or reset (skyhook node reset): " + err.Error()})
-		default:
-			g.work = append(g.work, &nodeWork{node: node, state: rec.State, pods: byNode[node.Name], leaving: leaving[node.Name],
-				config: rec.Config, batch: rec.Batch})
-		}
-	}
-	if len(g.malformed) > 0 {
-		g.recorded = nil
-	}
-	sort.Slice(g.work, func(i, j int) bool { return g.work[i].node.Name < g.work[j].node.Name })
-	return g, nil
+	return nodes.Items, byNode, leaving, nil
 }
 
 // taintList names the taints for a message.

@@ -145,42 +145,57 @@ func (w *writtenRecords) forget(uid types.UID) {
 	delete(w.patch, uid)
 }
 
-// recentDeletes remembers the stage pods this operator deleted lately: the
-// cache shows a deleted pod until its delete event arrives, and deleting it
-// again would only cost a request.
-type recentDeletes struct {
+// recentWrites remembers the stage pods this operator deleted (by UID) or
+// created (by name) lately: the cache shows a deleted pod until its delete
+// event arrives, and lacks a created one until its add event does; deleting
+// or creating it again would only cost a request (a create, a 409
+// AlreadyExists).
+type recentWrites struct {
 	mu        sync.Mutex
-	at        map[types.UID]time.Time
+	at        map[string]time.Time
 	lastPrune time.Time
 }
 
-// recentDeleteWindow is how long a delete is remembered; far longer than
+// recentWriteWindow is how long a write is remembered; far longer than
 // the cache lags.
-const recentDeleteWindow = 30 * time.Second
+const recentWriteWindow = 30 * time.Second
 
-func (d *recentDeletes) has(uid types.UID) bool {
+// left is how long the write of key is still remembered, zero for not.
+func (d *recentWrites) left(key string) time.Duration {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	at, ok := d.at[uid]
-	return ok && time.Since(at) < recentDeleteWindow
+	at, ok := d.at[key]
+	if !ok {
+		return 0
+	}
+	return max(0, recentWriteWindow-time.Since(at))
 }
 
-func (d *recentDeletes) add(uid types.UID) {
+func (d *recentWrites) has(key string) bool { return d.left(key) > 0 }
+
+func (d *recentWrites) add(key string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	now := time.Now()
 	if d.at == nil {
-		d.at = map[types.UID]time.Time{}
+		d.at = map[string]time.Time{}
 	}
-	d.at[uid] = now
-	if now.Sub(d.lastPrune) > recentDeleteWindow {
+	d.at[key] = now
+	if now.Sub(d.lastPrune) > recentWriteWindow {
 		for k, at := range d.at {
-			if now.Sub(at) >= recentDeleteWindow {
+			if now.Sub(at) >= recentWriteWindow {
 				delete(d.at, k)
 			}
 		}
 		d.lastPrune = now
 	}
+}
+
+// forget drops the write of key: the cache shows it now.
+func (d *recentWrites) forget(key string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.at, key)
 }
 
 // parsedRecord is a node's record of one Skyhook, parsed from the node's
@@ -207,11 +222,21 @@ type parsedRecords struct {
 
 // read returns the nodes' records of the Skyhook, in the nodes' order. The
 // records are shared with later passes: callers copy before changing them.
-func (p *parsedRecords) read(sk *skyhookv1.Skyhook, nodes []corev1.Node) []parsedRecord {
+//
+// A full read (every selected node) keeps only the nodes read; a partial
+// one (the nodes a pass visits) keeps the others as they were, less the
+// gone ones.
+func (p *parsedRecords) read(sk *skyhookv1.Skyhook, nodes []corev1.Node, full bool, gone []string) []parsedRecord {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	last := p.bySky[sk.UID]
 	now := make(map[string]parsedRecord, len(nodes))
+	if !full && last != nil {
+		now = last
+		for _, name := range gone {
+			delete(now, name)
+		}
+	}
 	out := make([]parsedRecord, len(nodes))
 	for i := range nodes {
 		node := &nodes[i]

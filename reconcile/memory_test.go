@@ -61,13 +61,13 @@ func TestStartedNodesAndWrittenRecordsArePerSkyhook(t *testing.T) {
 	}
 }
 
-func TestRecentDeletesAreForgottenAfterTheWindow(t *testing.T) {
-	var deletes recentDeletes
+func TestRecentWritesAreForgottenAfterTheWindow(t *testing.T) {
+	var deletes recentWrites
 	deletes.add("pod-1")
 	if !deletes.has("pod-1") || deletes.has("pod-2") {
 		t.Fatal("recent delete not remembered")
 	}
-	deletes.at["pod-1"] = time.Now().Add(-recentDeleteWindow) // as if deleted a window ago
+	deletes.at["pod-1"] = time.Now().Add(-recentWriteWindow) // as if deleted a window ago
 	if deletes.has("pod-1") {
 		t.Fatal("a delete older than the window is still remembered")
 	}
@@ -75,6 +75,13 @@ func TestRecentDeletesAreForgottenAfterTheWindow(t *testing.T) {
 	deletes.add("pod-2") // prunes
 	if _, kept := deletes.at["pod-1"]; kept || len(deletes.at) != 1 {
 		t.Fatalf("prune kept %v", deletes.at)
+	}
+	if left := deletes.left("pod-2"); left <= 0 || left > recentWriteWindow {
+		t.Fatalf("pod-2 remembered for %s more", left)
+	}
+	deletes.forget("pod-2")
+	if deletes.has("pod-2") {
+		t.Fatal("a forgotten write is still remembered")
 	}
 }
 
@@ -85,7 +92,7 @@ func TestParsedRecordsParseOnlyChangedNodes(t *testing.T) {
 		skyhookv1.NodeStateAnnotation(sk.Name): `{"a|1.0.0":{"name":"a","version":"1.0.0","image":"i","stage":"apply","state":"complete"}}`,
 	}}}
 	var records parsedRecords
-	first := records.read(sk, []corev1.Node{node})[0]
+	first := records.read(sk, []corev1.Node{node}, true, nil)[0]
 	if first.err != nil || first.record.State["a|1.0.0"].State != skyhookv1.StateComplete {
 		t.Fatalf("first read: %+v", first)
 	}
@@ -93,11 +100,11 @@ func TestParsedRecordsParseOnlyChangedNodes(t *testing.T) {
 	// though the annotation (which cannot change without a new
 	// resourceVersion) reads differently here.
 	node.Annotations[skyhookv1.NodeStateAnnotation(sk.Name)] = `not json`
-	if again := records.read(sk, []corev1.Node{node})[0]; again.err != nil {
+	if again := records.read(sk, []corev1.Node{node}, true, nil)[0]; again.err != nil {
 		t.Fatalf("unchanged node parsed again: %v", again.err)
 	}
 	node.ResourceVersion = "2"
-	if changed := records.read(sk, []corev1.Node{node})[0]; changed.err == nil {
+	if changed := records.read(sk, []corev1.Node{node}, true, nil)[0]; changed.err == nil {
 		t.Fatal("a node with a new resourceVersion was not parsed again")
 	}
 }

@@ -46,6 +46,15 @@ var (
 		Help: "1 while the compartment is halted by its failureThreshold.",
 	}, []string{"skyhook", "compartment"})
 
+	passesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "skyhook_passes_total",
+		Help: "Rollout passes of a Skyhook by kind: full (every selected node visited) or incremental (the changed and due nodes and the queue head).",
+	}, []string{"skyhook", "kind"})
+	nodesVisited = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "skyhook_pass_nodes_visited_total",
+		Help: "Nodes the rollout passes of a Skyhook read and judged again.",
+	}, []string{"skyhook"})
+
 	allGauges = []*prometheus.GaugeVec{nodesGauge, packagesGauge, budgetGauge, compartmentNodesGauge,
 		compartmentBatchGauge, compartmentBatchSizeGauge, compartmentFailuresGauge, compartmentHaltedGauge}
 )
@@ -83,6 +92,8 @@ func (r *SkyhookReconciler) observeStageEnd(skyhook, pkg string, pod *corev1.Pod
 // forgetStageMetrics drops a deleted Skyhook's stage metrics.
 func forgetStageMetrics(skyhook string) {
 	stageDuration.DeletePartialMatch(prometheus.Labels{"skyhook": skyhook})
+	passesTotal.DeletePartialMatch(prometheus.Labels{"skyhook": skyhook})
+	nodesVisited.DeletePartialMatch(prometheus.Labels{"skyhook": skyhook})
 	stageFailures.DeletePartialMatch(prometheus.Labels{"skyhook": skyhook})
 }
 
@@ -127,12 +138,12 @@ func init() {
 	for _, g := range append(append([]*prometheus.GaugeVec{}, allGauges...), upstreamGauges...) {
 		metrics.Registry.MustRegister(g)
 	}
-	metrics.Registry.MustRegister(stageDuration, stageFailures)
+	metrics.Registry.MustRegister(stageDuration, stageFailures, passesTotal, nodesVisited)
 }
 
-// observe sets a Skyhook's gauges from a pass; policy is its
+// observe sets a Skyhook's gauges from a pass's view; policy is its
 // DeploymentPolicy, nil for none.
-func observe(sk *skyhookv1.Skyhook, work []*nodeWork, p progress, capacity int, policy *skyhookv1.DeploymentPolicy) {
+func observe(sk *skyhookv1.Skyhook, view *fleetView, p progress, capacity int, policy *skyhookv1.DeploymentPolicy) {
 	forgetMetrics(sk.Name) // a stage or version that is gone must not linger
 	tainted := len(p.blocked) - p.ignored
 	waiting := p.selected - p.complete - p.active - tainted
@@ -142,10 +153,8 @@ func observe(sk *skyhookv1.Skyhook, work []*nodeWork, p progress, capacity int, 
 	nodesGauge.WithLabelValues(sk.Name, "blocked").Set(float64(tainted))
 	nodesGauge.WithLabelValues(sk.Name, "ignored").Set(float64(p.ignored))
 	budgetGauge.WithLabelValues(sk.Name).Set(float64(capacity))
-	for _, w := range work {
-		for _, e := range w.state {
-			packagesGauge.WithLabelValues(sk.Name, e.Name, e.Version, string(e.Stage), string(e.State)).Inc()
-		}
+	for t, n := range view.index.Tallies() {
+		packagesGauge.WithLabelValues(sk.Name, t.Name, t.Version, string(t.Stage), string(t.State)).Add(float64(n))
 	}
 	for _, c := range sk.Status.Compartments {
 		compartmentNodesGauge.WithLabelValues(sk.Name, c.Name, "all").Set(float64(c.Nodes))
@@ -160,27 +169,26 @@ func observe(sk *skyhookv1.Skyhook, work []*nodeWork, p progress, capacity int, 
 		}
 		compartmentHaltedGauge.WithLabelValues(sk.Name, c.Name).Set(halted)
 	}
-	observeUpstream(sk, work, p, policy)
+	observeUpstream(sk, view, p, policy)
 }
 
-// observeUpstream sets NodeWright's gauges from a pass.
-func observeUpstream(sk *skyhookv1.Skyhook, work []*nodeWork, p progress, policy *skyhookv1.DeploymentPolicy) {
+// observeUpstream sets NodeWright's gauges from a pass's view.
+func observeUpstream(sk *skyhookv1.Skyhook, view *fleetView, p progress, policy *skyhookv1.DeploymentPolicy) {
 	observeStatus(sk.Name, sk.Status.Status)
-	counts := map[skyhookv1.Status]int{}
-	for _, w := range work {
-		counts[w.now]++
-	}
-	counts[skyhookv1.StatusBlocked] += p.ignored + len(p.malformed) // not among the work; NodeWright counts them blocked
 	for _, s := range statuses {
-		upstreamNodeStatus.WithLabelValues(sk.Name, string(s)).Set(float64(counts[s]))
+		n := view.index.Count(s)
+		if s == skyhookv1.StatusBlocked {
+			n += p.ignored + len(p.malformed) // not among the work; NodeWright counts them blocked
+		}
+		upstreamNodeStatus.WithLabelValues(sk.Name, string(s)).Set(float64(n))
 	}
 	upstreamTarget.WithLabelValues(sk.Name).Set(float64(p.selected + p.ignored))
-	for _, w := range work {
-		for _, e := range w.record() {
-			upstreamPkgState.WithLabelValues(sk.Name, e.Name, e.Version, string(e.State)).Inc()
-			upstreamPkgStage.WithLabelValues(sk.Name, e.Name, e.Version, string(e.Stage)).Inc()
-			upstreamRestarts.WithLabelValues(sk.Name, e.Name, e.Version).Add(float64(e.Restarts))
-		}
+	for t, n := range view.index.Tallies() {
+		upstreamPkgState.WithLabelValues(sk.Name, t.Name, t.Version, string(t.State)).Add(float64(n))
+		upstreamPkgStage.WithLabelValues(sk.Name, t.Name, t.Version, string(t.Stage)).Add(float64(n))
+	}
+	for pv, n := range view.index.Restarts() {
+		upstreamRestarts.WithLabelValues(sk.Name, pv[0], pv[1]).Add(float64(n))
 	}
 	policyName := legacyPolicyName
 	if sk.Spec.DeploymentPolicy != "" {
@@ -261,4 +269,12 @@ func forgetMetrics(skyhook string) {
 	for _, g := range upstreamGauges {
 		g.DeletePartialMatch(upstream)
 	}
+}
+
+// passKind labels a pass for skyhook_passes_total.
+func passKind(full bool) string {
+	if full {
+		return "full"
+	}
+	return "incremental"
 }

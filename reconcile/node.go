@@ -65,6 +65,8 @@ func (n *nodePass) advance(ctx context.Context) error {
 	n.countUninstalls()
 	if status == skyhookv1.StatusComplete {
 		n.progress.nodeFinished()
+		n.work.holding = n.work.hasPods() // the slot is held until they are gone
+
 		n.r.started.remove(n.sk.UID, n.work.node.Name)
 	}
 	if rec == nil || rec.Phase == interrupt.PhaseSkipped {

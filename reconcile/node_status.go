@@ -26,33 +26,39 @@ import (
 // is a node event that brings the next pass.
 const statusMarksPerPass = 50
 
-// markStatus writes the status marks of the nodes that are complete or
-// waiting in this pass.
-func (pass *rolloutPass) markStatus(work []*nodeWork, pool *nodePool) {
-	key := skyhookv1.StatusKey(pass.sk.Name)
-	marked := 0
-	for _, w := range work {
-		if w.now != skyhookv1.StatusComplete && w.now != skyhookv1.StatusWaiting && w.now != skyhookv1.StatusBlocked {
-			continue
+// markStatus writes the status marks the nodes need (fleetView keeps
+// which), at most statusMarksPerPass, in name order.
+func (pass *rolloutPass) markStatus(view *fleetView, pool *nodePool) {
+	var due []*nodeWork
+	view.index.NeedingMarks(func(name string) bool {
+		due = append(due, view.works[name])
+		return len(due) < statusMarksPerPass
+	})
+	for _, w := range due {
+		if want, ok := pass.markWanted(w); ok {
+			pool.markNode(w, want)
 		}
-		want, has := w.now, skyhookv1.Status(w.node.Labels[key])
-		switch {
-		case pass.paused:
-			want = skyhookv1.StatusPaused
-		case w.mark != "":
-			want = w.mark
-		case w.now == skyhookv1.StatusWaiting && has == "":
-			continue // waits for the budget; its first stage marks it
-		}
-		if has == want && skyhookv1.Status(w.node.Annotations[key]) == want {
-			continue
-		}
-		if marked == statusMarksPerPass {
-			return
-		}
-		pool.markNode(w, want)
-		marked++
+		view.marked(w.node.Name)
 	}
+}
+
+// markWanted is the status mark a node that is complete, waiting or
+// blocked in this pass should carry, and whether it lacks it.
+func (pass *rolloutPass) markWanted(w *nodeWork) (skyhookv1.Status, bool) {
+	if w.now != skyhookv1.StatusComplete && w.now != skyhookv1.StatusWaiting && w.now != skyhookv1.StatusBlocked {
+		return "", false
+	}
+	key := skyhookv1.StatusKey(pass.sk.Name)
+	want, has := w.now, skyhookv1.Status(w.node.Labels[key])
+	switch {
+	case pass.paused:
+		want = skyhookv1.StatusPaused
+	case w.mark != "":
+		want = w.mark
+	case w.now == skyhookv1.StatusWaiting && has == "":
+		return "", false // waits for the budget; its first stage marks it
+	}
+	return want, has != want || skyhookv1.Status(w.node.Annotations[key]) != want
 }
 
 // markNode writes a status mark in the pool.
@@ -86,11 +92,17 @@ func (r *SkyhookReconciler) markDisabledNodes(ctx context.Context, sk *skyhookv1
 	}
 	observeDisabled(sk, len(nodes.Items))
 	pass := &rolloutPass{r: r, sk: sk}
-	pool := pass.pool(ctx, &progress{})
+	pool := pass.pool(ctx)
 	work := make([]*nodeWork, len(nodes.Items))
 	for i := range nodes.Items {
 		work[i] = &nodeWork{node: &nodes.Items[i], now: skyhookv1.StatusComplete, mark: skyhookv1.StatusDisabled}
 	}
-	pass.markStatus(work, pool)
+	marked := 0
+	for _, w := range work {
+		if want, ok := pass.markWanted(w); ok && marked < statusMarksPerPass {
+			pool.markNode(w, want)
+			marked++
+		}
+	}
 	return ctrl.Result{}, pool.wait()
 }

@@ -20,7 +20,6 @@ import (
 // compartment's batch state.
 type policyGate struct {
 	policy       *skyhookv1.DeploymentPolicy
-	of           map[*nodeWork]string
 	compartments map[string]*compartmentPass
 	// halted names the compartments that halted in this pass.
 	halted []string
@@ -56,32 +55,24 @@ func (r *SkyhookReconciler) deploymentPolicy(ctx context.Context, sk *skyhookv1.
 // policyGate applies the policy (nil when the Skyhook names one that does
 // not exist: nothing starts) to the pass; it is nil when the Skyhook has an
 // interruption budget instead.
-func (pass *rolloutPass) policyGate(work []*nodeWork) *policyGate {
+func (pass *rolloutPass) policyGate(view *fleetView) *policyGate {
 	sk, policy := pass.sk, pass.policy
 	if sk.Spec.DeploymentPolicy == "" {
 		return nil
 	}
-	g := &policyGate{policy: policy, of: map[*nodeWork]string{}, compartments: map[string]*compartmentPass{}}
+	g := &policyGate{policy: policy, compartments: map[string]*compartmentPass{}}
 	if policy == nil {
 		return g
 	}
 	known := pass.r.batches.load(sk)
-	for _, w := range work {
-		name := compartment.Of(policy, w.node)
-		g.of[w] = name
-		c := g.compartments[name]
-		if c == nil {
-			c = &compartmentPass{state: known[name]}
-			c.state.Name = name
-			c.budget, c.strategy = compartment.Settings(policy, name)
-			g.compartments[name] = c
-		}
+	reset := resetOnCompletion(sk, policy)
+	for name, counts := range view.index.Compartments() {
+		c := &compartmentPass{state: known[name]}
+		c.state.Name = name
+		c.budget, c.strategy = compartment.Settings(policy, name)
 		// A batch number on a node above the recorded one means the
 		// status write of that batch was lost (a crash): adopt it.
-		c.state.Batch = max(c.state.Batch, w.batch)
-	}
-	reset := resetOnCompletion(sk, policy)
-	for _, c := range g.compartments {
+		c.state.Batch = max(c.state.Batch, counts.MaxBatch())
 		if c.state.Generation != sk.Generation {
 			// A new spec: a halt or failure count is the old spec's; batch
 			// sizing starts over unless the policy keeps it.
@@ -91,26 +82,32 @@ func (pass *rolloutPass) policyGate(work []*nodeWork) *policyGate {
 			c.state.Halted, c.state.ConsecutiveFailures = false, 0
 			c.state.Generation = sk.Generation
 		}
-	}
-	for _, w := range work {
-		c := g.compartments[g.of[w]]
-		c.nodes++
-		switch w.now {
-		case skyhookv1.StatusComplete:
-			c.complete++
-		case skyhookv1.StatusInProgress:
-			c.running++
-		case skyhookv1.StatusErroring:
-			c.erroring++
+		c.nodes = counts.Nodes
+		c.complete = counts.ByStatus[skyhookv1.StatusComplete]
+		c.running = counts.ByStatus[skyhookv1.StatusInProgress]
+		c.erroring = counts.ByStatus[skyhookv1.StatusErroring]
+		if c.state.Batch > 0 {
+			b := counts.Batches[c.state.Batch]
+			c.members, c.failed = b.Members, b.Erroring
 		}
-		if w.batch == c.state.Batch && w.batch > 0 {
-			c.members++
-			if w.now == skyhookv1.StatusErroring {
-				c.failed++
-			}
-		}
+		g.compartments[name] = c
 	}
 	return g
+}
+
+// closed reports whether no compartment can take a node any more in this
+// pass: each was opened and is halted or full. The queue need not be read
+// further then.
+func (g *policyGate) closed() bool {
+	if g.policy == nil {
+		return true
+	}
+	for _, c := range g.compartments {
+		if !c.opened || (!c.state.Halted && c.room > 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // allows reports whether a waiting node may start now, and if so takes
@@ -121,7 +118,7 @@ func (g *policyGate) allows(w *nodeWork) bool {
 	if g.policy == nil {
 		return false
 	}
-	c := g.compartments[g.of[w]]
+	c := g.compartments[w.compartment]
 	if !c.opened {
 		c.opened = true
 		if c.state.Halted || c.running > 0 {
@@ -133,7 +130,7 @@ func (g *policyGate) allows(w *nodeWork) bool {
 		}
 		c.state = compartment.Open(c.strategy, c.state, compartment.Outcome{Members: c.members, Succeeded: c.members - c.failed}, progress)
 		if c.state.Halted {
-			g.halted = append(g.halted, g.of[w])
+			g.halted = append(g.halted, w.compartment)
 			return false
 		}
 		c.room = compartment.Room(c.budget, c.nodes, c.erroring, c.state.BatchSize)

@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
@@ -31,29 +30,22 @@ type nodePool struct {
 	pass  *rolloutPass
 	group *errgroup.Group
 	ctx   context.Context
-	p     *progress
-	// mu guards reports: what each node's turn reported, for wait to add up.
-	mu      sync.Mutex
-	reports []progress
 }
 
-// pool starts a pool whose reports wait adds to p.
-func (pass *rolloutPass) pool(ctx context.Context, p *progress) *nodePool {
+// pool starts a pool.
+func (pass *rolloutPass) pool(ctx context.Context) *nodePool {
 	group, ctx := errgroup.WithContext(ctx)
 	group.SetLimit(max(1, pass.r.Parallelism))
-	return &nodePool{pass: pass, group: group, ctx: ctx, p: p}
+	return &nodePool{pass: pass, group: group, ctx: ctx}
 }
 
-// advance runs the node's turn (nodePass.advance) in the pool. What it
-// reports joins the pass's progress in wait, so the pass may keep reading
-// its counters meanwhile.
+// advance runs the node's turn (nodePass.advance) in the pool. What the
+// turn reports joins the node's report; only this turn touches the node.
 func (n *nodePool) advance(w *nodeWork, start bool) {
 	n.group.Go(func() error {
 		turn := n.pass.nodePass(w, start)
 		err := turn.advance(n.ctx)
-		n.mu.Lock()
-		defer n.mu.Unlock()
-		n.reports = append(n.reports, *turn.progress)
+		w.report.add(*turn.progress)
 		return err
 	})
 }
@@ -80,16 +72,9 @@ func (n *nodePool) writeRecord(w *nodeWork, rec nodestate.Record) {
 	n.group.Go(func() error { return n.pass.r.writeRecord(n.ctx, n.pass.sk, w, rec) })
 }
 
-// wait waits for every request, adds what the nodes reported to the pass's
-// progress and puts it in a stable order.
+// wait waits for every request.
 func (n *nodePool) wait() error {
-	err := n.group.Wait()
-	for _, local := range n.reports {
-		n.p.add(local)
-	}
-	n.reports = nil
-	n.p.sortByNode()
-	return err
+	return n.group.Wait()
 }
 
 // writeRecord writes the Skyhook's record on the node when it differs from

@@ -113,6 +113,7 @@ func (r *SkyhookReconciler) skyhooksAfter(ctx context.Context, o client.Object) 
 	var reqs []ctrl.Request
 	for i := range list.Items {
 		if goesBefore(first, &list.Items[i]) {
+			r.views.changes.All(list.Items[i].Name)
 			reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
 		}
 	}

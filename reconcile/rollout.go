@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -11,6 +12,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/budget"
 	"github.com/skyhook-go/skyhook/reconcile/cordon"
+	"github.com/skyhook-go/skyhook/reconcile/fleet"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -30,42 +32,64 @@ type rolloutPass struct {
 	snapshots map[string]*corev1.ConfigMap
 }
 
-// rollout does one pass: reads the selected nodes and the stage pods,
-// advances every node already in progress, starts waiting nodes while the
-// budget allows, and writes the status.
-func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) (ctrl.Result, error) {
-	g, err := r.gather(ctx, sk)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
+// rollout does one pass: reads the nodes it visits (see fleetView) and
+// their stage pods, advances every visited node already in progress,
+// starts waiting nodes from the head of the queue while the budget allows,
+// and writes the status from the view's counters.
+func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) (result ctrl.Result, err error) {
 	pass, err := r.newPass(ctx, sk)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	work := g.work
-	// A node with an unreadable record is selected and not complete: it
-	// holds the Skyhook short of Ready until its record is repaired.
-	p := progress{selected: len(work) + len(g.malformed), blocked: append(g.ignored, g.malformed...), ignored: len(g.ignored), malformed: g.malformed}
-	if tainted, err := pass.autoTaint(ctx, work, &p); tainted || err != nil {
-		return ctrl.Result{Requeue: tainted}, err
-	}
-	orderNodes(&sk.Status, work, nil)
-	waiting, err := pass.followActive(ctx, work, &p)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	capacity := budget.Cap(sk.Spec.InterruptionBudget, len(work))
-	gate := pass.policyGate(work)
 	ahead, err := r.skyhooksAhead(ctx, sk)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	p.heldBy = heldEverywhere(ahead)
-	starting := pass.admit(waiting, gate, ahead, capacity, &p)
+	now := time.Now()
+	view, visit, full := r.views.begin(sk, passBasis(sk, pass.policy, ahead), now)
+	defer func() {
+		if err != nil {
+			r.views.drop(sk.Name) // what the view holds may be half updated
+		}
+	}()
+	passesTotal.WithLabelValues(sk.Name, passKind(full)).Inc()
+	nodesVisited.WithLabelValues(sk.Name).Add(float64(len(visit)))
+	g, err := r.gather(ctx, sk, visit, full)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if full {
+		nodesVisited.WithLabelValues(sk.Name).Add(float64(len(g.work) + len(g.held)))
+	}
+	for _, name := range g.gone {
+		view.remove(name)
+	}
+	for _, w := range g.held {
+		pass.hold(w)
+		view.put(pass, w, now)
+	}
+	if tainted, err := pass.autoTaint(ctx, g.work); tainted || err != nil {
+		for _, w := range g.work {
+			r.views.changes.Node(sk.Name, w.node.Name) // not judged in this pass: the next one does
+		}
+		return ctrl.Result{Requeue: tainted}, err
+	}
+	orderNodes(&sk.Status, g.work, nil)
+	if err := pass.followActive(ctx, g.work); err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, w := range g.work {
+		w.compartment = compartmentOf(pass.policy, w.node)
+		view.put(pass, w, now)
+	}
+	capacity := budget.Cap(sk.Spec.InterruptionBudget, view.index.Len(fleet.Work))
+	gate := pass.policyGate(view)
+	p := progress{heldBy: heldEverywhere(ahead)}
+	starting := pass.admit(view, gate, ahead, capacity, &p)
 	orderNodes(&sk.Status, nil, starting)
-	pool := pass.pool(ctx, &p)
-	pass.markStatus(work, pool)
-	if err := pass.runtimeTaints(ctx, work, pool); err != nil {
+	pool := pass.pool(ctx)
+	pass.markStatus(view, pool)
+	if err := pass.runtimeTaints(ctx, g.work, pool); err != nil {
 		return ctrl.Result{}, err
 	}
 	for _, w := range starting {
@@ -74,18 +98,32 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	if err := pool.wait(); err != nil {
 		return ctrl.Result{}, err
 	}
+	for _, w := range starting {
+		view.put(pass, w, now)
+	}
+	for _, w := range append(g.work, starting...) {
+		p.noteApplying(w.report.applying, w.report.applyingNode)
+	}
+	return pass.report(ctx, view, gate, p, capacity)
+}
+
+// report ends a pass: the policy's batches, the snapshots no node needs
+// any more, and the status and metrics from the view's counters.
+func (pass *rolloutPass) report(ctx context.Context, view *fleetView, gate *policyGate, passWide progress, capacity int) (ctrl.Result, error) {
+	p := view.progress()
+	p.heldBy, p.behind, p.applying, p.applyingNode = passWide.heldBy, passWide.behind, passWide.applying, passWide.applyingNode
 	outcome := pass.finishPolicy(gate, p.complete == p.selected)
 	pass.reportPolicy(outcome)
 	p.halted = outcome.stopped
-	if err := pass.pruneSnapshots(ctx, g.recorded); err != nil {
+	if err := pass.pruneSnapshots(ctx, view.recorded()); err != nil {
 		return ctrl.Result{}, err
 	}
-	p.blockedNodes = countStatus(work, skyhookv1.StatusBlocked) + len(g.malformed)
+	p.blockedNodes = view.index.Count(skyhookv1.StatusBlocked) + view.index.Len(fleet.Malformed)
 	pass.summarise(p)
-	pass.reportNodes(work)
-	sk.Status.CompartmentStatuses = compartmentStatuses(outcome, p, capacity)
-	observe(sk, work, p, capacity, pass.policy)
-	return ctrl.Result{RequeueAfter: p.requeue}, nil
+	pass.reportNodes(view)
+	pass.sk.Status.CompartmentStatuses = compartmentStatuses(outcome, p, capacity)
+	observe(pass.sk, view, p, capacity, pass.policy)
+	return ctrl.Result{RequeueAfter: view.nextWake(time.Now())}, nil
 }
 
 // newPass reads what the pass needs once: the package snapshots (writing
@@ -103,34 +141,58 @@ func (r *SkyhookReconciler) newPass(ctx context.Context, sk *skyhookv1.Skyhook) 
 		policy: policy, window: interruptWindow(policy), snapshots: snapshots}, nil
 }
 
-// followActive deletes the stage pods behind the records, advances every
-// node already in progress (in the pool), counts the complete ones, and
-// returns the nodes waiting to start.
-func (pass *rolloutPass) followActive(ctx context.Context, work []*nodeWork, p *progress) ([]*nodeWork, error) {
-	pool := pass.pool(ctx, p)
-	var waiting []*nodeWork
+// followActive deletes the stage pods behind the records and advances
+// every visited node already in progress (in the pool); each node's report
+// says where it stands.
+func (pass *rolloutPass) followActive(ctx context.Context, work []*nodeWork) error {
+	pool := pass.pool(ctx)
 	for _, w := range work {
-		pool.deletePods(finishedPods(pass.sk, w))
+		finished := finishedPods(pass.sk, w)
+		w.finishing = len(finished) > 0
+		pool.deletePods(finished)
 		pass.replace(w, outdatedPods(pass.sk, w), pool)
-		if pass.skipNotReady(w, pool, p) || pass.skippedDrain(w, p) {
+		if pass.skipNotReady(w, pool, &w.report) || pass.skippedDrain(w, &w.report) {
 			continue
 		}
 		switch {
 		case nodeComplete(pass.sk, w):
-			p.complete++
 			w.now = skyhookv1.StatusComplete
+			w.holding = w.hasPods()
 			if cordon.OwnedBy(w.node, pass.sk) {
 				pool.releaseCordon(w.node) // left by a crash between the last stage and the release
 			}
 		case pass.nodeActive(w):
-			p.active++
+			w.report.active = 1
 			pool.advance(w, !pass.paused)
 		default:
-			w.now = skyhookv1.StatusWaiting
-			waiting = append(waiting, w)
+			pass.waiting(w)
 		}
 	}
-	return waiting, pool.wait()
+	return pool.wait()
+}
+
+// waiting classes a node that has work to start: blocked when it has taints
+// the Skyhook does not tolerate, waiting otherwise.
+func (pass *rolloutPass) waiting(w *nodeWork) {
+	w.now = skyhookv1.StatusWaiting
+	if taints := stagepod.Untolerated(pass.sk, w.node, pass.r.RuntimeRequiredTaint); len(taints) > 0 {
+		w.report.nodeBlocked(w.node.Name, fmt.Sprintf("taints not tolerated: %s (add them to additionalTolerations to run here)", taintList(taints)))
+		w.report.untolerated = append(w.report.untolerated, w.node.Name)
+		w.now = skyhookv1.StatusBlocked
+	}
+}
+
+// hold reports an ignored or malformed node.
+func (pass *rolloutPass) hold(w *nodeWork) {
+	message := "ignored: labelled " + skyhookv1.IgnoreNodeLabel + "=true"
+	if w.kind == fleet.Malformed {
+		message = "record unreadable, held until repaired or reset (skyhook node reset): " + w.problem
+	}
+	held := skyhookv1.NodeAttention{Name: w.node.Name, Status: skyhookv1.StatusBlocked, Message: message}
+	w.report.blocked = []skyhookv1.NodeAttention{held}
+	if w.kind == fleet.Malformed {
+		w.report.malformed = []skyhookv1.NodeAttention{held}
+	}
 }
 
 // replace deletes the node's stage pods that run an outdated definition:
@@ -150,34 +212,52 @@ func (pass *rolloutPass) replace(w *nodeWork, outdated []*corev1.Pod, pool *node
 	pool.deletePods(outdated)
 }
 
-// admit picks the waiting nodes that start now, in name order: not while
-// paused, within the budget or the policy's batches, and only once the
-// Skyhooks that go first are complete on the node. A node with taints the
-// Skyhook does not tolerate is blocked.
-func (pass *rolloutPass) admit(waiting []*nodeWork, gate *policyGate, ahead []skyhookAhead, capacity int, p *progress) []*nodeWork {
-	var starting []*nodeWork
-	for _, w := range waiting {
-		if taints := stagepod.Untolerated(pass.sk, w.node, pass.r.RuntimeRequiredTaint); len(taints) > 0 {
-			p.nodeBlocked(w.node.Name, fmt.Sprintf("taints not tolerated: %s (add them to additionalTolerations to run here)", taintList(taints)))
-			p.untolerated = append(p.untolerated, w.node.Name)
-			w.now = skyhookv1.StatusBlocked
-			continue
+// admit picks the waiting nodes that start now, from the head of the
+// queue (name order): not while paused, within the budget or the policy's
+// batches, and only once the Skyhooks that go first are complete on the
+// node. A node held behind another Skyhook is marked waiting.
+func (pass *rolloutPass) admit(view *fleetView, gate *policyGate, ahead []skyhookAhead, capacity int, p *progress) []*nodeWork {
+	if pass.paused {
+		return nil
+	}
+	active := view.index.Active()
+	var starting, marked []*nodeWork
+	view.index.Ascend(skyhookv1.StatusWaiting, func(name string) bool {
+		if gate == nil && active >= capacity {
+			return false // the budget is full: the rest of the queue waits
 		}
-		if pass.paused || (gate == nil && p.active >= capacity) {
-			continue // waits for a slot; later nodes are still checked for taints
+		if gate != nil && gate.closed() {
+			return false
 		}
+		w := view.works[name]
+		mark := skyhookv1.Status("")
+		defer func() {
+			if w.mark != mark {
+				w.mark = mark
+				marked = append(marked, w)
+			}
+		}()
 		if first := waitingFor(ahead, w.node); first != "" {
 			p.waitBehind(first) // a Skyhook of lower priority number is not done here yet
-			w.mark = skyhookv1.StatusWaiting
-			continue
+			mark = skyhookv1.StatusWaiting
+			return true
 		}
 		if gate != nil && !gate.allows(w) {
-			continue // its compartment's batch is full, still running or halted
+			return true // its compartment's batch is full, still running or halted
 		}
-		p.active++
+		active++
 		pass.r.started.add(pass.sk.UID, w.node.Name)
-		w.now = skyhookv1.StatusInProgress
 		starting = append(starting, w)
+		return true
+	})
+	now := time.Now()
+	for _, w := range marked {
+		view.put(pass, w, now)
+	}
+	for _, w := range starting {
+		w.restart()
+		w.report.active = 1
+		w.now = skyhookv1.StatusInProgress
 	}
 	return starting
 }

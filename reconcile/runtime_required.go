@@ -49,12 +49,12 @@ func runtimeTaintDone(required []skyhookAhead, node *corev1.Node, leaving string
 // (NodeWright's returns too), so that the status marks the rest of the pass
 // writes cannot make a node look touched before its taint is on. The
 // node's update starts the next pass.
-func (pass *rolloutPass) autoTaint(ctx context.Context, work []*nodeWork, p *progress) (bool, error) {
+func (pass *rolloutPass) autoTaint(ctx context.Context, work []*nodeWork) (bool, error) {
 	r, sk := pass.r, pass.sk
 	if !sk.Spec.RuntimeRequired || !sk.Spec.AutoTaintNewNodes {
 		return false, nil
 	}
-	pool := pass.pool(ctx, p)
+	pool := pass.pool(ctx)
 	tainted := false
 	for _, w := range work {
 		if !untouched(w.node) || taints.Has(w.node, r.RuntimeRequiredTaint) {

@@ -26,6 +26,12 @@ func TestBudgetCountIsNeverExceeded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A node keeps its slot until its stage pods are gone, so the nodes
+	// with a live stage pod never outnumber the budget either.
+	podNodes, err := testenv.WatchPodNodes(ctx, env, operatorNamespace, "budget")
+	if err != nil {
+		t.Fatal(err)
+	}
 	three := 3
 	sk := &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: "budget"},
@@ -47,6 +53,9 @@ func TestBudgetCountIsNeverExceeded(t *testing.T) {
 	if most := watcher.TakeMost(); most != 3 {
 		t.Fatalf("first install: at most %d nodes in progress at once, want exactly the budget of 3", most)
 	}
+	if most := podNodes.TakeMost(); most != 3 {
+		t.Fatalf("first install: at most %d nodes had a live stage pod at once, want exactly the budget of 3", most)
+	}
 
 	if err := c.Get(ctx, client.ObjectKeyFromObject(sk), sk); err != nil {
 		t.Fatal(err)
@@ -62,6 +71,9 @@ func TestBudgetCountIsNeverExceeded(t *testing.T) {
 	})
 	if most := watcher.TakeMost(); most != 3 {
 		t.Fatalf("upgrade: at most %d nodes in progress at once, want exactly the budget of 3", most)
+	}
+	if most := podNodes.TakeMost(); most != 3 {
+		t.Fatalf("upgrade: at most %d nodes had a live stage pod at once, want exactly the budget of 3", most)
 	}
 	// The nodes the budget held back said so instead of still saying
 	// complete for the old version.

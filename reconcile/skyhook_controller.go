@@ -8,6 +8,8 @@ import (
 	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -78,8 +80,10 @@ type SkyhookReconciler struct {
 	written      writtenRecords
 	batches      batchStates
 	records      parsedRecords
-	deleted      recentDeletes
+	deleted      recentWrites
+	created      recentWrites
 	stageEnds    stageEnds
+	views        fleetViews
 }
 
 // Reconcile implements reconcile.Reconciler, Flux style: get, patch helper
@@ -87,6 +91,10 @@ type SkyhookReconciler struct {
 func (r *SkyhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	sk := &skyhookv1.Skyhook{}
 	if err := r.Client.Get(ctx, req.NamespacedName, sk); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.views.drop(req.Name)
+			r.views.changes.Forget(req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	patcher := patch.NewSerialPatcher(sk, r.Client)
@@ -149,10 +157,15 @@ func (r *SkyhookReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podNodeField, func(o client.Object) []string {
+		return []string{o.(*corev1.Pod).Spec.NodeName}
+	}); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("skyhook").
 		For(&skyhookv1.Skyhook{}).
-		Owns(&corev1.Pod{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.skyhookForPod), builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetNamespace() == r.Namespace
 		}))).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.skyhooksForNode), builder.WithPredicates(nodeChanged)).
@@ -177,10 +190,26 @@ func (r *SkyhookReconciler) skyhooksForNode(ctx context.Context, o client.Object
 		sk := &list.Items[i]
 		_, recorded := node.Annotations[skyhookv1.NodeStateAnnotation(sk.Name)]
 		if recorded || selects(sk, node) {
+			// Called for the node before and after an update, so a node
+			// that leaves the selector is noted too.
+			r.views.changes.Node(sk.Name, node.Name)
 			reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Name: sk.Name}})
 		}
 	}
 	return reqs
+}
+
+// skyhookForPod maps a stage pod to the Skyhook that owns it, noting its
+// node as changed for that Skyhook's next pass.
+func (r *SkyhookReconciler) skyhookForPod(_ context.Context, o client.Object) []ctrl.Request {
+	owner := metav1.GetControllerOf(o)
+	if owner == nil || owner.Kind != "Skyhook" || owner.APIVersion != skyhookv1.GroupVersion.String() {
+		return nil
+	}
+	if pod, ok := o.(*corev1.Pod); ok && pod.Spec.NodeName != "" {
+		r.views.changes.Node(owner.Name, pod.Spec.NodeName)
+	}
+	return []ctrl.Request{{NamespacedName: types.NamespacedName{Name: owner.Name}}}
 }
 
 // skyhooksForPolicy maps a DeploymentPolicy to the Skyhooks that use it.
@@ -192,6 +221,7 @@ func (r *SkyhookReconciler) skyhooksForPolicy(ctx context.Context, o client.Obje
 	var reqs []ctrl.Request
 	for _, sk := range list.Items {
 		if sk.Spec.DeploymentPolicy == o.GetName() {
+			r.views.changes.All(sk.Name)
 			reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Name: sk.Name}})
 		}
 	}

@@ -161,9 +161,17 @@ func (n *nodePass) createStagePod(ctx context.Context, name string, step lifecyc
 		spec.Interrupt = n.interrupt
 	}
 	pod := stagepod.Build(spec)
+	if left := r.created.left(pod.Name); left > 0 {
+		// Created by an earlier pass and not in the cache yet: its add
+		// event brings the node back; if it never comes (the pod was
+		// deleted meanwhile), the node is looked at once the memory ends.
+		n.progress.requeueIn(left)
+		return nil
+	}
 	if err := r.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating stage pod %s: %w", pod.Name, err)
 	}
+	r.created.add(pod.Name)
 	n.progress.applied(name, step.Version, n.work.node.Name)
 	return nil
 }
@@ -207,13 +215,14 @@ func logsHint(pod *corev1.Pod, container string) string {
 // deletePod deletes a stage pod once: the cache shows a deleted pod until
 // its delete event arrives (recentDeletes).
 func (r *SkyhookReconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
-	if r.deleted.has(pod.UID) {
+	if r.deleted.has(string(pod.UID)) {
 		return nil
 	}
 	if err := r.Client.Delete(ctx, pod, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 		return err
 	}
-	r.deleted.add(pod.UID)
+	r.deleted.add(string(pod.UID))
+	r.created.forget(pod.Name) // its name may be created again once it is gone
 	return nil
 }
 

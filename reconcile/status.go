@@ -202,18 +202,32 @@ func (p *progress) waitBehind(first string) {
 func (p *progress) add(local progress) {
 	p.active += local.active
 	p.complete += local.complete
+	p.requeue = minPositive(p.requeue, local.requeue)
+	p.noteApplying(local.applying, local.applyingNode)
+	p.addLists(local)
+}
+
+// addLists adds what a node has for the status's lists and conditions.
+func (p *progress) addLists(local progress) {
+	p.malformed = append(p.malformed, local.malformed...)
 	p.erroring = append(p.erroring, local.erroring...)
 	p.stalled = append(p.stalled, local.stalled...)
-	p.requeue = minPositive(p.requeue, local.requeue)
 	p.blocked = append(p.blocked, local.blocked...)
 	p.drainBlocked = append(p.drainBlocked, local.drainBlocked...)
+	p.untolerated = append(p.untolerated, local.untolerated...)
 	p.windowWaits += local.windowWaits
 	p.uninstalling += local.uninstalling
 	p.uninstallFailing += local.uninstallFailing
-	p.noteApplying(local.applying, local.applyingNode)
 	if !local.nextWindow.IsZero() && (p.nextWindow.IsZero() || local.nextWindow.Before(p.nextWindow)) {
 		p.nextWindow = local.nextWindow
 	}
+}
+
+// noteworthy reports whether a node's report has anything for the lists
+// (see addLists).
+func (p *progress) noteworthy() bool {
+	return len(p.malformed)+len(p.erroring)+len(p.stalled)+len(p.blocked)+len(p.drainBlocked)+len(p.untolerated)+
+		p.windowWaits+p.uninstalling+p.uninstallFailing > 0
 }
 
 // sortByNode puts the lists in a stable order: the status must not change

@@ -8,6 +8,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/compartment"
+	"github.com/skyhook-go/skyhook/reconcile/fleet"
 )
 
 // The status fields NodeWright's readers use (its scripts, dashboard and
@@ -15,80 +16,65 @@ import (
 // any fleet size, and a summary per compartment.
 
 // reportNodes writes nodeState, nodeStatus, nodeBootIds, nodePriority and
-// nodeOrderOffset from the pass's nodes. The nodes that need attention come
-// first (erroring, blocked, in progress, waiting, complete; then by name),
-// so a bound cuts the least interesting ones.
-func (pass *rolloutPass) reportNodes(work []*nodeWork) {
+// nodeOrderOffset from the view. The nodes that need attention come first
+// (erroring, blocked, in progress, waiting, complete; then by name), so a
+// bound cuts the least interesting ones; only the nodes within the bounds
+// are read.
+func (pass *rolloutPass) reportNodes(view *fleetView) {
 	s := &pass.sk.Status
-	ordered := make([]*nodeWork, len(work))
-	copy(ordered, work)
-	sort.SliceStable(ordered, func(i, j int) bool { return attentionRank(ordered[i].now) < attentionRank(ordered[j].now) })
 	s.NodeState, s.NodeStatus, s.NodeBootIDs = nil, nil, nil
-	for i, w := range ordered {
+	listed := min(view.index.Len(fleet.Work), skyhookv1.MaxNodeStatusNodes)
+	i := 0
+	view.byAttention(func(w *nodeWork) bool {
 		if i < skyhookv1.MaxNodeStateNodes {
 			if rec := w.record(); len(rec) > 0 {
 				if s.NodeState == nil {
-					s.NodeState = map[string]skyhookv1.NodeState{}
+					s.NodeState = make(map[string]skyhookv1.NodeState, min(listed, skyhookv1.MaxNodeStateNodes))
 				}
 				s.NodeState[w.node.Name] = rec
 			}
 		}
-		if i < skyhookv1.MaxNodeStatusNodes && w.now != "" {
-			if s.NodeStatus == nil {
-				s.NodeStatus, s.NodeBootIDs = map[string]skyhookv1.Status{}, map[string]string{}
-			}
-			s.NodeStatus[w.node.Name] = w.now
-			if boot := w.node.Status.NodeInfo.BootID; boot != "" {
-				s.NodeBootIDs[w.node.Name] = boot
-			}
+		if s.NodeStatus == nil {
+			s.NodeStatus, s.NodeBootIDs = make(map[string]skyhookv1.Status, listed), make(map[string]string, listed)
 		}
-	}
+		s.NodeStatus[w.node.Name] = w.now
+		if boot := w.node.Status.NodeInfo.BootID; boot != "" {
+			s.NodeBootIDs[w.node.Name] = boot
+		}
+		i++
+		return i < skyhookv1.MaxNodeStatusNodes
+	})
 	s.OmittedNodes = nil
-	if n := len(work); n > skyhookv1.MaxNodeStateNodes {
+	if n := view.index.Len(fleet.Work); n > skyhookv1.MaxNodeStateNodes {
 		s.OmittedNodes = &skyhookv1.OmittedNodes{NodeState: n - skyhookv1.MaxNodeStateNodes, NodeStatus: max(0, n-skyhookv1.MaxNodeStatusNodes)}
 	}
-	pass.reportNodePriority(work)
-}
-
-// attentionRank orders node statuses by how much an admin wants to see them.
-func attentionRank(s skyhookv1.Status) int {
-	switch s {
-	case skyhookv1.StatusErroring:
-		return 0
-	case skyhookv1.StatusBlocked:
-		return 1
-	case skyhookv1.StatusInProgress:
-		return 2
-	case skyhookv1.StatusWaiting:
-		return 3
-	case skyhookv1.StatusComplete:
-		return 4
-	}
-	return 5
+	pass.reportNodePriority(view)
 }
 
 // reportNodePriority keeps, for each node in progress, when it started (the
 // time already listed, else now); nodes that left it count in
 // nodeOrderOffset, as NodeWright counts them.
-func (pass *rolloutPass) reportNodePriority(work []*nodeWork) {
+func (pass *rolloutPass) reportNodePriority(view *fleetView) {
 	s := &pass.sk.Status
 	before := s.NodePriority
 	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
+	var started []string
+	for _, status := range []skyhookv1.Status{skyhookv1.StatusInProgress, skyhookv1.StatusErroring} {
+		view.index.Ascend(status, func(name string) bool {
+			started = append(started, name)
+			return true
+		})
+	}
+	sort.Strings(started)
 	var next map[string]metav1.Time
-	for _, w := range work {
-		if w.now != skyhookv1.StatusInProgress && w.now != skyhookv1.StatusErroring {
-			continue
-		}
+	for _, name := range started[:min(len(started), skyhookv1.MaxNodeStatusNodes)] {
 		if next == nil {
 			next = map[string]metav1.Time{}
 		}
-		if len(next) == skyhookv1.MaxNodeStatusNodes {
-			break
-		}
-		if t, ok := before[w.node.Name]; ok {
-			next[w.node.Name] = t
+		if t, ok := before[name]; ok {
+			next[name] = t
 		} else {
-			next[w.node.Name] = now
+			next[name] = now
 		}
 	}
 	for name := range before {
@@ -131,17 +117,41 @@ func progressOf(matched, completed, inProgress, ceiling int, batch *skyhookv1.Ba
 // after them. Both stay put as earlier nodes finish: the offset grows by
 // the nodes that leave nodePriority.
 func orderNodes(s *skyhookv1.SkyhookStatus, work, starting []*nodeWork) {
+	for i, w := range starting {
+		w.order = s.NodeOrderOffset + len(s.NodePriority) + i
+	}
+	if len(work) == 0 {
+		return
+	}
+	// A node's place is how many listed nodes started before it: counted
+	// for a few nodes (a pass that visits a few), from a sort for many.
+	before := func(a, b string) bool {
+		ta, tb := s.NodePriority[a], s.NodePriority[b]
+		if !ta.Equal(&tb) {
+			return ta.Before(&tb)
+		}
+		return a < b
+	}
+	if len(work)*16 < len(s.NodePriority) {
+		for _, w := range work {
+			if _, listed := s.NodePriority[w.node.Name]; !listed {
+				continue
+			}
+			place := 0
+			for other := range s.NodePriority {
+				if before(other, w.node.Name) {
+					place++
+				}
+			}
+			w.order = s.NodeOrderOffset + place
+		}
+		return
+	}
 	names := make([]string, 0, len(s.NodePriority))
 	for name := range s.NodePriority {
 		names = append(names, name)
 	}
-	sort.Slice(names, func(i, j int) bool {
-		ti, tj := s.NodePriority[names[i]], s.NodePriority[names[j]]
-		if !ti.Equal(&tj) {
-			return ti.Before(&tj)
-		}
-		return names[i] < names[j]
-	})
+	sort.Slice(names, func(i, j int) bool { return before(names[i], names[j]) })
 	place := make(map[string]int, len(names))
 	for i, name := range names {
 		place[name] = s.NodeOrderOffset + i
@@ -150,8 +160,5 @@ func orderNodes(s *skyhookv1.SkyhookStatus, work, starting []*nodeWork) {
 		if i, ok := place[w.node.Name]; ok {
 			w.order = i
 		}
-	}
-	for i, w := range starting {
-		w.order = s.NodeOrderOffset + len(names) + i
 	}
 }

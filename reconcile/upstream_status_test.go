@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,7 +37,11 @@ func TestStatusMapsStayBounded(t *testing.T) {
 		work[i] = &nodeWork{node: node, state: state, now: now}
 	}
 	pass := &rolloutPass{sk: sk}
-	pass.reportNodes(work)
+	view := newFleetView("", time.Now())
+	for _, w := range work {
+		view.put(pass, w, time.Now())
+	}
+	pass.reportNodes(view)
 	s := sk.Status
 	if len(s.NodeState) != skyhookv1.MaxNodeStateNodes || len(s.NodeStatus) != skyhookv1.MaxNodeStatusNodes || len(s.NodeBootIDs) != skyhookv1.MaxNodeStatusNodes {
 		t.Fatalf("maps of %d, %d, %d nodes, want %d, %d, %d", len(s.NodeState), len(s.NodeStatus), len(s.NodeBootIDs),

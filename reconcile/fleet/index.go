@@ -38,6 +38,9 @@ type Node struct {
 	Status skyhookv1.Status
 	// Active holds a budget slot.
 	Active bool
+	// Holding is an active node whose work is done but whose stage pods
+	// are not gone yet: it keeps its slot, and counts as complete.
+	Holding bool
 	// Compartment is the node's compartment of the DeploymentPolicy ("" without
 	// one) and Batch the batch it last started in.
 	Compartment string
@@ -100,6 +103,7 @@ type Index struct {
 	kinds        map[Kind]int
 	byStatus     map[skyhookv1.Status]*btree.BTreeG[string]
 	active       int
+	holding      int
 	compartments map[string]*Compartment
 	tallies      map[Tally]int
 	restarts     map[[2]string]int32
@@ -167,6 +171,9 @@ func (x *Index) count(n *Node, d int) {
 	if n.Active {
 		x.active += d
 	}
+	if n.Active && n.Holding {
+		x.holding += d
+	}
 	c := x.compartments[n.Compartment]
 	if c == nil {
 		c = &Compartment{ByStatus: map[skyhookv1.Status]int{}, Batches: map[int32]BatchCount{}}
@@ -219,6 +226,10 @@ func (x *Index) Count(s skyhookv1.Status) int {
 
 // Active counts the nodes holding a budget slot.
 func (x *Index) Active() int { return x.active }
+
+// Holding counts the active nodes that only wait for their stage pods to
+// be gone.
+func (x *Index) Holding() int { return x.holding }
 
 // Ascend calls fn for the Work nodes at a status in name order, until fn
 // returns false.

@@ -78,7 +78,7 @@ func TestWakesComeDueOnce(t *testing.T) {
 	x.Put(Node{Name: "a", Status: skyhookv1.StatusErroring, Wake: t0.Add(5 * time.Second)})
 	x.Put(Node{Name: "b", Status: skyhookv1.StatusErroring, Wake: t0.Add(10 * time.Second)})
 	x.Put(Node{Name: "a", Status: skyhookv1.StatusErroring, Wake: t0.Add(5 * time.Second)}) // the same wake again
-	x.Put(Node{Name: "b", Status: skyhookv1.StatusComplete})                                 // no wake any more
+	x.Put(Node{Name: "b", Status: skyhookv1.StatusComplete})                                // no wake any more
 	if next := x.NextWake(); !next.Equal(t0.Add(5 * time.Second)) {
 		t.Errorf("next wake %v", next)
 	}

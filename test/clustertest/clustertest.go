@@ -29,10 +29,10 @@ import (
 //
 // A fuzzing run of the package starts no cluster (*into stays nil) in its
 // fuzz workers, which run the fuzz target alone, nor in the coordinator
-// when -run is '^$' (as `make fuzz` runs it): the package's fuzz targets
-// must not need the cluster.
+// when -run is '^$' (as `make fuzz` and the benchmarks run it): the
+// package's fuzz targets and benchmarks must not need the cluster.
 func Main(m *testing.M, opts cluster.Options, into **cluster.Cluster, setup ...func(context.Context, *cluster.Cluster) error) int {
-	if fuzzingOnly() {
+	if noClusterNeeded() {
 		return m.Run()
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -72,9 +72,10 @@ func Main(m *testing.M, opts cluster.Options, into **cluster.Cluster, setup ...f
 	return code
 }
 
-// fuzzingOnly reports whether this test process only fuzzes: a fuzz worker,
-// or a fuzzing coordinator told to run no test.
-func fuzzingOnly() bool {
+// noClusterNeeded reports whether this test process runs no test: a fuzz
+// worker, or a fuzzing coordinator or a benchmark run told to run none
+// (-run '^$'). Fuzz targets and benchmarks must not need the cluster.
+func noClusterNeeded() bool {
 	if !flag.Parsed() {
 		flag.Parse()
 	}
@@ -84,5 +85,6 @@ func fuzzingOnly() bool {
 		}
 		return ""
 	}
-	return value("test.fuzzworker") == "true" || (value("test.fuzz") != "" && value("test.run") == "^$")
+	noTests := value("test.run") == "^$"
+	return value("test.fuzzworker") == "true" || (value("test.fuzz") != "" && noTests) || (value("test.bench") != "" && noTests)
 }

@@ -1,0 +1,86 @@
+package testenv
+
+import (
+	"context"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+)
+
+// PodNodeWatcher keeps the most nodes it saw at once with a live stage pod
+// of a Skyhook: running, finished, or deleted but not gone yet (its pause
+// container may still be up). The budget bounds these too, not only the
+// nodes whose status says in progress.
+type PodNodeWatcher struct {
+	mu    sync.Mutex
+	pods  map[string]map[string]bool // node → live pod UIDs
+	most  int
+	nodes int
+}
+
+// WatchPodNodes starts a PodNodeWatcher on the Skyhook's stage pods in
+// namespace until ctx ends.
+func WatchPodNodes(ctx context.Context, c *cluster.Cluster, namespace, skyhook string) (*PodNodeWatcher, error) {
+	w := &PodNodeWatcher{pods: map[string]map[string]bool{}}
+	factory := informers.NewSharedInformerFactoryWithOptions(c.Clientset, 0, informers.WithNamespace(namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = stagepod.SkyhookLabel + "=" + skyhook }))
+	informer := factory.Core().V1().Pods().Informer()
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { w.observe(o, true) },
+		UpdateFunc: func(_, o any) { w.observe(o, true) },
+		DeleteFunc: func(o any) {
+			if gone, ok := o.(cache.DeletedFinalStateUnknown); ok {
+				o = gone.Obj
+			}
+			w.observe(o, false)
+		},
+	}); err != nil {
+		return nil, err
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	return w, nil
+}
+
+func (w *PodNodeWatcher) observe(o any, live bool) {
+	pod, ok := o.(*corev1.Pod)
+	if !ok || pod.Spec.NodeName == "" {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	onNode := w.pods[pod.Spec.NodeName]
+	before := len(onNode) > 0
+	switch {
+	case live && onNode == nil:
+		onNode = map[string]bool{string(pod.UID): true}
+		w.pods[pod.Spec.NodeName] = onNode
+	case live:
+		onNode[string(pod.UID)] = true
+	default:
+		delete(onNode, string(pod.UID))
+	}
+	switch after := len(onNode) > 0; {
+	case after && !before:
+		w.nodes++
+	case before && !after:
+		w.nodes--
+	}
+	w.most = max(w.most, w.nodes)
+}
+
+// TakeMost returns the most nodes seen at once with a live stage pod since
+// the last call, and starts counting again from the nodes that have one now.
+func (w *PodNodeWatcher) TakeMost() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	most := w.most
+	w.most = w.nodes
+	return most
+}
