@@ -93,15 +93,18 @@ func TestShardedKWOK(t *testing.T) {
 	}
 }
 
-// ScaleFor leaves small clusters as they are and gives one KWOK per 2,500
-// nodes.
+// ScaleFor leaves small clusters as they are, gives one KWOK per 2,500
+// nodes and slows the heartbeat from 5,000.
 func TestScaleFor(t *testing.T) {
 	if s := cluster.ScaleFor(100); s != (cluster.Scale{}) {
 		t.Errorf("ScaleFor(100) = %+v, want the zero Scale", s)
 	}
-	for nodes, shards := range map[int]int{1000: 1, 2500: 1, 5000: 2, 10000: 4} {
-		if s := cluster.ScaleFor(nodes); s.KWOKShards != shards || s.HeartbeatInterval != time.Minute || !s.LargeControlPlane {
-			t.Errorf("ScaleFor(%d) = %+v, want %d shards, 1m heartbeat, large control plane", nodes, s, shards)
+	for nodes, want := range map[int]struct {
+		shards    int
+		heartbeat time.Duration
+	}{1000: {1, time.Minute}, 2500: {1, time.Minute}, 5000: {2, 2 * time.Minute}, 10000: {4, 2 * time.Minute}} {
+		if s := cluster.ScaleFor(nodes); s.KWOKShards != want.shards || s.HeartbeatInterval != want.heartbeat || !s.LargeControlPlane {
+			t.Errorf("ScaleFor(%d) = %+v, want %d shards, %s heartbeat, large control plane", nodes, s, want.shards, want.heartbeat)
 		}
 	}
 }
