@@ -84,7 +84,7 @@ func main() {
 	check(build.Run())
 
 	if *idle > 0 {
-		fmt.Println("| nodes | start | simulator CPU s/s idle | apiserver+etcd+kcm CPU s/s idle | peak RSS |")
+		fmt.Println("| nodes | start | simulator CPU s/s idle | apiserver+etcd+kcm CPU s/s idle | by component: CPU s/s idle, peak RSS |")
 		fmt.Println("|---|---|---|---|---|")
 		for _, n := range nodeCounts {
 			fmt.Println(idleRow(n, *idle))
@@ -117,18 +117,20 @@ func idleRow(n int, idle time.Duration) string {
 	defer c.Stop()
 	start := time.Since(began)
 	fmt.Fprintf(os.Stderr, "up in %s; idle for %s\n", start.Round(time.Second), idle)
+	procs := c.Processes()
+	names := make([]string, 0, len(procs))
+	cpu0 := map[string]float64{}
+	for name, pid := range procs {
+		names = append(names, name)
+		cpu0[name] = cpuSeconds(pid)
+	}
+	sort.Strings(names)
 	sim0, plane0 := controlPlaneCPU(c)
 	time.Sleep(idle)
 	sim1, plane1 := controlPlaneCPU(c)
-	procs := c.Processes()
-	names := make([]string, 0, len(procs))
-	for name := range procs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	var rss []string
 	for _, name := range names {
-		rss = append(rss, fmt.Sprintf("%s %d MiB", name, peakRSS(procs[name])/1024))
+		rss = append(rss, fmt.Sprintf("%s %.2f, %d MiB", name, (cpuSeconds(procs[name])-cpu0[name])/idle.Seconds(), peakRSS(procs[name])/1024))
 	}
 	return fmt.Sprintf("| %d | %.0f s | %.2f | %.2f | %s |", n, start.Seconds(),
 		(sim1-sim0)/idle.Seconds(), (plane1-plane0)/idle.Seconds(), strings.Join(rss, ", "))
