@@ -165,7 +165,7 @@ bench-gitops: prepare
 bench-agent:
 	$(GO) test -run XXX -bench TwentyTrueSteps -benchtime 50x -count 3 ./agent/run/
 
-## bench-rollout: rollout at fleet scale, a table (docs/rollout.md). BENCH_NODES=100,1000,5000 for more, BENCH_PACKAGES=5 for more packages.
+## bench-rollout: rollout at fleet scale, a table (docs/rollout.md). BENCH_NODES=1000,5000,10000 for more, BENCH_PACKAGES=1,5 for more packages (both comma lists).
 BENCH_NODES ?= 100,1000
 BENCH_PACKAGES ?= 1
 bench-rollout: prepare

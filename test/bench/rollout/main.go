@@ -1,13 +1,22 @@
 // Command rollout measures a rollout at fleet scale and prints a table:
-// N simulated nodes, one package whose apply and config stages take a set
-// time, a 10% budget, then an upgrade of the package. For each N it reports
-// the makespan against the ideal schedule (waves × stages × stage time), the
-// most nodes in progress at once, the operator's mutating API requests per
-// node by verb and resource (from the apiserver's audit log), and the
-// operator's CPU seconds and peak RSS (it runs as its own process, the
-// cmd/manager binary, built here).
+// N simulated nodes, P independent packages whose apply and config stages
+// take a set time, a 10% budget, then an upgrade of the packages. One row
+// per nodes × packages × phase (install, upgrade), each nodes × packages
+// pair on a cluster and operator of its own. A row reports the makespan
+// against the ideal schedule, the most nodes in progress at once, the
+// operator's CPU (in all, and per 1,000 node-stages), its reconcile pass
+// time (p50/p99 from its histogram), its mutating requests per node-stage
+// (from its client metrics; by verb and resource from the apiserver's
+// audit log with -audit), its peak RSS, the Skyhook's size, and the
+// control plane's CPU split into the simulator (KWOK) and the rest
+// (apiserver, etcd, controller-manager). The operator runs as its own
+// process, the cmd/manager binary, built here.
 //
-//	go run ./test/bench/rollout -nodes 100,1000
+// The simulated cluster is sized by cluster.ScaleFor (KWOK shards,
+// parallelism, heartbeat, control plane limits); what was used is printed
+// to stderr.
+//
+//	go run ./test/bench/rollout -nodes 1000,5000,10000 -packages 1,5
 package main
 
 import (
@@ -22,7 +31,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,6 +43,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skyhook-go/skyhook/api/scheme"
@@ -45,14 +54,28 @@ import (
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
+// auditMaxNodes is the largest fleet measured with the audit log: above
+// it the apiserver's blocking audit writes would be part of what is
+// measured, and the client metrics count the requests anyway.
+const auditMaxNodes = 5000
+
+type settings struct {
+	stage   time.Duration
+	percent int
+	audit   bool
+	profile string
+}
+
 func main() {
 	nodesFlag := flag.String("nodes", "100,1000", "comma-separated node counts")
+	packagesFlag := flag.String("packages", "1", "comma-separated package counts, each at most 26 (independent, so they run side by side on a node)")
 	stage := flag.Duration("stage", 2*time.Second, "simulated duration of each stage")
 	percent := flag.Int("budget", 10, "interruption budget, percent of the nodes")
-	audit := flag.Bool("audit", true, "count the operator's requests with the apiserver's audit log (which slows the apiserver)")
-	profile := flag.String("profile", "", "write a CPU profile of the operator during each install to <profile>-<nodes>.pprof")
-	packages := flag.Int("packages", 1, "packages in the Skyhook, at most 26 (independent, so they run side by side on a node)")
+	audit := flag.Bool("audit", true, fmt.Sprintf("also break the operator's requests down by verb and resource with the apiserver's audit log (which slows the apiserver); never above %d nodes", auditMaxNodes))
+	idle := flag.Duration("idle", 0, "instead of rollouts: start each cluster, measure its control plane idle for this long, and print how long the start took, the idle CPU per second and each component's peak RSS")
+	profile := flag.String("profile", "", "write a CPU profile of the operator during each install to <profile>-<nodes>x<packages>.pprof")
 	flag.Parse()
+	nodeCounts, packageCounts := intList(*nodesFlag), intList(*packagesFlag)
 	root, err := testenv.RepoRoot()
 	check(err)
 	manager := filepath.Join(os.TempDir(), "skyhook-bench-manager")
@@ -60,15 +83,65 @@ func main() {
 	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
 	check(build.Run())
 
-	fmt.Println("| nodes | packages | phase | makespan | ideal | ratio | most in progress (budget) | mutating requests per node | reconciles (mean time) | operator CPU s | operator peak RSS | control plane CPU s | machine busy |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-	for _, s := range strings.Split(*nodesFlag, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		check(err)
-		for _, row := range run(manager, n, *packages, *stage, *percent, *audit, *profile) {
-			fmt.Println(row)
+	if *idle > 0 {
+		fmt.Println("| nodes | start | simulator CPU s/s idle | apiserver+etcd+kcm CPU s/s idle | by component: CPU s/s idle, peak RSS |")
+		fmt.Println("|---|---|---|---|---|")
+		for _, n := range nodeCounts {
+			fmt.Println(idleRow(n, *idle))
+		}
+		return
+	}
+	fmt.Println("| nodes | packages | phase | makespan | ideal | ratio | most in progress (budget) | operator CPU s | operator CPU s per 1,000 node-stages | passes | pass p50 / p99 | mutating requests per node-stage | audit: per node-stage by verb and resource | operator peak RSS | Skyhook size | simulator CPU s | apiserver+etcd+kcm CPU s | machine busy |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, n := range nodeCounts {
+		for _, p := range packageCounts {
+			set := settings{stage: *stage, percent: *percent, audit: *audit && n <= auditMaxNodes, profile: *profile}
+			if *audit && !set.audit {
+				fmt.Fprintf(os.Stderr, "%d nodes: no audit log above %d nodes\n", n, auditMaxNodes)
+			}
+			run(manager, n, p, set)
 		}
 	}
+}
+
+// idleRow starts a cluster of n nodes and measures it idle.
+func idleRow(n int, idle time.Duration) string {
+	scale := cluster.ScaleFor(n)
+	fmt.Fprintf(os.Stderr, "starting a cluster with %d nodes: %s\n", n, scale)
+	began := time.Now()
+	c, err := cluster.Start(context.Background(), cluster.Options{Scale: scale, Log: os.Stderr,
+		Nodes: cluster.NumberedNodes("node", n, map[string]string{"fleet": "bench"})})
+	check(err)
+	defer c.Stop()
+	start := time.Since(began)
+	fmt.Fprintf(os.Stderr, "up in %s; idle for %s\n", start.Round(time.Second), idle)
+	procs := c.Processes()
+	names := make([]string, 0, len(procs))
+	cpu0 := map[string]float64{}
+	for name, pid := range procs {
+		names = append(names, name)
+		cpu0[name] = cpuSeconds(pid)
+	}
+	sort.Strings(names)
+	sim0, plane0 := controlPlaneCPU(c)
+	time.Sleep(idle)
+	sim1, plane1 := controlPlaneCPU(c)
+	var rss []string
+	for _, name := range names {
+		rss = append(rss, fmt.Sprintf("%s %.2f, %d MiB", name, (cpuSeconds(procs[name])-cpu0[name])/idle.Seconds(), peakRSS(procs[name])/1024))
+	}
+	return fmt.Sprintf("| %d | %.0f s | %.2f | %.2f | %s |", n, start.Seconds(),
+		(sim1-sim0)/idle.Seconds(), (plane1-plane0)/idle.Seconds(), strings.Join(rss, ", "))
+}
+
+func intList(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		check(err)
+		out = append(out, n)
+	}
+	return out
 }
 
 func check(err error) {
@@ -78,15 +151,37 @@ func check(err error) {
 	}
 }
 
-// run measures one fleet size and returns its table rows.
-func run(manager string, n, packages int, stage time.Duration, percent int, audit bool, profile string) []string {
+// sample is what is read at the start and the end of a phase.
+type sample struct {
+	at          time.Time
+	metrics     operatorMetrics
+	operatorCPU float64
+	simCPU      float64
+	planeCPU    float64
+	machine     machineCPU
+	auditLines  int
+}
+
+func takeSample(c *cluster.Cluster, metricsURL string, pid int) sample {
+	s := sample{at: time.Now(), metrics: scrape(metricsURL), operatorCPU: cpuSeconds(pid), machine: readMachineCPU(), auditLines: auditLines(c.AuditLog)}
+	s.simCPU, s.planeCPU = controlPlaneCPU(c)
+	return s
+}
+
+// run measures one fleet size and package count and prints a row as each
+// phase ends (a long run shows its install before its upgrade).
+func run(manager string, n, packages int, set settings) {
 	ctx := context.Background()
 	crds, err := config.CRDs()
 	check(err)
-	fmt.Fprintf(os.Stderr, "starting a cluster with %d nodes\n", n)
-	c, err := cluster.Start(ctx, cluster.Options{CRDs: crds, Audit: audit, Nodes: cluster.NumberedNodes("node", n, map[string]string{"fleet": "bench"})})
+	scale := cluster.ScaleFor(n)
+	fmt.Fprintf(os.Stderr, "starting a cluster with %d nodes for %d package(s): %s, audit %t\n", n, packages, scale, set.audit)
+	began := time.Now()
+	c, err := cluster.Start(ctx, cluster.Options{CRDs: crds, Audit: set.audit, Scale: scale,
+		Nodes: cluster.NumberedNodes("node", n, map[string]string{"fleet": "bench"})})
 	check(err)
 	defer c.Stop()
+	fmt.Fprintf(os.Stderr, "cluster with %d nodes up in %s\n", n, time.Since(began).Round(time.Second))
 	cl, err := client.New(c.Config, client.Options{Scheme: scheme.New()})
 	check(err)
 	check(cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "skyhook-system"}}))
@@ -97,26 +192,32 @@ func run(manager string, n, packages int, stage time.Duration, percent int, audi
 
 	watcher, err := testenv.WatchBusyNodes(ctx, c, "fleet=bench", "bench")
 	check(err)
-	capacity := max(1, n*percent/100)
-	ideal := time.Duration(math.Ceil(float64(n)/float64(capacity))) * 2 * stage
+	capacity := max(1, n*set.percent/100)
+	// The ideal schedule: the nodes go in waves of the budget, and each
+	// wave takes its two stages (apply and config for an install, upgrade
+	// and config for an upgrade) one after the other. The packages are
+	// independent, so they run side by side on a node: more packages add
+	// no time to the ideal, only work for the operator.
+	waves := int(math.Ceil(float64(n) / float64(capacity)))
+	ideal := time.Duration(waves) * 2 * set.stage
+	nodeStages := float64(n * packages * 2)
 	sk := &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
 		Spec: skyhookv1.SkyhookSpec{
 			NodeSelector:       metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "bench"}},
-			InterruptionBudget: skyhookv1.InterruptionBudget{Percent: &percent},
-			Packages:           benchPackages(packages, stage),
+			InterruptionBudget: skyhookv1.InterruptionBudget{Percent: &set.percent},
+			Packages:           benchPackages(packages, set.stage),
 		},
 	}
-	var rows []string
+	poll := 250 * time.Millisecond
+	if n > auditMaxNodes {
+		poll = time.Second // each read of a large Skyhook costs the apiserver
+	}
 	for _, phase := range []string{"install", "upgrade"} {
-		auditStart := auditLines(c.AuditLog)
-		passesStart, passTimeStart := reconciles(metricsURL)
-		cpuStart := cpuSeconds(proc.Process.Pid)
-		planeStart := controlPlaneCPU(c)
-		start := time.Now()
+		before := takeSample(c, metricsURL, proc.Process.Pid)
 		if phase == "install" {
-			if profile != "" {
-				go captureProfile(pprofURL, fmt.Sprintf("%s-%d.pprof", profile, n), ideal)
+			if set.profile != "" {
+				go captureProfile(pprofURL, fmt.Sprintf("%s-%dx%d.pprof", set.profile, n, packages), ideal)
 			}
 			check(cl.Create(ctx, sk))
 		} else {
@@ -127,22 +228,40 @@ func run(manager string, n, packages int, stage time.Duration, percent int, audi
 			}
 			check(cl.Update(ctx, sk))
 		}
-		check(waitReady(ctx, cl, sk, 20*ideal+time.Minute))
-		makespan := time.Since(start)
-		time.Sleep(500 * time.Millisecond) // the last writes reach the audit log
-		requests := "(not counted: -audit=false)"
-		if audit {
-			requests = requestsPerNode(c.AuditLog, auditStart, n)
+		// 20 ideals, and 0.3 s a node: 10,000 nodes went at about 3 a
+		// second on this 2-core machine, the apiserver the limit.
+		check(waitReady(ctx, cl, sk, poll, 20*ideal+time.Duration(n)*300*time.Millisecond+time.Minute))
+		makespan := time.Since(before.at)
+		time.Sleep(500 * time.Millisecond) // the last writes reach the audit log and the metrics
+		after := takeSample(c, metricsURL, proc.Process.Pid)
+		byAudit := "(-audit off)"
+		if set.audit {
+			byAudit = requestsPerNodeStage(c.AuditLog, before.auditLines, nodeStages)
 		}
-		operatorCPU, planeCPU := cpuSeconds(proc.Process.Pid)-cpuStart, controlPlaneCPU(c)-planeStart
-		passes, passTime := reconciles(metricsURL)
-		passes, passTime = passes-passesStart, passTime-passTimeStart
-		rows = append(rows, fmt.Sprintf("| %d | %d | %s | %.1f s | %.1f s | %.2f | %d (%d) | %s | %.0f (%.1f ms) | %.1f | %d MiB | %.1f | %.0f%% |",
+		operatorCPU := after.operatorCPU - before.operatorCPU
+		pass := after.metrics.reconcile.minus(before.metrics.reconcile)
+		fmt.Printf("| %d | %d | %s | %.1f s | %.1f s | %.2f | %d (%d) | %.1f | %.2f | %.0f | %s / %s | %s | %s | %d MiB | %s | %.1f | %.1f | %.0f%% |\n",
 			n, packages, phase, makespan.Seconds(), ideal.Seconds(), makespan.Seconds()/ideal.Seconds(),
-			watcher.TakeMost(), capacity, requests, passes, 1000*passTime/max(passes, 1), operatorCPU, peakRSS(proc.Process.Pid)/1024,
-			planeCPU, 100*(operatorCPU+planeCPU)/(float64(runtime.NumCPU())*makespan.Seconds())))
+			watcher.TakeMost(), capacity, operatorCPU, 1000*operatorCPU/nodeStages,
+			pass.count(), ms(pass.quantile(0.5)), ms(pass.quantile(0.99)),
+			mutatingPerNodeStage(before.metrics.requests, after.metrics.requests, nodeStages), byAudit,
+			peakRSS(proc.Process.Pid)/1024, kib(skyhookSize(c, sk.Name)),
+			after.simCPU-before.simCPU, after.planeCPU-before.planeCPU, after.machine.busyPercent(before.machine))
 	}
-	return rows
+}
+
+func ms(seconds float64) string {
+	if math.IsNaN(seconds) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f ms", 1000*seconds)
+}
+
+func kib(bytes int) string {
+	if bytes < 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.0f KiB", float64(bytes)/1024)
 }
 
 // benchPackages are n independent packages whose simulated stages take
@@ -183,34 +302,150 @@ func startManager(manager string, c *cluster.Cluster) (*exec.Cmd, string, string
 	return cmd, "http://" + metricsAddr + "/metrics", "http://" + pprofAddr + "/debug/pprof/profile"
 }
 
-// reconciles reads the Skyhook controller's reconcile count and their
-// total duration in seconds from the operator's metrics.
-func reconciles(url string) (count, seconds float64) {
+// operatorMetrics is what the bench reads off the operator's metrics.
+type operatorMetrics struct {
+	// reconcile is the Skyhook controller's reconcile time histogram.
+	reconcile histogram
+	// requests are the operator's API requests by HTTP method.
+	requests map[string]float64
+}
+
+// histogram is a Prometheus histogram: cumulative counts by upper bound.
+type histogram struct {
+	bounds []float64 // ascending, the last +Inf
+	counts []float64
+}
+
+func (h histogram) count() float64 {
+	if len(h.counts) == 0 {
+		return 0
+	}
+	return h.counts[len(h.counts)-1]
+}
+
+// minus is the histogram of what was observed between before and h.
+func (h histogram) minus(before histogram) histogram {
+	out := histogram{bounds: h.bounds, counts: make([]float64, len(h.counts))}
+	for i := range h.counts {
+		out.counts[i] = h.counts[i]
+		if i < len(before.counts) {
+			out.counts[i] -= before.counts[i]
+		}
+	}
+	return out
+}
+
+// quantile estimates the q-quantile as Prometheus' histogram_quantile
+// does: linear interpolation within the bucket the rank falls in (from 0
+// for the first bucket), the largest finite bound when it falls in the
+// +Inf bucket; NaN without observations.
+func (h histogram) quantile(q float64) float64 {
+	total := h.count()
+	if total == 0 || len(h.bounds) < 2 {
+		return math.NaN()
+	}
+	rank := q * total
+	i := sort.Search(len(h.counts), func(i int) bool { return h.counts[i] >= rank })
+	if i >= len(h.bounds)-1 {
+		return h.bounds[len(h.bounds)-2]
+	}
+	lower, below := 0.0, 0.0
+	if i > 0 {
+		lower, below = h.bounds[i-1], h.counts[i-1]
+	}
+	inBucket := h.counts[i] - below
+	if inBucket == 0 {
+		return h.bounds[i]
+	}
+	return lower + (h.bounds[i]-lower)*(rank-below)/inBucket
+}
+
+// scrape reads the operator's metrics: the Skyhook controller's
+// controller_runtime_reconcile_time_seconds and rest_client_requests_total
+// by method.
+func scrape(url string) operatorMetrics {
+	m := operatorMetrics{requests: map[string]float64{}}
 	resp, err := http.Get(url)
 	if err != nil {
-		return 0, 0
+		return m
 	}
 	defer resp.Body.Close()
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(resp.Body)
 	if err != nil {
-		return 0, 0
+		return m
 	}
 	if f := families["controller_runtime_reconcile_time_seconds"]; f != nil {
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "skyhook" {
-					count += float64(m.GetHistogram().GetSampleCount())
-					seconds += m.GetHistogram().GetSampleSum()
-				}
+		for _, metric := range f.GetMetric() {
+			if label(metric.GetLabel(), "controller") != "skyhook" {
+				continue
+			}
+			for _, b := range metric.GetHistogram().GetBucket() {
+				m.reconcile.bounds = append(m.reconcile.bounds, b.GetUpperBound())
+				m.reconcile.counts = append(m.reconcile.counts, float64(b.GetCumulativeCount()))
+			}
+			if n := len(m.reconcile.bounds); n == 0 || !math.IsInf(m.reconcile.bounds[n-1], 1) {
+				m.reconcile.bounds = append(m.reconcile.bounds, math.Inf(1))
+				m.reconcile.counts = append(m.reconcile.counts, float64(metric.GetHistogram().GetSampleCount()))
 			}
 		}
 	}
-	return count, seconds
+	if f := families["rest_client_requests_total"]; f != nil {
+		for _, metric := range f.GetMetric() {
+			m.requests[label(metric.GetLabel(), "method")] += metric.GetCounter().GetValue()
+		}
+	}
+	return m
 }
 
-func waitReady(ctx context.Context, cl client.Client, sk *skyhookv1.Skyhook, timeout time.Duration) error {
-	return wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+func label[L interface {
+	GetName() string
+	GetValue() string
+}](labels []L, name string) string {
+	for _, l := range labels {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// mutatingPerNodeStage is the operator's POST, PUT, PATCH and DELETE
+// requests between two scrapes per node-stage, in all and by method.
+func mutatingPerNodeStage(before, after map[string]float64, nodeStages float64) string {
+	total := 0.0
+	var parts []string
+	for _, method := range []string{"POST", "PUT", "PATCH", "DELETE"} {
+		d := after[method] - before[method]
+		total += d
+		if d > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.2f", method, d/nodeStages))
+		}
+	}
+	return fmt.Sprintf("%.2f (%s)", total/nodeStages, strings.Join(parts, ", "))
+}
+
+// skyhookSize is the length of the Skyhook's JSON as the apiserver serves
+// it, or -1.
+func skyhookSize(c *cluster.Cluster, name string) int {
+	hc, err := rest.HTTPClientFor(c.Config)
+	if err != nil {
+		return -1
+	}
+	resp, err := hc.Get(c.Config.Host + "/apis/" + skyhookv1.GroupVersion.String() + "/skyhooks/" + name)
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return -1
+	}
+	return len(body)
+}
+
+func waitReady(ctx context.Context, cl client.Client, sk *skyhookv1.Skyhook, every, timeout time.Duration) error {
+	return wait.PollUntilContextTimeout(ctx, every, timeout, true, func(ctx context.Context) (bool, error) {
 		if err := cl.Get(ctx, client.ObjectKeyFromObject(sk), sk); err != nil {
 			return false, nil
 		}
@@ -233,14 +468,13 @@ func auditLines(path string) int {
 	return n
 }
 
-// requestsPerNode counts the operator's mutating requests in the audit log
-// after line skip, per node, by verb and resource.
-func requestsPerNode(path string, skip, nodes int) string {
+// requestsPerNodeStage counts the operator's mutating requests in the
+// audit log after line skip, per node-stage, by verb and resource.
+func requestsPerNodeStage(path string, skip int, nodeStages float64) string {
 	f, err := os.Open(path)
 	check(err)
 	defer f.Close()
 	counts := map[string]int{}
-	total := 0
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for line := 0; sc.Scan(); line++ {
@@ -260,28 +494,65 @@ func requestsPerNode(path string, skip, nodes int) string {
 			res += "/" + ev.ObjectRef.Subresource
 		}
 		counts[ev.Verb+" "+res]++
-		total++
 	}
 	keys := make([]string, 0, len(counts))
 	for k := range counts {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	parts := []string{fmt.Sprintf("%.2f", float64(total)/float64(nodes))}
+	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %.2f", k, float64(counts[k])/float64(nodes)))
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, float64(counts[k])/nodeStages))
 	}
-	return parts[0] + " (" + strings.Join(parts[1:], ", ") + ")"
+	return strings.Join(parts, ", ")
 }
 
-// controlPlaneCPU is the CPU time of etcd, the apiserver, the
-// controller-manager and KWOK together.
-func controlPlaneCPU(c *cluster.Cluster) float64 {
-	total := 0.0
-	for _, pid := range c.Processes() {
-		total += cpuSeconds(pid)
+// controlPlaneCPU is the CPU time of the simulator (the KWOK processes)
+// and of the rest of the control plane (etcd, the apiserver, the
+// controller-manager).
+func controlPlaneCPU(c *cluster.Cluster) (sim, plane float64) {
+	for name, pid := range c.Processes() {
+		if cluster.IsSimulator(name) {
+			sim += cpuSeconds(pid)
+		} else {
+			plane += cpuSeconds(pid)
+		}
 	}
-	return total
+	return sim, plane
+}
+
+// machineCPU is the machine's busy and total CPU time from /proc/stat, in
+// ticks.
+type machineCPU struct{ busy, total float64 }
+
+func readMachineCPU() machineCPU {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return machineCPU{}
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	fields := strings.Fields(line)[1:] // user nice system idle iowait irq softirq steal ...
+	var m machineCPU
+	for i, f := range fields {
+		v, _ := strconv.ParseFloat(f, 64)
+		if i >= 8 { // guest time is counted in user already
+			break
+		}
+		m.total += v
+		if i != 3 && i != 4 { // idle, iowait
+			m.busy += v
+		}
+	}
+	return m
+}
+
+// busyPercent is how busy every core of the machine was since before (all
+// processes, the bench's own and other users' included).
+func (m machineCPU) busyPercent(before machineCPU) float64 {
+	if m.total <= before.total {
+		return math.NaN()
+	}
+	return 100 * (m.busy - before.busy) / (m.total - before.total)
 }
 
 // cpuSeconds is the process's user and system CPU time.

@@ -63,6 +63,10 @@ type Options struct {
 	// own (a later flag wins), such as a short --min-request-timeout that
 	// cuts watch streams often.
 	APIServerArgs []string
+	// Scale are settings for large fleets (KWOK shards and parallelism,
+	// the heartbeat interval, control plane limits); see ScaleFor. The
+	// zero value is the small cluster the tests use.
+	Scale Scale
 }
 
 // Cluster is a running local control plane with simulated nodes.
@@ -86,8 +90,10 @@ type Cluster struct {
 
 	log io.Writer
 	pki *pki
-	// kubeletAddr is where KWOK serves the kubelet API of every node.
-	kubeletAddr string
+	// kubeletAddrs are where each KWOK shard serves the kubelet API of
+	// its nodes (one address unless Scale.KWOKShards says more).
+	kubeletAddrs []string
+	scale        Scale
 	// sourceStorage is where source-controller serves its artifacts, once
 	// started.
 	sourceStorage string
@@ -119,7 +125,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Dir: opts.Dir, Binaries: bin, log: opts.Log, audit: opts.Audit, apiServerArgs: opts.APIServerArgs, binaryOptions: opts.Binaries}
+	c := &Cluster{Dir: opts.Dir, Binaries: bin, log: opts.Log, audit: opts.Audit, apiServerArgs: opts.APIServerArgs, binaryOptions: opts.Binaries, scale: opts.Scale}
 	if c.Dir == "" {
 		if c.Dir, err = os.MkdirTemp("", "skyhook-cluster-"); err != nil {
 			return nil, err
@@ -166,12 +172,12 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(ports[0])
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
 	fmt.Fprintln(c.log, "starting etcd")
-	etcd, err := c.start("etcd", c.Binaries.Etcd,
-		"--data-dir="+filepath.Join(c.Dir, "etcd"),
-		"--listen-client-urls="+etcdURL, "--advertise-client-urls="+etcdURL,
-		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
-		"--initial-cluster=default="+peerURL,
-		"--unsafe-no-fsync=true", "--log-level=warn")
+	etcd, err := c.start("etcd", c.Binaries.Etcd, append([]string{
+		"--data-dir=" + filepath.Join(c.Dir, "etcd"),
+		"--listen-client-urls=" + etcdURL, "--advertise-client-urls=" + etcdURL,
+		"--listen-peer-urls=" + peerURL, "--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=default=" + peerURL,
+		"--unsafe-no-fsync=true", "--log-level=warn"}, c.scale.etcdArgs()...)...)
 	if err != nil {
 		return err
 	}
@@ -205,6 +211,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		"--authorization-mode=RBAC",
 		"--allow-privileged=true",
 		"--profiling=false")
+	apiserverArgs = append(apiserverArgs, c.scale.apiServerArgs()...)
 	apiserver, err := c.start("kube-apiserver", c.Binaries.KubeAPIServer, append(apiserverArgs, c.apiServerArgs...)...)
 	if err != nil {
 		return err
@@ -221,21 +228,22 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	}
 
 	fmt.Fprintln(c.log, "starting kube-controller-manager")
-	kcm, err := c.start("kube-controller-manager", c.Binaries.KubeControllerManager,
-		"--kubeconfig="+c.Kubeconfig,
+	kcm, err := c.start("kube-controller-manager", c.Binaries.KubeControllerManager, append([]string{
+		"--kubeconfig=" + c.Kubeconfig,
 		"--secure-port=0",
 		"--leader-elect=false",
-		// The defaults (20 QPS) make lifting the not-ready taint off
-		// thousands of new nodes take minutes.
-		"--kube-api-qps=200", "--kube-api-burst=400",
-		// KWOK's heartbeats can lag by tens of seconds with thousands of
-		// nodes on two cores; a simulated node goes NotReady when a test
-		// says so (a reboot), not because the simulator fell behind.
-		"--node-monitor-grace-period=5m",
 		"--use-service-account-credentials=false",
-		"--service-account-private-key-file="+certs.ServiceAccountKey,
-		"--root-ca-file="+certs.CAFile,
-		"--cluster-signing-cert-file="+certs.CAFile, "--cluster-signing-key-file="+certs.CAKeyFile)
+		"--service-account-private-key-file=" + certs.ServiceAccountKey,
+		"--root-ca-file=" + certs.CAFile,
+		"--cluster-signing-cert-file=" + certs.CAFile, "--cluster-signing-key-file=" + certs.CAKeyFile},
+		// The client's default rate (20 QPS) makes lifting the not-ready
+		// taint off thousands of new nodes take minutes: 200 QPS, more
+		// for a large fleet. KWOK's heartbeats can lag by tens of seconds
+		// with thousands of nodes on two cores; a simulated node goes
+		// NotReady when a test says so (a reboot), not because the
+		// simulator fell behind: a grace period of 5 min or more (see
+		// Scale.nodeMonitorGracePeriod).
+		c.scale.controllerManagerArgs()...)...)
 	if err != nil {
 		return err
 	}
@@ -247,37 +255,57 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	})
 }
 
-// startKWOK loads the simulation stages and starts KWOK on every node.
+// startKWOK loads the simulation stages and starts KWOK on every node: one
+// process, or one per shard (Scale.KWOKShards).
 func (c *Cluster) startKWOK(ctx context.Context) error {
-	if err := c.ApplyStages(ctx, defaultStages); err != nil {
+	if err := c.ApplyStages(ctx, c.scale.stages()); err != nil {
 		return fmt.Errorf("loading the simulation stages: %w", err)
 	}
-	ports, err := FreePorts(1)
+	config, err := c.scale.kwokConfig(c.Dir)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(c.log, "starting kwok")
-	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
-	kwok, err := c.start("kwok", c.Binaries.KWOK,
-		"--kubeconfig="+c.Kubeconfig,
-		// Every node but a real one (see AddRealNode), whoever created it.
-		"--manage-nodes-with-label-selector="+RealNodeLabel+"!="+RealNodeLabelValue,
-		// With leases, a restarted kwok ignores nodes until old leases expire.
-		"--node-lease-duration-seconds=0",
-		"--enable-crds=Stage,Logs",
-		// KWOK serves the kubelet API (TLS and plain HTTP on one port)
-		// for every node: nodes advertise 127.0.0.1 and this port, so
-		// the apiserver can proxy pod logs to it (see ContainerLogs).
-		"--server-address="+addr,
-		"--tls-cert-file="+c.pki.KubeletCertFile, "--tls-private-key-file="+c.pki.KubeletKeyFile,
-		"--node-ip=127.0.0.1",
-		"--node-port="+strconv.Itoa(ports[0]),
-		"--cidr=10.244.0.0/16")
+	shards := c.scale.shards()
+	ports, err := FreePorts(shards)
 	if err != nil {
 		return err
 	}
-	c.kubeletAddr = addr
-	return c.waitHTTP(ctx, kwok, http.DefaultClient, "http://"+addr+"/healthz", 30*time.Second)
+	c.kubeletAddrs = nil
+	var started []*process
+	for i := range shards {
+		name := shardName(i)
+		fmt.Fprintln(c.log, "starting "+name)
+		addr := "127.0.0.1:" + strconv.Itoa(ports[i])
+		kwok, err := c.start(name, c.Binaries.KWOK, append([]string{
+			"--kubeconfig=" + c.Kubeconfig,
+			// Every node but a real one (see AddRealNode), whoever
+			// created it; with shards, those of this shard.
+			"--manage-nodes-with-label-selector=" + c.scale.shardSelector(i),
+			// With leases, a restarted kwok ignores nodes until old
+			// leases expire.
+			"--node-lease-duration-seconds=0",
+			"--enable-crds=Stage,Logs",
+			// KWOK serves the kubelet API (TLS and plain HTTP on one
+			// port) for its nodes: they advertise 127.0.0.1 and this
+			// port, so the apiserver can proxy pod logs to it (see
+			// ContainerLogs).
+			"--server-address=" + addr,
+			"--tls-cert-file=" + c.pki.KubeletCertFile, "--tls-private-key-file=" + c.pki.KubeletKeyFile,
+			"--node-ip=127.0.0.1",
+			"--node-port=" + strconv.Itoa(ports[i]),
+			"--cidr=" + shardCIDR(i)}, config...)...)
+		if err != nil {
+			return err
+		}
+		c.kubeletAddrs = append(c.kubeletAddrs, addr)
+		started = append(started, kwok)
+	}
+	for i, kwok := range started {
+		if err := c.waitHTTP(ctx, kwok, http.DefaultClient, "http://"+c.kubeletAddrs[i]+"/healthz", 30*time.Second); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // retryPortClash runs start again, up to three times, when a component lost

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -110,7 +111,7 @@ func (c *Cluster) waitKubeletLog(ctx context.Context, namespace, pod, container 
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(ca)
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
-	url := fmt.Sprintf("https://%s/containerLogs/%s/%s/%s", c.kubeletAddr, namespace, pod, container)
+	url := fmt.Sprintf("https://%s/containerLogs/%s/%s/%s", c.kubeletAddrOf(ctx, namespace, pod), namespace, pod, container)
 	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		resp, err := hc.Get(url)
 		if err != nil {
@@ -120,6 +121,28 @@ func (c *Cluster) waitKubeletLog(ctx context.Context, namespace, pod, container 
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return resp.StatusCode == http.StatusOK, nil
 	})
+}
+
+// kubeletAddrOf is the kubelet API address of the KWOK shard that manages
+// the pod's node: the only one with one shard, otherwise that of the
+// node's ShardLabel (the first shard's when the pod, its node or the label
+// cannot be read).
+func (c *Cluster) kubeletAddrOf(ctx context.Context, namespace, pod string) string {
+	if len(c.kubeletAddrs) == 1 {
+		return c.kubeletAddrs[0]
+	}
+	p, err := c.Clientset.CoreV1().Pods(namespace).Get(ctx, pod, metav1.GetOptions{})
+	if err != nil || p.Spec.NodeName == "" {
+		return c.kubeletAddrs[0]
+	}
+	n, err := c.Clientset.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+	if err != nil {
+		return c.kubeletAddrs[0]
+	}
+	if i, err := strconv.Atoi(n.Labels[ShardLabel]); err == nil && i >= 0 && i < len(c.kubeletAddrs) {
+		return c.kubeletAddrs[i]
+	}
+	return c.kubeletAddrs[0]
 }
 
 // StagePodSelector selects the operator's stage pods (its stage label; see
