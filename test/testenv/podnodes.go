@@ -22,6 +22,8 @@ type PodNodeWatcher struct {
 	pods  map[string]map[string]bool // node → live pod UIDs
 	most  int
 	nodes int
+	// created counts the pods seen for the first time.
+	created int
 }
 
 // WatchPodNodes starts a PodNodeWatcher on the Skyhook's stage pods in
@@ -61,7 +63,11 @@ func (w *PodNodeWatcher) observe(o any, live bool) {
 	case live && onNode == nil:
 		onNode = map[string]bool{string(pod.UID): true}
 		w.pods[pod.Spec.NodeName] = onNode
+		w.created++
 	case live:
+		if !onNode[string(pod.UID)] {
+			w.created++
+		}
 		onNode[string(pod.UID)] = true
 	default:
 		delete(onNode, string(pod.UID))
@@ -83,4 +89,11 @@ func (w *PodNodeWatcher) TakeMost() int {
 	most := w.most
 	w.most = w.nodes
 	return most
+}
+
+// Created counts the stage pods seen so far.
+func (w *PodNodeWatcher) Created() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.created
 }
