@@ -112,6 +112,10 @@ type gathered struct {
 // visits a few nodes reads their stage pods without listing every pod.
 const podNodeField = "spec.nodeName"
 
+// nodeNameField indexes the cached nodes by name, so a pass reads one node
+// without a copy (see readVisited).
+const nodeNameField = "metadata.name"
+
 // gather reads the nodes a pass visits (visit; every selected node when
 // full) with their records and stage pods, and sorts them into work,
 // ignored, malformed and gone.
@@ -171,16 +175,18 @@ func (r *SkyhookReconciler) readVisited(ctx context.Context, sk *skyhookv1.Skyho
 		pods = list.Items
 	} else {
 		for _, name := range visit {
-			node := corev1.Node{}
-			err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &node)
-			if client.IgnoreNotFound(err) != nil {
+			// By the name index and without a copy, like the full read: a
+			// Get copies the node, and the view would keep that copy of
+			// every node beside the cache's own.
+			var one corev1.NodeList
+			if err := r.Client.List(ctx, &one, client.MatchingFields{nodeNameField: name}, client.UnsafeDisableDeepCopy); err != nil {
 				return nil, nil, nil, err
 			}
-			if err != nil || !sel.Matches(labels.Set(node.Labels)) {
+			if len(one.Items) == 0 || !sel.Matches(labels.Set(one.Items[0].Labels)) {
 				g.gone = append(g.gone, name)
 				continue
 			}
-			nodes.Items = append(nodes.Items, node)
+			nodes.Items = append(nodes.Items, one.Items[0])
 			var list corev1.PodList
 			if err := r.Client.List(ctx, &list, client.InNamespace(r.Namespace), client.MatchingLabels{stagepod.SkyhookLabel: sk.Name},
 				client.MatchingFields{podNodeField: name}, client.UnsafeDisableDeepCopy); err != nil {

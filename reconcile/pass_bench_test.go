@@ -193,7 +193,18 @@ func (m *memCache) List(ctx context.Context, list client.ObjectList, opts ...cli
 	o.ApplyOptions(opts)
 	switch l := list.(type) {
 	case *corev1.NodeList:
-		for _, name := range m.names {
+		names := m.names
+		if o.FieldSelector != nil {
+			name, ok := o.FieldSelector.RequiresExactMatch(nodeNameField)
+			if !ok {
+				return fmt.Errorf("unsupported field selector %s", o.FieldSelector)
+			}
+			names = nil
+			if _, found := m.nodes[name]; found {
+				names = []string{name}
+			}
+		}
+		for _, name := range names {
 			if n := m.nodes[name]; o.LabelSelector == nil || o.LabelSelector.Matches(labels.Set(n.Labels)) {
 				l.Items = append(l.Items, *n)
 			}

@@ -162,6 +162,11 @@ func (r *SkyhookReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}); err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Node{}, nodeNameField, func(o client.Object) []string {
+		return []string{o.GetName()}
+	}); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("skyhook").
 		For(&skyhookv1.Skyhook{}).
