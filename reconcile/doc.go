@@ -3,7 +3,7 @@
 // interruption budget or DeploymentPolicy. The PackageSet controller is in
 // reconcile/packageset; the leaf packages beside this one each hold one
 // idea (lifecycle, stagepod, nodestate, budget, compartment, snapshot,
-// cordon, drain, interrupt, taints).
+// cordon, drain, interrupt, taints, fleet).
 //
 // The files, one concept each:
 //
@@ -11,8 +11,10 @@
 //	                       finalizer, disable, rollout), watches
 //	deletion.go            a deleted Skyhook: uninstall, clean the nodes, drop the finalizer
 //	rollout.go             one pass over a Skyhook's nodes (rolloutPass): follow the
-//	                       active nodes, admit waiting ones within the budget, finish
-//	gather.go              what a pass reads: selected nodes, their records and stage pods
+//	                       visited nodes, admit waiting ones within the budget, finish
+//	fleet_view.go          what the passes know of every node between them (fleetView over
+//	                       a fleet.Index), and which nodes a pass visits
+//	gather.go              what a pass reads: the visited nodes, their records and stage pods
 //	node.go                one node's turn in a pass (nodePass): its packages, stages, retries
 //	stagepods.go           finding, creating, reading and deleting stage pods; backoff
 //	interrupts.go          a node's interrupt: cordon, drain, run, verify the reboot

@@ -99,9 +99,13 @@ func passBasis(sk *skyhookv1.Skyhook, policy *skyhookv1.DeploymentPolicy, ahead 
 	return b.String()
 }
 
-// put records the node as this pass left it.
+// put records the node as this pass left it. The view keeps none of the
+// node's running or finished stage pods (its next visit reads them again):
+// a pod kept here would keep alive the cache's old copy of it, and with it
+// the node metadata the pod carries, for every node of the fleet.
 func (view *fleetView) put(pass *rolloutPass, w *nodeWork, now time.Time) {
 	view.works[w.node.Name] = w
+	w.pods = nil
 	n := fleet.Node{Name: w.node.Name, Kind: w.kind, Status: w.now, Active: w.report.active > 0 || w.holding, Holding: w.holding, Compartment: w.compartment,
 		Batch: w.batch, Noteworthy: w.report.noteworthy(), Packages: packagesOf(w.record())}
 	if w.report.requeue > 0 {
