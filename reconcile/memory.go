@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"crypto/sha256"
 	"sync"
 	"time"
 
@@ -115,28 +116,31 @@ func withoutCounters(s skyhookv1.SkyhookStatus) skyhookv1.SkyhookStatus {
 }
 
 // writtenRecords remembers the last node record patch written per Skyhook
-// and node (by UID, so a node replaced under the same name starts afresh).
+// and node (by UID, so a node replaced under the same name starts afresh),
+// as its SHA-256: the patches themselves (a few KiB a node) would cost tens
+// of MiB at 10,000 nodes.
 type writtenRecords struct {
 	mu    sync.Mutex
-	patch map[types.UID]map[string]string
+	patch map[types.UID]map[string][sha256.Size]byte
 }
 
 func (w *writtenRecords) same(uid types.UID, node string, patch []byte) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.patch[uid][node] == string(patch)
+	last, ok := w.patch[uid][node]
+	return ok && last == sha256.Sum256(patch)
 }
 
 func (w *writtenRecords) record(uid types.UID, node string, patch []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.patch == nil {
-		w.patch = map[types.UID]map[string]string{}
+		w.patch = map[types.UID]map[string][sha256.Size]byte{}
 	}
 	if w.patch[uid] == nil {
-		w.patch[uid] = map[string]string{}
+		w.patch[uid] = map[string][sha256.Size]byte{}
 	}
-	w.patch[uid][node] = string(patch)
+	w.patch[uid][node] = sha256.Sum256(patch)
 }
 
 func (w *writtenRecords) forget(uid types.UID) {

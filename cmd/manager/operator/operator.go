@@ -7,6 +7,7 @@ package operator
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"strconv"
 	"time"
@@ -171,7 +172,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.Secret{}:    inNamespace,
 				&corev1.ConfigMap{}: inNamespace,
-				&corev1.Pod{}:       {Namespaces: map[string]cache.Config{opts.Namespace: {}}, Label: stagePods},
+				&corev1.Pod{}:       {Namespaces: map[string]cache.Config{opts.Namespace: {}}, Label: stagePods, Transform: trimStagePod},
 				&corev1.Node{}:      {Transform: trimNode},
 			},
 		},
@@ -302,6 +303,23 @@ func trimNode(obj any) (any, error) {
 		node.Status.Images = nil
 		node.Status.VolumesAttached = nil
 		node.Status.VolumesInUse = nil
+	}
+	return obj, nil
+}
+
+// trimStagePod keeps of a stage pod what the operator reads: not its
+// managed fields, nor the copy of its node's labels and annotations the
+// steps read (stagepod.NodeLabelsAnnotation, NodeAnnotationsAnnotation),
+// which would make every cached stage pod as large as its node's metadata.
+func trimStagePod(obj any) (any, error) {
+	if pod, ok := obj.(*corev1.Pod); ok {
+		pod.ManagedFields = nil
+		if _, ok := pod.Annotations[stagepod.NodeLabelsAnnotation]; ok {
+			annotations := maps.Clone(pod.Annotations)
+			delete(annotations, stagepod.NodeLabelsAnnotation)
+			delete(annotations, stagepod.NodeAnnotationsAnnotation)
+			pod.Annotations = annotations
+		}
 	}
 	return obj, nil
 }
