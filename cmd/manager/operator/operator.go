@@ -300,9 +300,11 @@ func mustRequirement(key string, op selection.Operator) labels.Requirement {
 func trimNode(obj any) (any, error) {
 	if node, ok := obj.(*corev1.Node); ok {
 		node.ManagedFields = nil
-		node.Status.Images = nil
-		node.Status.VolumesAttached = nil
-		node.Status.VolumesInUse = nil
+		// Of the status the operator reads the conditions and the boot
+		// ID; the rest (capacity, addresses, images, the node's system
+		// info...) is half of a cached node, 35 MiB at 10,000 nodes.
+		node.Status = corev1.NodeStatus{Conditions: node.Status.Conditions,
+			NodeInfo: corev1.NodeSystemInfo{BootID: node.Status.NodeInfo.BootID}}
 	}
 	return obj, nil
 }
