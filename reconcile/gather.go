@@ -53,6 +53,8 @@ type nodeWork struct {
 	// holding: the node's work is done, its stage pods are not gone yet;
 	// it keeps its budget slot (see hasPods).
 	holding bool
+	// stubbed: node is a stand-in (see stub); refresh reads the node.
+	stubbed bool
 	// problem says why a malformed node's record cannot be read.
 	problem string
 	// mark is why a waiting node did not start, for its status label:
@@ -66,6 +68,37 @@ type nodeWork struct {
 // one: its record is the last one it had.
 func (w *nodeWork) restart() {
 	w.state, w.written, w.report, w.holding = w.record(), nil, progress{}, false
+}
+
+// stub replaces the node by a stand-in that keeps its name, UID and boot
+// ID, for the view to keep between passes: the cached node it points to
+// would stay alive beside the cache's newer copies (heartbeats replace
+// every node every few minutes), doubling the memory of the fleet.
+func (w *nodeWork) stub() {
+	if w.stubbed {
+		return
+	}
+	w.node = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: w.node.Name, UID: w.node.UID},
+		Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{BootID: w.node.Status.NodeInfo.BootID}}}
+	w.stubbed = true
+}
+
+// refresh reads a stubbed node again from the cache, by the name index and
+// without a copy; it reports false when the node is gone (its delete event
+// brings a pass that forgets it).
+func (r *SkyhookReconciler) refresh(ctx context.Context, w *nodeWork) (bool, error) {
+	if !w.stubbed {
+		return true, nil
+	}
+	var one corev1.NodeList
+	if err := r.Client.List(ctx, &one, client.MatchingFields{nodeNameField: w.node.Name}, client.UnsafeDisableDeepCopy); err != nil {
+		return false, err
+	}
+	if len(one.Items) == 0 {
+		return false, nil
+	}
+	w.node, w.stubbed = &one.Items[0], false
+	return true, nil
 }
 
 // hasPods reports whether a stage pod of the Skyhook still exists on the

@@ -28,18 +28,23 @@ const statusMarksPerPass = 50
 
 // markStatus writes the status marks the nodes need (fleetView keeps
 // which), at most statusMarksPerPass, in name order.
-func (pass *rolloutPass) markStatus(view *fleetView, pool *nodePool) {
+func (pass *rolloutPass) markStatus(ctx context.Context, view *fleetView, pool *nodePool) error {
 	var due []*nodeWork
 	view.index.NeedingMarks(func(name string) bool {
 		due = append(due, view.works[name])
 		return len(due) < statusMarksPerPass
 	})
 	for _, w := range due {
-		if want, ok := pass.markWanted(w); ok {
+		found, err := pass.refresh(ctx, w)
+		if err != nil {
+			return err
+		}
+		if want, ok := pass.markWanted(w); ok && found {
 			pool.markNode(w, want)
 		}
 		view.marked(w.node.Name)
 	}
+	return nil
 }
 
 // markWanted is the status mark a node that is complete, waiting or

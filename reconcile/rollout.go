@@ -30,6 +30,9 @@ type rolloutPass struct {
 	window *timewindow.Window
 	// snapshots are the Skyhook's package snapshots by snapshot.Key.
 	snapshots map[string]*corev1.ConfigMap
+	// refreshed are the nodes the pass read again from the view's
+	// stand-ins, to stub again when it ends.
+	refreshed []*nodeWork
 }
 
 // rollout does one pass: reads the nodes it visits (see fleetView) and
@@ -85,10 +88,20 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	capacity := budget.Cap(sk.Spec.InterruptionBudget, view.index.Len(fleet.Work))
 	gate := pass.policyGate(view)
 	p := progress{heldBy: heldEverywhere(ahead)}
-	starting := pass.admit(view, gate, ahead, capacity, &p)
+	starting, err := pass.admit(ctx, view, gate, ahead, capacity, &p)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	defer func() { // the view keeps stand-ins, not cached nodes
+		for _, w := range append(append(append(g.work, g.held...), starting...), pass.refreshed...) {
+			w.stub()
+		}
+	}()
 	orderNodes(&sk.Status, nil, starting)
 	pool := pass.pool(ctx)
-	pass.markStatus(view, pool)
+	if err := pass.markStatus(ctx, view, pool); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := pass.runtimeTaints(ctx, g.work, pool); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -216,12 +229,13 @@ func (pass *rolloutPass) replace(w *nodeWork, outdated []*corev1.Pod, pool *node
 // queue (name order): not while paused, within the budget or the policy's
 // batches, and only once the Skyhooks that go first are complete on the
 // node. A node held behind another Skyhook is marked waiting.
-func (pass *rolloutPass) admit(view *fleetView, gate *policyGate, ahead []skyhookAhead, capacity int, p *progress) []*nodeWork {
+func (pass *rolloutPass) admit(ctx context.Context, view *fleetView, gate *policyGate, ahead []skyhookAhead, capacity int, p *progress) ([]*nodeWork, error) {
 	if pass.paused {
-		return nil
+		return nil, nil
 	}
 	active := view.index.Active()
 	var starting, marked []*nodeWork
+	var err error
 	view.index.Ascend(skyhookv1.StatusWaiting, func(name string) bool {
 		if gate == nil && active >= capacity {
 			return false // the budget is full: the rest of the queue waits
@@ -230,6 +244,10 @@ func (pass *rolloutPass) admit(view *fleetView, gate *policyGate, ahead []skyhoo
 			return false
 		}
 		w := view.works[name]
+		if found, e := pass.refresh(ctx, w); e != nil || !found {
+			err = e
+			return e == nil
+		}
 		mark := skyhookv1.Status("")
 		defer func() {
 			if w.mark != mark {
@@ -259,7 +277,18 @@ func (pass *rolloutPass) admit(view *fleetView, gate *policyGate, ahead []skyhoo
 		w.report.active = 1
 		w.now = skyhookv1.StatusInProgress
 	}
-	return starting
+	return starting, err
+}
+
+// refresh reads a node the view keeps as a stand-in, for this pass (see
+// nodeWork.stub); the pass stubs it again when it ends.
+func (pass *rolloutPass) refresh(ctx context.Context, w *nodeWork) (bool, error) {
+	stubbed := w.stubbed
+	found, err := pass.r.refresh(ctx, w)
+	if found && stubbed {
+		pass.refreshed = append(pass.refreshed, w)
+	}
+	return found, err
 }
 
 // nodeActive reports whether work on the node has begun and not finished:
