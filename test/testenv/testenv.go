@@ -17,7 +17,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -168,19 +170,25 @@ type BusyWatcher struct {
 // WatchBusyNodes starts a BusyWatcher on the nodes matching selector until
 // ctx ends.
 func WatchBusyNodes(ctx context.Context, c *cluster.Cluster, selector, skyhook string) (*BusyWatcher, error) {
-	w, err := c.Clientset.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return nil, err
-	}
 	b := &BusyWatcher{status: map[string]string{}, seen: map[string]map[string]bool{}}
 	key := skyhookv1.StatusKey(skyhook)
-	go func() {
-		for ev := range w.ResultChan() {
-			if node, ok := ev.Object.(*corev1.Node); ok {
-				b.observe(node.Name, node.Labels[key])
-			}
+	// An informer, not a bare watch: at 10,000 nodes a watch the apiserver
+	// ends is re-established (a bare one would stop counting).
+	factory := informers.NewSharedInformerFactoryWithOptions(c.Clientset, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
+	see := func(o any) {
+		if node, ok := o.(*corev1.Node); ok {
+			b.observe(node.Name, node.Labels[key])
 		}
-	}()
+	}
+	if _, err := factory.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    see,
+		UpdateFunc: func(_, o any) { see(o) },
+	}); err != nil {
+		return nil, err
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
 	return b, nil
 }
 
