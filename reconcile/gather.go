@@ -141,6 +141,13 @@ type gathered struct {
 	gone []string
 }
 
+// visitSet names the nodes a pass visits: every selected node (all), or
+// names.
+type visitSet struct {
+	names []string
+	all   bool
+}
+
 // podNodeField indexes the cached pods by spec.nodeName, so a pass that
 // visits a few nodes reads their stage pods without listing every pod.
 const podNodeField = "spec.nodeName"
@@ -152,17 +159,17 @@ const nodeNameField = "metadata.name"
 // gather reads the nodes a pass visits (visit; every selected node when
 // full) with their records and stage pods, and sorts them into work,
 // ignored, malformed and gone.
-func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook, visit []string, full bool) (gathered, error) {
+func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook, visit visitSet) (gathered, error) {
 	var g gathered
 	sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
 	if err != nil {
 		return g, err
 	}
-	nodes, byNode, leaving, err := r.readVisited(ctx, sk, sel, visit, full, &g)
+	nodes, byNode, leaving, err := r.readVisited(ctx, sk, sel, visit, &g)
 	if err != nil {
 		return g, err
 	}
-	records := r.records.read(sk, nodes, full, g.gone)
+	records := r.records.read(sk, nodes, visit.all, g.gone)
 	for i := range nodes {
 		node := &nodes[i]
 		rec, err := records[i].record, records[i].err
@@ -193,11 +200,11 @@ func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook, v
 // pass only reads them (writes go through fresh objects, see writeRecord),
 // and copying every node on every full pass would cost as much as the
 // fleet.
-func (r *SkyhookReconciler) readVisited(ctx context.Context, sk *skyhookv1.Skyhook, sel labels.Selector, visit []string, full bool, g *gathered) (
+func (r *SkyhookReconciler) readVisited(ctx context.Context, sk *skyhookv1.Skyhook, sel labels.Selector, visit visitSet, g *gathered) (
 	[]corev1.Node, map[string]map[string][]*corev1.Pod, map[string]map[string][]*corev1.Pod, error) {
 	var nodes corev1.NodeList
 	var pods []corev1.Pod
-	if full {
+	if visit.all {
 		if err := r.Client.List(ctx, &nodes, client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, nil, nil, err
 		}
@@ -207,7 +214,7 @@ func (r *SkyhookReconciler) readVisited(ctx context.Context, sk *skyhookv1.Skyho
 		}
 		pods = list.Items
 	} else {
-		for _, name := range visit {
+		for _, name := range visit.names {
 			// By the name index and without a copy, like the full read: a
 			// Get copies the node, and the view would keep that copy of
 			// every node beside the cache's own.

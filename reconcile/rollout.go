@@ -57,7 +57,7 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	}()
 	passesTotal.WithLabelValues(sk.Name, passKind(full)).Inc()
 	nodesVisited.WithLabelValues(sk.Name).Add(float64(len(visit)))
-	g, err := r.gather(ctx, sk, visit, full)
+	g, err := r.gather(ctx, sk, visitSet{names: visit, all: full})
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -85,10 +85,10 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		w.compartment = compartmentOf(pass.policy, w.node)
 		view.put(pass, w, now)
 	}
-	capacity := budget.Cap(sk.Spec.InterruptionBudget, view.index.Len(fleet.Work))
+	capacity := pass.capacity(view)
 	gate := pass.policyGate(view)
 	p := progress{heldBy: heldEverywhere(ahead)}
-	starting, err := pass.admit(ctx, view, gate, ahead, capacity, &p)
+	starting, err := pass.admit(ctx, view, gate, ahead, &p)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -229,11 +229,11 @@ func (pass *rolloutPass) replace(w *nodeWork, outdated []*corev1.Pod, pool *node
 // queue (name order): not while paused, within the budget or the policy's
 // batches, and only once the Skyhooks that go first are complete on the
 // node. A node held behind another Skyhook is marked waiting.
-func (pass *rolloutPass) admit(ctx context.Context, view *fleetView, gate *policyGate, ahead []skyhookAhead, capacity int, p *progress) ([]*nodeWork, error) {
+func (pass *rolloutPass) admit(ctx context.Context, view *fleetView, gate *policyGate, ahead []skyhookAhead, p *progress) ([]*nodeWork, error) {
 	if pass.paused {
 		return nil, nil
 	}
-	active := view.index.Active()
+	active, capacity := view.index.Active(), pass.capacity(view)
 	var starting, marked []*nodeWork
 	var err error
 	view.index.Ascend(skyhookv1.StatusWaiting, func(name string) bool {
@@ -278,6 +278,11 @@ func (pass *rolloutPass) admit(ctx context.Context, view *fleetView, gate *polic
 		w.now = skyhookv1.StatusInProgress
 	}
 	return starting, err
+}
+
+// capacity is the interruption budget as a number of the view's nodes.
+func (pass *rolloutPass) capacity(view *fleetView) int {
+	return budget.Cap(pass.sk.Spec.InterruptionBudget, view.index.Len(fleet.Work))
 }
 
 // refresh reads a node the view keeps as a stand-in, for this pass (see
