@@ -90,15 +90,26 @@ func (r *SkyhookReconciler) refresh(ctx context.Context, w *nodeWork) (bool, err
 	if !w.stubbed {
 		return true, nil
 	}
-	var one corev1.NodeList
-	if err := r.Client.List(ctx, &one, client.MatchingFields{nodeNameField: w.node.Name}, client.UnsafeDisableDeepCopy); err != nil {
+	node, err := r.cachedNode(ctx, w.node.Name)
+	if err != nil || node == nil {
 		return false, err
 	}
-	if len(one.Items) == 0 {
-		return false, nil
-	}
-	w.node, w.stubbed = &one.Items[0], false
+	w.node, w.stubbed = node, false
 	return true, nil
+}
+
+// cachedNode reads one node from the cache by the name index and without a
+// copy, like the full read (a Get copies the node, and the view would keep
+// that copy of every node beside the cache's own); nil when it is gone.
+func (r *SkyhookReconciler) cachedNode(ctx context.Context, name string) (*corev1.Node, error) {
+	var one corev1.NodeList
+	if err := r.Client.List(ctx, &one, client.MatchingFields{nodeNameField: name}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	if len(one.Items) == 0 {
+		return nil, nil
+	}
+	return &one.Items[0], nil
 }
 
 // hasPods reports whether a stage pod of the Skyhook still exists on the
@@ -215,18 +226,15 @@ func (r *SkyhookReconciler) readVisited(ctx context.Context, sk *skyhookv1.Skyho
 		pods = list.Items
 	} else {
 		for _, name := range visit.names {
-			// By the name index and without a copy, like the full read: a
-			// Get copies the node, and the view would keep that copy of
-			// every node beside the cache's own.
-			var one corev1.NodeList
-			if err := r.Client.List(ctx, &one, client.MatchingFields{nodeNameField: name}, client.UnsafeDisableDeepCopy); err != nil {
+			node, err := r.cachedNode(ctx, name)
+			if err != nil {
 				return nil, nil, nil, err
 			}
-			if len(one.Items) == 0 || !sel.Matches(labels.Set(one.Items[0].Labels)) {
+			if node == nil || !sel.Matches(labels.Set(node.Labels)) {
 				g.gone = append(g.gone, name)
 				continue
 			}
-			nodes.Items = append(nodes.Items, one.Items[0])
+			nodes.Items = append(nodes.Items, *node)
 			var list corev1.PodList
 			if err := r.Client.List(ctx, &list, client.InNamespace(r.Namespace), client.MatchingLabels{stagepod.SkyhookLabel: sk.Name},
 				client.MatchingFields{podNodeField: name}, client.UnsafeDisableDeepCopy); err != nil {

@@ -56,14 +56,11 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		}
 	}()
 	passesTotal.WithLabelValues(sk.Name, passKind(full)).Inc()
-	nodesVisited.WithLabelValues(sk.Name).Add(float64(len(visit)))
 	g, err := r.gather(ctx, sk, visitSet{names: visit, all: full})
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if full {
-		nodesVisited.WithLabelValues(sk.Name).Add(float64(len(g.work) + len(g.held)))
-	}
+	nodesVisited.WithLabelValues(sk.Name).Add(float64(len(g.work) + len(g.held) + len(g.gone)))
 	for _, name := range g.gone {
 		view.remove(name)
 	}
