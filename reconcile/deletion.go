@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/reconcile/nodestate"
+	"github.com/skyhook-go/skyhook/api/nodestate"
 	"github.com/skyhook-go/skyhook/reconcile/taints"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/interrupt"
-	"github.com/skyhook-go/skyhook/reconcile/nodestate"
+	"github.com/skyhook-go/skyhook/api/nodestate"
 )
 
 // defaultNotReadyTimeout is how long a NotReady node keeps its budget slot.

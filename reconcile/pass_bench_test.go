@@ -18,7 +18,7 @@ import (
 
 	"github.com/skyhook-go/skyhook/api/scheme"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/reconcile/nodestate"
+	"github.com/skyhook-go/skyhook/api/nodestate"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 

@@ -16,7 +16,7 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile/compartment"
 	"github.com/skyhook-go/skyhook/reconcile/interrupt"
 	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
-	"github.com/skyhook-go/skyhook/reconcile/nodestate"
+	"github.com/skyhook-go/skyhook/api/nodestate"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 

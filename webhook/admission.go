@@ -19,7 +19,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/reconcile/nodestate"
+	"github.com/skyhook-go/skyhook/api/nodestate"
 	"github.com/skyhook-go/skyhook/webhook/defaults"
 	"github.com/skyhook-go/skyhook/webhook/policy"
 	"github.com/skyhook-go/skyhook/webhook/validate"

@@ -21,7 +21,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/gitserver"
-	"github.com/skyhook-go/skyhook/reconcile/nodestate"
+	"github.com/skyhook-go/skyhook/api/nodestate"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )

@@ -18,7 +18,8 @@ import (
 // operator wrote, and the version that wrote it.
 //
 // The formats, from `git log -p -- api/v1alpha1/node_contract.go
-// reconcile/nodestate reconcile/interrupt` (a version is a commit a
+// reconcile/nodestate api/nodestate reconcile/interrupt` (the record
+// format moved to api/nodestate unchanged; a version is a commit a
 // working session ended at: the history has no tags):
 //
 //  1. b8abc2d..da01da1 (2026-11-21 to 11-24; versions 9fe1d4f, 64e972f):

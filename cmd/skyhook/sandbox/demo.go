@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/reconcile/nodestate"
+	"github.com/skyhook-go/skyhook/api/nodestate"
 )
 
 //go:embed demo.yaml
