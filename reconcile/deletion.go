@@ -2,9 +2,7 @@ package reconcile
 
 import (
 	"context"
-	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
@@ -12,8 +10,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/api/nodestate"
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/report"
 	"github.com/skyhook-go/skyhook/reconcile/taints"
 )
 
@@ -43,7 +42,7 @@ func (r *SkyhookReconciler) delete(ctx context.Context, sk *skyhookv1.Skyhook) (
 	switch {
 	case len(malformed) > 0:
 		conditions.MarkTrue(sk, skyhookv1.DeletionBlockedCondition, "MalformedNodeState",
-			"the nodeState annotation of %s cannot be read, so what to uninstall is unknown; repair or remove it", nodeList(malformed))
+			"the nodeState annotation of %s cannot be read, so what to uninstall is unknown; repair or remove it", report.NodeList(malformed))
 		return ctrl.Result{}, nil
 	case pending > 0 && sk.Annotations[skyhookv1.DisableAnnotation] == "true":
 		conditions.MarkTrue(sk, skyhookv1.DeletionBlockedCondition, "DisabledWithPendingUninstall",
@@ -122,13 +121,7 @@ func (r *SkyhookReconciler) finalize(ctx context.Context, sk *skyhookv1.Skyhook)
 			return err
 		}
 	}
-	r.started.forget(sk.UID)
-	r.views.drop(sk.Name)
-	r.written.forget(sk.UID)
-	r.batches.forget(sk.UID)
-	r.records.forget(sk.UID)
-	forgetMetrics(sk.Name)
-	forgetStageMetrics(sk.Name)
+	r.forget(sk.UID, sk.Name)
 	controllerutil.RemoveFinalizer(sk, Finalizer)
 	controllerutil.RemoveFinalizer(sk, legacyFinalizer)
 	return nil
@@ -166,12 +159,4 @@ func (r *SkyhookReconciler) cleanNode(ctx context.Context, sk *skyhookv1.Skyhook
 		return err
 	}
 	return r.patchNode(ctx, node.Name, p)
-}
-
-// nodeList names at most five nodes, and how many more there are.
-func nodeList(names []string) string {
-	if len(names) <= 5 {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:5], ", "), len(names)-5)
 }

@@ -2,9 +2,7 @@ package reconcile
 
 import (
 	"fmt"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -13,74 +11,27 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/compartment"
 	"github.com/skyhook-go/skyhook/reconcile/fleet"
+	"github.com/skyhook-go/skyhook/reconcile/memory"
+	"github.com/skyhook-go/skyhook/reconcile/report"
 )
 
-// A pass visits only the nodes that changed since the last one (their node
-// or stage pods: the watch handlers note them in fleetViews.changes), the
-// nodes whose timer is due (a retry's backoff, a timeout) and the head of
-// the waiting queue; what it knows of every other node, and every counter
-// the status and the budget need, it keeps in a fleetView between passes.
-// A pass visits every node when there is no view yet (start-up), when what
-// every node's standing depends on changed (the spec, the pause and
-// disable annotations, the DeploymentPolicy, the Skyhooks that go first;
-// see passBasis), and every fullPassEvery as a safety net.
+// A pass visits the nodes that changed since the last one, the nodes whose
+// timer is due and the head of the waiting queue; what it knows of every
+// other node it keeps in a fleetView between passes (memory.View, the
+// rules of which pass visits what are there). passBasis is what every
+// node's standing depends on besides the node itself.
 
-// fullPassEvery bounds how long a view is trusted without a pass over
-// every node.
-const fullPassEvery = 10 * time.Minute
-
-// fleetViews keeps a view per Skyhook, by name (the basis names the UID).
-type fleetViews struct {
-	mu      sync.Mutex
-	views   map[string]*fleetView
-	changes fleet.Changes
-}
-
-// fleetView is what the passes of one Skyhook know of its nodes.
+// fleetView is what the passes of one Skyhook know of its nodes: the
+// memory's view, with the reconciler's per-node work.
 type fleetView struct {
-	index *fleet.Index
-	// works are the nodes as last visited, by name.
-	works  map[string]*nodeWork
-	basis  string
-	fullAt time.Time
+	*memory.View[*nodeWork]
 }
 
-// begin returns the Skyhook's view and the nodes this pass visits, sorted;
-// full says it visits every node, with a new, empty view.
-func (v *fleetViews) begin(sk *skyhookv1.Skyhook, basis string, now time.Time) (view *fleetView, visit []string, full bool) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	changed, all := v.changes.Take(sk.Name)
-	view = v.views[sk.Name]
-	if view == nil || all || view.basis != basis || now.Sub(view.fullAt) > fullPassEvery {
-		view = newFleetView(basis, now)
-		if v.views == nil {
-			v.views = map[string]*fleetView{}
-		}
-		v.views[sk.Name] = view
-		return view, nil, true
-	}
-	seen := make(map[string]bool, len(changed))
-	for _, name := range append(changed, view.index.Due(now)...) {
-		if !seen[name] {
-			seen[name] = true
-			visit = append(visit, name)
-		}
-	}
-	sort.Strings(visit)
-	return view, visit, false
-}
-
-func newFleetView(basis string, now time.Time) *fleetView {
-	return &fleetView{index: fleet.New(), works: map[string]*nodeWork{}, basis: basis, fullAt: now}
-}
-
-// drop forgets the Skyhook's view: its next pass visits every node. A pass
-// that failed half way drops it, as does a deleted Skyhook.
-func (v *fleetViews) drop(name string) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	delete(v.views, name)
+// beginPass returns the Skyhook's view and the nodes this pass visits,
+// sorted; full says it visits every node, with a new, empty view.
+func (r *SkyhookReconciler) beginPass(sk *skyhookv1.Skyhook, basis string, now time.Time) (*fleetView, []string, bool) {
+	view, visit, full := r.memory.BeginPass(sk.Name, basis, now)
+	return &fleetView{view}, visit, full
 }
 
 // passBasis is what every node's standing in a pass depends on besides the
@@ -104,31 +55,31 @@ func passBasis(sk *skyhookv1.Skyhook, policy *skyhookv1.DeploymentPolicy, ahead 
 // a pod kept here would keep alive the cache's old copy of it, and with it
 // the node metadata the pod carries, for every node of the fleet.
 func (view *fleetView) put(pass *rolloutPass, w *nodeWork, now time.Time) {
-	view.works[w.node.Name] = w
+	view.Works[w.node.Name] = w
 	w.pods = nil
-	n := fleet.Node{Name: w.node.Name, Kind: w.kind, Status: w.now, Active: w.report.active > 0 || w.holding, Holding: w.holding, Compartment: w.compartment,
-		Batch: w.batch, Noteworthy: w.report.noteworthy(), Packages: packagesOf(w.record())}
-	if w.report.requeue > 0 {
-		n.Wake = now.Add(w.report.requeue)
+	n := fleet.Node{Name: w.node.Name, Kind: w.kind, Status: w.now, Active: w.report.Active > 0 || w.holding, Holding: w.holding, Compartment: w.compartment,
+		Batch: w.batch, Noteworthy: w.report.Noteworthy(), Packages: packagesOf(w.record())}
+	if w.report.Requeue > 0 {
+		n.Wake = now.Add(w.report.Requeue)
 	}
 	if w.kind == fleet.Work {
 		_, n.NeedsMark = pass.markWanted(w)
 	}
-	view.index.Put(n)
+	view.Index.Put(n)
 }
 
 // remove forgets a node that is gone or no longer selected.
 func (view *fleetView) remove(name string) {
-	delete(view.works, name)
-	view.index.Remove(name)
+	delete(view.Works, name)
+	view.Index.Remove(name)
 }
 
 // marked notes that the node's status mark was written: the node's event
 // brings it back, and until then no pass writes it again.
 func (view *fleetView) marked(name string) {
-	if n, ok := view.index.Get(name); ok {
+	if n, ok := view.Index.Get(name); ok {
 		n.NeedsMark = false
-		view.index.Put(n)
+		view.Index.Put(n)
 	}
 }
 
@@ -145,21 +96,21 @@ func packagesOf(state skyhookv1.NodeState) []fleet.Package {
 
 // progress adds up what the nodes contribute to the status: the counters
 // from the index, the lists from the noteworthy nodes.
-func (view *fleetView) progress() progress {
-	x := view.index
-	p := progress{selected: x.Len(fleet.Work) + x.Len(fleet.Malformed), ignored: x.Len(fleet.Ignored),
-		complete: x.Count(skyhookv1.StatusComplete), active: x.Active() - x.Holding()}
+func (view *fleetView) progress() report.Progress {
+	x := view.Index
+	p := report.Progress{Selected: x.Len(fleet.Work) + x.Len(fleet.Malformed), Ignored: x.Len(fleet.Ignored),
+		Complete: x.Count(skyhookv1.StatusComplete), Active: x.Active() - x.Holding()}
 	x.Noteworthy(func(name string) bool {
-		p.addLists(view.works[name].report)
+		p.AddLists(view.Works[name].report)
 		return true
 	})
-	p.sortByNode()
+	p.SortByNode()
 	return p
 }
 
 // nextWake is how long until a node's timer is due, zero for none.
 func (view *fleetView) nextWake(now time.Time) time.Duration {
-	next := view.index.NextWake()
+	next := view.Index.NextWake()
 	if next.IsZero() {
 		return 0
 	}
@@ -178,11 +129,11 @@ func compartmentOf(policy *skyhookv1.DeploymentPolicy, node *corev1.Node) string
 // records; nil when a record could not be read (then every version may
 // still be on a node).
 func (view *fleetView) recorded() map[string]bool {
-	if view.index.Len(fleet.Malformed) > 0 {
+	if view.Index.Len(fleet.Malformed) > 0 {
 		return nil
 	}
-	out := make(map[string]bool, len(view.index.Versions()))
-	for key := range view.index.Versions() {
+	out := make(map[string]bool, len(view.Index.Versions()))
+	for key := range view.Index.Versions() {
 		out[key] = true
 	}
 	return out
@@ -194,11 +145,11 @@ func (view *fleetView) recorded() map[string]bool {
 func (view *fleetView) byAttention(fn func(w *nodeWork) bool) {
 	more := true
 	visit := func(name string) bool {
-		more = fn(view.works[name])
+		more = fn(view.Works[name])
 		return more
 	}
 	for _, s := range attentionOrder {
-		if view.index.Ascend(s, visit); !more {
+		if view.Index.Ascend(s, visit); !more {
 			return
 		}
 	}

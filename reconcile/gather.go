@@ -12,6 +12,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/fleet"
+	"github.com/skyhook-go/skyhook/reconcile/report"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -46,7 +47,7 @@ type nodeWork struct {
 	compartment string
 	// report is what the node contributes to the status in this pass (and
 	// keeps contributing until its next visit).
-	report progress
+	report report.Progress
 	// finishing: the pass deletes stage pods of the node whose stage is
 	// recorded done (they are gone from pods, not yet leaving).
 	finishing bool
@@ -67,7 +68,7 @@ type nodeWork struct {
 // restart readies a node known from an earlier pass for a turn in this
 // one: its record is the last one it had.
 func (w *nodeWork) restart() {
-	w.state, w.written, w.report, w.holding = w.record(), nil, progress{}, false
+	w.state, w.written, w.report, w.holding = w.record(), nil, report.Progress{}, false
 }
 
 // stub replaces the node by a stand-in that keeps its name, UID and boot
@@ -159,14 +160,6 @@ type visitSet struct {
 	all   bool
 }
 
-// podNodeField indexes the cached pods by spec.nodeName, so a pass that
-// visits a few nodes reads their stage pods without listing every pod.
-const podNodeField = "spec.nodeName"
-
-// nodeNameField indexes the cached nodes by name, so a pass reads one node
-// without a copy (see readVisited).
-const nodeNameField = "metadata.name"
-
 // gather reads the nodes a pass visits (visit; every selected node when
 // full) with their records and stage pods, and sorts them into work,
 // ignored, malformed and gone.
@@ -180,11 +173,11 @@ func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook, v
 	if err != nil {
 		return g, err
 	}
-	records := r.records.read(sk, nodes, visit.all, g.gone)
+	records := r.memory.Records.Read(sk, nodes, visit.all, g.gone)
 	for i := range nodes {
 		node := &nodes[i]
-		rec, err := records[i].record, records[i].err
-		if p := records[i].problems; len(p) > 0 && records[i].fresh && node.Labels[skyhookv1.IgnoreNodeLabel] != "true" {
+		rec, err := records[i].Record, records[i].Err
+		if p := records[i].Problems; len(p) > 0 && records[i].Fresh && node.Labels[skyhookv1.IgnoreNodeLabel] != "true" {
 			// Once per change of the node, the node as the related
 			// object: the recorder folds repeats of one (Skyhook, node)
 			// into a series, and would fold every node's into the
@@ -246,7 +239,7 @@ func (r *SkyhookReconciler) readVisited(ctx context.Context, sk *skyhookv1.Skyho
 	byNode, leaving := map[string]map[string][]*corev1.Pod{}, map[string]map[string][]*corev1.Pod{}
 	for i := range pods {
 		pod := &pods[i]
-		r.created.forget(pod.Name) // the cache shows it
+		r.memory.Created.Drop(sk.UID, pod.Name) // the cache shows it
 		into := byNode
 		if !pod.DeletionTimestamp.IsZero() {
 			into = leaving

@@ -17,13 +17,13 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile/drain"
 	"github.com/skyhook-go/skyhook/reconcile/interrupt"
 	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
+	"github.com/skyhook-go/skyhook/reconcile/report"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
 // Defaults of the interrupt path.
 const (
-	defaultDrainTimeout  = 10 * time.Minute
-	defaultRebootTimeout = 10 * time.Minute
+	defaultDrainTimeout = 10 * time.Minute
 	// drainRecheck is how often a drain looks again at the node's pods:
 	// the operator does not watch pods outside its namespace.
 	drainRecheck = 2 * time.Second
@@ -115,7 +115,7 @@ func (n *nodePass) windowClosed() bool {
 	if n.window == nil || n.window.Contains(now) {
 		return false
 	}
-	n.progress.waitsForWindow(n.window.Next(now), now)
+	n.progress.WaitsForWindow(n.window.Next(now), now)
 	return true
 }
 
@@ -175,8 +175,8 @@ func (n *nodePass) drainNode(ctx context.Context, rec *interrupt.Record) (bool, 
 	}
 	r.reportBarePods(sk, node.Name, res.EvictedBare)
 	if !res.Done() {
-		n.progress.drainWaits(node.Name, res.Blockers)
-		n.progress.requeueIn(drainRecheck)
+		n.progress.DrainWaits(node.Name, podBlockers(res.Blockers))
+		n.progress.RequeueIn(drainRecheck)
 		// Skip gives up on the node whatever holds it, pods matching
 		// podNonInterruptLabels included: skipping disturbs nobody.
 		if timedOut && onTimeout == skyhookv1.DrainSkip {
@@ -211,7 +211,7 @@ func (n *nodePass) runInterrupt(ctx context.Context, due []string, rec *interrup
 		return finishInterrupt(n.state, rec.Packages), nil, nil
 	default:
 		markErroring(n.state, rec.Packages)
-		n.progress.nodeErroring(n.work.node.Name, fmt.Sprintf("interrupt %s for %s: %s (logs: %s)",
+		n.progress.NodeErroring(n.work.node.Name, fmt.Sprintf("interrupt %s for %s: %s (logs: %s)",
 			rec.Interrupt.Type, strings.Join(rec.Packages, ", "), outcome.Message, logsHint(pod, outcome.Container)))
 		// An interrupt under way is followed through, paused or not.
 		return false, rec, n.retry(ctx, pod, first, step, true)
@@ -228,13 +228,22 @@ func (n *nodePass) verifyReboot(keys []string, rec *interrupt.Record) (bool, *in
 	}
 	left := timeout - time.Since(rec.Since)
 	if left > 0 {
-		n.progress.requeueIn(left)
+		n.progress.RequeueIn(left)
 		return false, rec, nil
 	}
 	markErroring(n.state, keys)
-	n.progress.nodeErroring(node.Name, fmt.Sprintf("rebooted %s ago and not back Ready with a new boot ID (was %s) within %s",
+	n.progress.NodeErroring(node.Name, fmt.Sprintf("rebooted %s ago and not back Ready with a new boot ID (was %s) within %s",
 		time.Since(rec.Since).Round(time.Second), rec.BootID, timeout))
 	return false, rec, nil
+}
+
+// podBlockers are the drain's blockers for the status.
+func podBlockers(blockers []drain.Blocker) []report.PodBlocker {
+	out := make([]report.PodBlocker, len(blockers))
+	for i, b := range blockers {
+		out[i] = report.PodBlocker(b)
+	}
+	return out
 }
 
 // markErroring records the packages' interrupt erroring.
@@ -317,7 +326,7 @@ func installInterruptMarker(sk *skyhookv1.Skyhook, name, ran, now string) string
 // skippedDrain reports a node whose drain timed out in this generation with
 // drain.onTimeout Skip: it is blocked, holds no budget slot, and is tried
 // again with the next generation.
-func (pass *rolloutPass) skippedDrain(w *nodeWork, p *progress) bool {
+func (pass *rolloutPass) skippedDrain(w *nodeWork, p *report.Progress) bool {
 	sk := pass.sk
 	rec := interrupt.Read(w.node, sk.Name)
 	if rec == nil || rec.Phase != interrupt.PhaseSkipped || rec.Generation != sk.Generation ||
@@ -325,7 +334,7 @@ func (pass *rolloutPass) skippedDrain(w *nodeWork, p *progress) bool {
 		return false
 	}
 	w.now = skyhookv1.StatusBlocked
-	pass.r.started.remove(sk.UID, w.node.Name)
-	p.nodeBlocked(w.node.Name, "drain timed out; skipped for this generation (drain.onTimeout: Skip)")
+	pass.r.memory.Started.Remove(sk.UID, w.node.Name)
+	p.NodeBlocked(w.node.Name, "drain timed out; skipped for this generation (drain.onTimeout: Skip)")
 	return true
 }

@@ -1,12 +1,17 @@
 package reconcile
 
 import (
+	"context"
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/compartment"
+	"github.com/skyhook-go/skyhook/reconcile/memory"
+	"github.com/skyhook-go/skyhook/reconcile/report"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -74,11 +79,13 @@ var (
 	}, []string{"skyhook", "package", "stage"})
 )
 
-// observeStageEnd records a stage pod that ended, once per pod.
-func (r *SkyhookReconciler) observeStageEnd(skyhook, pkg string, pod *corev1.Pod, result stagepod.Result) {
-	if result == stagepod.Running || !r.stageEnds.first(pod.UID) {
+// observeStageEnd records a stage pod of the Skyhook that ended, once per
+// pod.
+func (r *SkyhookReconciler) observeStageEnd(sk *skyhookv1.Skyhook, pkg string, pod *corev1.Pod, result stagepod.Result) {
+	if result == stagepod.Running || !r.memory.StageEnds.First(sk.UID, pod.UID) {
 		return
 	}
+	skyhook := sk.Name
 	stage := pod.Labels[stagepod.StageLabel]
 	seconds := finishedAt(pod).Sub(pod.CreationTimestamp.Time).Seconds()
 	label := "succeeded"
@@ -138,22 +145,22 @@ func init() {
 	for _, g := range append(append([]*prometheus.GaugeVec{}, allGauges...), upstreamGauges...) {
 		metrics.Registry.MustRegister(g)
 	}
-	metrics.Registry.MustRegister(stageDuration, stageFailures, passesTotal, nodesVisited)
+	metrics.Registry.MustRegister(stageDuration, stageFailures, passesTotal, nodesVisited, remembered)
 }
 
 // observe sets a Skyhook's gauges from a pass's view; policy is its
 // DeploymentPolicy, nil for none.
-func observe(sk *skyhookv1.Skyhook, view *fleetView, p progress, capacity int, policy *skyhookv1.DeploymentPolicy) {
+func observe(sk *skyhookv1.Skyhook, view *fleetView, p report.Progress, capacity int, policy *skyhookv1.DeploymentPolicy) {
 	forgetMetrics(sk.Name) // a stage or version that is gone must not linger
-	tainted := len(p.blocked) - p.ignored
-	waiting := p.selected - p.complete - p.active - tainted
-	nodesGauge.WithLabelValues(sk.Name, "complete").Set(float64(p.complete))
-	nodesGauge.WithLabelValues(sk.Name, "in_progress").Set(float64(p.active))
+	tainted := len(p.Blocked) - p.Ignored
+	waiting := p.Selected - p.Complete - p.Active - tainted
+	nodesGauge.WithLabelValues(sk.Name, "complete").Set(float64(p.Complete))
+	nodesGauge.WithLabelValues(sk.Name, "in_progress").Set(float64(p.Active))
 	nodesGauge.WithLabelValues(sk.Name, "waiting").Set(float64(max(0, waiting)))
 	nodesGauge.WithLabelValues(sk.Name, "blocked").Set(float64(tainted))
-	nodesGauge.WithLabelValues(sk.Name, "ignored").Set(float64(p.ignored))
+	nodesGauge.WithLabelValues(sk.Name, "ignored").Set(float64(p.Ignored))
 	budgetGauge.WithLabelValues(sk.Name).Set(float64(capacity))
-	for t, n := range view.index.Tallies() {
+	for t, n := range view.Index.Tallies() {
 		packagesGauge.WithLabelValues(sk.Name, t.Name, t.Version, string(t.Stage), string(t.State)).Add(float64(n))
 	}
 	for _, c := range sk.Status.Compartments {
@@ -173,21 +180,21 @@ func observe(sk *skyhookv1.Skyhook, view *fleetView, p progress, capacity int, p
 }
 
 // observeUpstream sets NodeWright's gauges from a pass's view.
-func observeUpstream(sk *skyhookv1.Skyhook, view *fleetView, p progress, policy *skyhookv1.DeploymentPolicy) {
+func observeUpstream(sk *skyhookv1.Skyhook, view *fleetView, p report.Progress, policy *skyhookv1.DeploymentPolicy) {
 	observeStatus(sk.Name, sk.Status.Status)
 	for _, s := range statuses {
-		n := view.index.Count(s)
+		n := view.Index.Count(s)
 		if s == skyhookv1.StatusBlocked {
-			n += p.ignored + len(p.malformed) // not among the work; NodeWright counts them blocked
+			n += p.Ignored + len(p.Malformed) // not among the work; NodeWright counts them blocked
 		}
 		upstreamNodeStatus.WithLabelValues(sk.Name, string(s)).Set(float64(n))
 	}
-	upstreamTarget.WithLabelValues(sk.Name).Set(float64(p.selected + p.ignored))
-	for t, n := range view.index.Tallies() {
+	upstreamTarget.WithLabelValues(sk.Name).Set(float64(p.Selected + p.Ignored))
+	for t, n := range view.Index.Tallies() {
 		upstreamPkgState.WithLabelValues(sk.Name, t.Name, t.Version, string(t.State)).Add(float64(n))
 		upstreamPkgStage.WithLabelValues(sk.Name, t.Name, t.Version, string(t.Stage)).Add(float64(n))
 	}
-	for pv, n := range view.index.Restarts() {
+	for pv, n := range view.Index.Restarts() {
 		upstreamRestarts.WithLabelValues(sk.Name, pv[0], pv[1]).Add(float64(n))
 	}
 	policyName := legacyPolicyName
@@ -278,3 +285,54 @@ func passKind(full bool) string {
 	}
 	return "incremental"
 }
+
+// remembered reports what the reconcilers of this process remember between
+// passes (reconcile/memory), per Skyhook and store, read when scraped: a
+// Skyhook that is gone has no series, and one that stays names what it
+// left behind.
+var remembered = &memoryCollector{memories: map[*memory.Memory[*nodeWork]]bool{}}
+
+var memoryDesc = prometheus.NewDesc("skyhook_operator_memory_entries",
+	"Entries the operator keeps between passes for a Skyhook, by store (see reconcile/memory); a deleted Skyhook has none.",
+	[]string{"skyhook", "store"}, nil)
+
+// memoryCollector collects the memories of the reconcilers running in this
+// process (one, but for tests that run several operators in one process:
+// their entries add up).
+type memoryCollector struct {
+	mu       sync.Mutex
+	memories map[*memory.Memory[*nodeWork]]bool
+}
+
+func (c *memoryCollector) Describe(ch chan<- *prometheus.Desc) { ch <- memoryDesc }
+
+func (c *memoryCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	sum := map[[2]string]int{}
+	for m := range c.memories {
+		for _, h := range m.Held() {
+			sum[[2]string{h.Skyhook, h.Store}] += h.Entries
+		}
+	}
+	c.mu.Unlock()
+	for k, n := range sum {
+		ch <- prometheus.MustNewConstMetric(memoryDesc, prometheus.GaugeValue, float64(n), k[0], k[1])
+	}
+}
+
+// collectWhileRunning collects m until ctx ends (the manager stops): a
+// runnable of every replica, leader or not.
+type collectWhileRunning struct{ m *memory.Memory[*nodeWork] }
+
+func (r collectWhileRunning) Start(ctx context.Context) error {
+	remembered.mu.Lock()
+	remembered.memories[r.m] = true
+	remembered.mu.Unlock()
+	<-ctx.Done()
+	remembered.mu.Lock()
+	delete(remembered.memories, r.m)
+	remembered.mu.Unlock()
+	return nil
+}
+
+func (collectWhileRunning) NeedLeaderElection() bool { return false }

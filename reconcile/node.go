@@ -9,10 +9,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/skyhook-go/skyhook/api/nodestate"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/interrupt"
 	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
-	"github.com/skyhook-go/skyhook/api/nodestate"
+	"github.com/skyhook-go/skyhook/reconcile/report"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -35,12 +36,12 @@ type nodePass struct {
 	// early is the node's drain before a stage (drainFirst) in this turn,
 	// nil when none ran.
 	early    *interrupt.Record
-	progress *progress
+	progress *report.Progress
 }
 
 // nodePass begins the node's turn.
 func (pass *rolloutPass) nodePass(w *nodeWork, start bool) *nodePass {
-	return &nodePass{rolloutPass: pass, work: w, state: maps.Clone(w.state), config: maps.Clone(w.config), start: start, progress: &progress{}}
+	return &nodePass{rolloutPass: pass, work: w, state: maps.Clone(w.state), config: maps.Clone(w.config), start: start, progress: &report.Progress{}}
 }
 
 // advance moves every package of the node as far as it can go now, in
@@ -62,12 +63,17 @@ func (n *nodePass) advance(ctx context.Context) error {
 		status = skyhookv1.StatusBlocked // given up for this generation (drain.onTimeout: Skip)
 	}
 	n.work.now, n.work.written = status, n.state
-	n.countUninstalls()
+	if uninstalling, failing := report.CountUninstalls(n.sk, n.state); uninstalling {
+		n.progress.Uninstalling++
+		if failing {
+			n.progress.UninstallFailing++
+		}
+	}
 	if status == skyhookv1.StatusComplete {
-		n.progress.nodeFinished()
+		n.progress.NodeFinished()
 		n.work.holding = n.work.hasPods() // the slot is held until they are gone
 
-		n.r.started.remove(n.sk.UID, n.work.node.Name)
+		n.r.memory.Started.Remove(n.sk.UID, n.work.node.Name)
 	}
 	if rec == nil || rec.Phase == interrupt.PhaseSkipped {
 		// Not interrupting (any more): a cordon of this Skyhook's goes,
@@ -206,7 +212,7 @@ func (n *nodePass) advancePackage(ctx context.Context, name string) (bool, error
 		}
 		entry.State = skyhookv1.StateErroring
 		n.state[key] = entry
-		n.progress.nodeErroring(n.work.node.Name, fmt.Sprintf("package %s %s, stage %s: %s (logs: %s)",
+		n.progress.NodeErroring(n.work.node.Name, fmt.Sprintf("package %s %s, stage %s: %s (logs: %s)",
 			name, step.Version, step.Stage, outcome.Message, logsHint(pod, outcome.Container)))
 		return false, n.retry(ctx, pod, name, step, n.start)
 	}
@@ -283,15 +289,15 @@ func (n *nodePass) retry(ctx context.Context, pod *corev1.Pod, name string, step
 	entry := n.state[key]
 	if !newGeneration {
 		if entry.Restarts+1 >= n.r.MaxAttempts {
-			n.progress.gaveUp(fmt.Sprintf("%s on %s", name, n.work.node.Name))
+			n.progress.GaveUp(fmt.Sprintf("%s on %s", name, n.work.node.Name))
 			return nil
 		}
 		if wait := backoff(entry.Restarts) - time.Since(finishedAt(pod)); wait > 0 {
-			n.progress.requeueIn(wait)
+			n.progress.RequeueIn(wait)
 			return nil
 		}
 	}
-	if err := n.r.deletePod(ctx, pod); err != nil {
+	if err := n.r.deletePod(ctx, n.sk, pod); err != nil {
 		return err
 	}
 	if newGeneration {

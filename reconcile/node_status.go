@@ -8,8 +8,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/api/nodestate"
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
 // The status_<skyhook> label and annotation of the nodes no stage runs on
@@ -30,8 +30,8 @@ const statusMarksPerPass = 50
 // which), at most statusMarksPerPass, in name order.
 func (pass *rolloutPass) markStatus(ctx context.Context, view *fleetView, pool *nodePool) error {
 	var due []*nodeWork
-	view.index.NeedingMarks(func(name string) bool {
-		due = append(due, view.works[name])
+	view.Index.NeedingMarks(func(name string) bool {
+		due = append(due, view.Works[name])
 		return len(due) < statusMarksPerPass
 	})
 	for _, w := range due {

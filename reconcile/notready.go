@@ -6,13 +6,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/skyhook-go/skyhook/api/nodestate"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/interrupt"
-	"github.com/skyhook-go/skyhook/api/nodestate"
+	"github.com/skyhook-go/skyhook/reconcile/report"
 )
-
-// defaultNotReadyTimeout is how long a NotReady node keeps its budget slot.
-const defaultNotReadyTimeout = 10 * time.Minute
 
 // notReadySince reports whether the node is not Ready, and since when.
 func notReadySince(node *corev1.Node) (bool, time.Time) {
@@ -31,7 +29,7 @@ func notReadySince(node *corev1.Node) (bool, time.Time) {
 // its slot goes to the next node. Back Ready, it resumes when the budget
 // lets it. A node rebooting for an interrupt is the interrupt path's. It
 // returns true when the node is skipped in this pass.
-func (pass *rolloutPass) skipNotReady(w *nodeWork, pool *nodePool, p *progress) bool {
+func (pass *rolloutPass) skipNotReady(w *nodeWork, pool *nodePool, p *report.Progress) bool {
 	r, sk := pass.r, pass.sk
 	down, since := notReadySince(w.node)
 	if !down || nodeComplete(sk, w) {
@@ -42,7 +40,7 @@ func (pass *rolloutPass) skipNotReady(w *nodeWork, pool *nodePool, p *progress) 
 	}
 	active := pass.nodeActive(w)
 	if left := r.NotReadyTimeout - time.Since(since); active && left > 0 {
-		p.requeueIn(left)
+		p.RequeueIn(left)
 		return false
 	}
 	message := fmt.Sprintf("NotReady since %s", since.UTC().Format(time.RFC3339))
@@ -51,13 +49,13 @@ func (pass *rolloutPass) skipNotReady(w *nodeWork, pool *nodePool, p *progress) 
 		for _, pods := range w.pods {
 			pool.deletePods(pods)
 		}
-		r.started.remove(sk.UID, w.node.Name)
+		r.memory.Started.Remove(sk.UID, w.node.Name)
 	}
 	if w.node.Labels[skyhookv1.StatusKey(sk.Name)] == string(skyhookv1.StatusInProgress) {
 		pool.writeRecord(w, nodestate.Record{State: w.state, Config: w.config, Status: skyhookv1.StatusBlocked, Batch: w.batch,
 			Interrupt: w.node.Annotations[skyhookv1.InterruptAnnotation(sk.Name)]})
 	}
 	w.now = skyhookv1.StatusBlocked
-	p.nodeBlocked(w.node.Name, message)
+	p.NodeBlocked(w.node.Name, message)
 	return true
 }

@@ -16,9 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/skyhook-go/skyhook/api/nodestate"
 	"github.com/skyhook-go/skyhook/api/scheme"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/api/nodestate"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -59,9 +59,9 @@ func BenchmarkPass(b *testing.B) {
 				changed.Labels["rack"] = fmt.Sprint(i)
 				mem.nodes[changed.Name] = changed
 				if full {
-					r.views.changes.All(sk.Name)
+					r.memory.Changes.All(sk.Name)
 				} else {
-					r.views.changes.Node(sk.Name, changed.Name)
+					r.memory.Changes.Node(sk.Name, changed.Name)
 				}
 				b.StartTimer()
 				if _, err := r.rollout(ctx, sk); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/skyhook-go/skyhook/api/timewindow"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/compartment"
+	"github.com/skyhook-go/skyhook/reconcile/report"
 )
 
 // policyGate applies a Skyhook's DeploymentPolicy to one pass: it decides
@@ -64,9 +65,9 @@ func (pass *rolloutPass) policyGate(view *fleetView) *policyGate {
 	if policy == nil {
 		return g
 	}
-	known := pass.r.batches.load(sk)
+	known := pass.r.memory.Batches.Load(sk)
 	reset := resetOnCompletion(sk, policy)
-	for name, counts := range view.index.Compartments() {
+	for name, counts := range view.Index.Compartments() {
 		c := &compartmentPass{state: known[name]}
 		c.state.Name = name
 		c.budget, c.strategy = compartment.Settings(policy, name)
@@ -144,31 +145,12 @@ func (g *policyGate) allows(w *nodeWork) bool {
 	return true
 }
 
-// policyOutcome is how a pass's policy gate ends, for the status (see
-// rolloutPass.reportPolicy).
-type policyOutcome struct {
-	// compartments is the batch state of each compartment, nil without a
-	// policy.
-	compartments []skyhookv1.CompartmentStatus
-	// ceilings are the compartments' caps on nodes in progress, by name.
-	ceilings map[string]int
-	// halted describes the halted compartments; haltedNow, for an event
-	// each, the ones that halted in this pass.
-	halted, haltedNow []string
-	policy            string
-	// stopped is true when a compartment halted and no other compartment
-	// has a node running a stage: the rollout cannot finish until someone
-	// changes the spec (retries of the halted compartment's failed nodes do
-	// not lift a halt).
-	stopped bool
-}
-
 // finishPolicy keeps the compartments' batch state in memory (the status
 // keeps it too, for a restart and for admins), resets it when the rollout
 // completed and the policy says so, and says how the gate ended.
-func (pass *rolloutPass) finishPolicy(g *policyGate, complete bool) policyOutcome {
+func (pass *rolloutPass) finishPolicy(g *policyGate, complete bool) report.PolicyOutcome {
 	if g == nil {
-		return policyOutcome{}
+		return report.PolicyOutcome{}
 	}
 	names := make([]string, 0, len(g.compartments))
 	for name := range g.compartments {
@@ -176,7 +158,7 @@ func (pass *rolloutPass) finishPolicy(g *policyGate, complete bool) policyOutcom
 	}
 	sort.Strings(names)
 	reset := complete && g.policy != nil && resetOnCompletion(pass.sk, g.policy)
-	out := policyOutcome{compartments: make([]skyhookv1.CompartmentStatus, 0, len(names)), ceilings: map[string]int{}}
+	out := report.PolicyOutcome{Compartments: make([]skyhookv1.CompartmentStatus, 0, len(names)), Ceilings: map[string]int{}}
 	running := 0
 	for _, name := range names {
 		c := g.compartments[name]
@@ -188,19 +170,19 @@ func (pass *rolloutPass) finishPolicy(g *policyGate, complete bool) policyOutcom
 		}
 		st := c.state
 		st.Nodes, st.Complete, st.InProgress, st.Erroring = int32(c.nodes), int32(c.complete), int32(c.running+c.erroring), int32(c.erroring)
-		out.compartments = append(out.compartments, st)
-		out.ceilings[name] = compartment.Cap(c.budget, c.nodes)
+		out.Compartments = append(out.Compartments, st)
+		out.Ceilings[name] = compartment.Cap(c.budget, c.nodes)
 		if st.Halted {
-			out.halted = append(out.halted, fmt.Sprintf("%s (%d failed batches in a row)", name, st.ConsecutiveFailures))
+			out.Halted = append(out.Halted, fmt.Sprintf("%s (%d failed batches in a row)", name, st.ConsecutiveFailures))
 		}
 	}
-	pass.r.batches.store(pass.sk.UID, out.compartments)
-	if len(out.halted) == 0 {
+	pass.r.memory.Batches.Store(pass.sk.UID, out.Compartments)
+	if len(out.Halted) == 0 {
 		return out
 	}
-	out.policy, out.stopped = g.policy.Name, running == 0
+	out.Policy, out.Stopped = g.policy.Name, running == 0
 	for _, name := range g.halted {
-		out.haltedNow = append(out.haltedNow, fmt.Sprintf("compartment %s halted after %d failed batches in a row (policy %s)",
+		out.HaltedNow = append(out.HaltedNow, fmt.Sprintf("compartment %s halted after %d failed batches in a row (policy %s)",
 			name, g.compartments[name].state.ConsecutiveFailures, g.policy.Name))
 	}
 	return out
@@ -241,12 +223,12 @@ func (r *SkyhookReconciler) resetBatches(sk *skyhookv1.Skyhook) bool {
 	if _, asked := sk.Annotations[skyhookv1.ResetBatchStateAnnotation]; !asked {
 		return false
 	}
-	known := r.batches.load(sk)
+	known := r.memory.Batches.Load(sk)
 	reset := make([]skyhookv1.CompartmentStatus, 0, len(known))
 	for _, name := range slices.Sorted(maps.Keys(known)) {
 		reset = append(reset, compartment.Reset(known[name]))
 	}
-	r.batches.store(sk.UID, reset)
+	r.memory.Batches.Store(sk.UID, reset)
 	sk.Status.Compartments = reset
 	sk.Status.NodePriority, sk.Status.NodeOrderOffset = nil, 0
 	delete(sk.Annotations, skyhookv1.ResetBatchStateAnnotation)

@@ -6,8 +6,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
@@ -97,25 +95,4 @@ func heldEverywhere(ahead []skyhookAhead) string {
 // generation is complete on every node it selects.
 func completeEverywhere(sk *skyhookv1.Skyhook) bool {
 	return sk.Status.Status == skyhookv1.StatusComplete && sk.Status.ObservedGeneration == sk.Generation
-}
-
-// skyhooksAfter maps a Skyhook with sequencing "all" to the Skyhooks that
-// go after it: its status is what they wait for.
-func (r *SkyhookReconciler) skyhooksAfter(ctx context.Context, o client.Object) []ctrl.Request {
-	first, ok := o.(*skyhookv1.Skyhook)
-	if !ok || first.Spec.Sequencing != skyhookv1.SequencingAll {
-		return nil
-	}
-	var list skyhookv1.SkyhookList // read only: no copy of every Skyhook per event
-	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-		return nil
-	}
-	var reqs []ctrl.Request
-	for i := range list.Items {
-		if goesBefore(first, &list.Items[i]) {
-			r.views.changes.All(list.Items[i].Name)
-			reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
-		}
-	}
-	return reqs
 }

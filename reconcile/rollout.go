@@ -13,6 +13,7 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile/budget"
 	"github.com/skyhook-go/skyhook/reconcile/cordon"
 	"github.com/skyhook-go/skyhook/reconcile/fleet"
+	"github.com/skyhook-go/skyhook/reconcile/report"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -49,10 +50,10 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		return ctrl.Result{}, err
 	}
 	now := time.Now()
-	view, visit, full := r.views.begin(sk, passBasis(sk, pass.policy, ahead), now)
+	view, visit, full := r.beginPass(sk, passBasis(sk, pass.policy, ahead), now)
 	defer func() {
 		if err != nil {
-			r.views.drop(sk.Name) // what the view holds may be half updated
+			r.memory.DropView(sk.Name) // what the view holds may be half updated
 		}
 	}()
 	passesTotal.WithLabelValues(sk.Name, passKind(full)).Inc()
@@ -70,7 +71,7 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	}
 	if tainted, err := pass.autoTaint(ctx, g.work); tainted || err != nil {
 		for _, w := range g.work {
-			r.views.changes.Node(sk.Name, w.node.Name) // not judged in this pass: the next one does
+			r.memory.Changes.Node(sk.Name, w.node.Name) // not judged in this pass: the next one does
 		}
 		return ctrl.Result{Requeue: tainted}, err
 	}
@@ -84,7 +85,7 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	}
 	capacity := pass.capacity(view)
 	gate := pass.policyGate(view)
-	p := progress{heldBy: heldEverywhere(ahead)}
+	p := report.Progress{HeldBy: heldEverywhere(ahead)}
 	starting, err := pass.admit(ctx, view, gate, ahead, &p)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -112,28 +113,9 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		view.put(pass, w, now)
 	}
 	for _, w := range append(g.work, starting...) {
-		p.noteApplying(w.report.applying, w.report.applyingNode)
+		p.NoteApplying(w.report.Applying, w.report.ApplyingNode)
 	}
 	return pass.report(ctx, view, gate, p, capacity)
-}
-
-// report ends a pass: the policy's batches, the snapshots no node needs
-// any more, and the status and metrics from the view's counters.
-func (pass *rolloutPass) report(ctx context.Context, view *fleetView, gate *policyGate, passWide progress, capacity int) (ctrl.Result, error) {
-	p := view.progress()
-	p.heldBy, p.behind, p.applying, p.applyingNode = passWide.heldBy, passWide.behind, passWide.applying, passWide.applyingNode
-	outcome := pass.finishPolicy(gate, p.complete == p.selected)
-	pass.reportPolicy(outcome)
-	p.halted = outcome.stopped
-	if err := pass.pruneSnapshots(ctx, view.recorded()); err != nil {
-		return ctrl.Result{}, err
-	}
-	p.blockedNodes = view.index.Count(skyhookv1.StatusBlocked) + view.index.Len(fleet.Malformed)
-	pass.summarise(p)
-	pass.reportNodes(view)
-	pass.sk.Status.CompartmentStatuses = compartmentStatuses(outcome, p, capacity)
-	observe(pass.sk, view, p, capacity, pass.policy)
-	return ctrl.Result{RequeueAfter: view.nextWake(time.Now())}, nil
 }
 
 // newPass reads what the pass needs once: the package snapshots (writing
@@ -172,7 +154,7 @@ func (pass *rolloutPass) followActive(ctx context.Context, work []*nodeWork) err
 				pool.releaseCordon(w.node) // left by a crash between the last stage and the release
 			}
 		case pass.nodeActive(w):
-			w.report.active = 1
+			w.report.Active = 1
 			pool.advance(w, !pass.paused)
 		default:
 			pass.waiting(w)
@@ -186,8 +168,8 @@ func (pass *rolloutPass) followActive(ctx context.Context, work []*nodeWork) err
 func (pass *rolloutPass) waiting(w *nodeWork) {
 	w.now = skyhookv1.StatusWaiting
 	if taints := stagepod.Untolerated(pass.sk, w.node, pass.r.RuntimeRequiredTaint); len(taints) > 0 {
-		w.report.nodeBlocked(w.node.Name, fmt.Sprintf("taints not tolerated: %s (add them to additionalTolerations to run here)", taintList(taints)))
-		w.report.untolerated = append(w.report.untolerated, w.node.Name)
+		w.report.NodeBlocked(w.node.Name, fmt.Sprintf("taints not tolerated: %s (add them to additionalTolerations to run here)", taintList(taints)))
+		w.report.Untolerated = append(w.report.Untolerated, w.node.Name)
 		w.now = skyhookv1.StatusBlocked
 	}
 }
@@ -199,9 +181,9 @@ func (pass *rolloutPass) hold(w *nodeWork) {
 		message = "record unreadable, held until repaired or reset (skyhook node reset): " + w.problem
 	}
 	held := skyhookv1.NodeAttention{Name: w.node.Name, Status: skyhookv1.StatusBlocked, Message: message}
-	w.report.blocked = []skyhookv1.NodeAttention{held}
+	w.report.Blocked = []skyhookv1.NodeAttention{held}
 	if w.kind == fleet.Malformed {
-		w.report.malformed = []skyhookv1.NodeAttention{held}
+		w.report.Malformed = []skyhookv1.NodeAttention{held}
 	}
 }
 
@@ -226,21 +208,21 @@ func (pass *rolloutPass) replace(w *nodeWork, outdated []*corev1.Pod, pool *node
 // queue (name order): not while paused, within the budget or the policy's
 // batches, and only once the Skyhooks that go first are complete on the
 // node. A node held behind another Skyhook is marked waiting.
-func (pass *rolloutPass) admit(ctx context.Context, view *fleetView, gate *policyGate, ahead []skyhookAhead, p *progress) ([]*nodeWork, error) {
+func (pass *rolloutPass) admit(ctx context.Context, view *fleetView, gate *policyGate, ahead []skyhookAhead, p *report.Progress) ([]*nodeWork, error) {
 	if pass.paused {
 		return nil, nil
 	}
-	active, capacity := view.index.Active(), pass.capacity(view)
+	active, capacity := view.Index.Active(), pass.capacity(view)
 	var starting, marked []*nodeWork
 	var err error
-	view.index.Ascend(skyhookv1.StatusWaiting, func(name string) bool {
+	view.Index.Ascend(skyhookv1.StatusWaiting, func(name string) bool {
 		if gate == nil && active >= capacity {
 			return false // the budget is full: the rest of the queue waits
 		}
 		if gate != nil && gate.closed() {
 			return false
 		}
-		w := view.works[name]
+		w := view.Works[name]
 		if found, e := pass.refresh(ctx, w); e != nil || !found {
 			err = e
 			return e == nil
@@ -253,7 +235,7 @@ func (pass *rolloutPass) admit(ctx context.Context, view *fleetView, gate *polic
 			}
 		}()
 		if first := waitingFor(ahead, w.node); first != "" {
-			p.waitBehind(first) // a Skyhook of lower priority number is not done here yet
+			p.WaitBehind(first) // a Skyhook of lower priority number is not done here yet
 			mark = skyhookv1.StatusWaiting
 			return true
 		}
@@ -261,7 +243,7 @@ func (pass *rolloutPass) admit(ctx context.Context, view *fleetView, gate *polic
 			return true // its compartment's batch is full, still running or halted
 		}
 		active++
-		pass.r.started.add(pass.sk.UID, w.node.Name)
+		pass.r.memory.Started.Add(pass.sk.UID, w.node.Name)
 		starting = append(starting, w)
 		return true
 	})
@@ -271,7 +253,7 @@ func (pass *rolloutPass) admit(ctx context.Context, view *fleetView, gate *polic
 	}
 	for _, w := range starting {
 		w.restart()
-		w.report.active = 1
+		w.report.Active = 1
 		w.now = skyhookv1.StatusInProgress
 	}
 	return starting, err
@@ -279,7 +261,7 @@ func (pass *rolloutPass) admit(ctx context.Context, view *fleetView, gate *polic
 
 // capacity is the interruption budget as a number of the view's nodes.
 func (pass *rolloutPass) capacity(view *fleetView) int {
-	return budget.Cap(pass.sk.Spec.InterruptionBudget, view.index.Len(fleet.Work))
+	return budget.Cap(pass.sk.Spec.InterruptionBudget, view.Index.Len(fleet.Work))
 }
 
 // refresh reads a node the view keeps as a stand-in, for this pass (see
@@ -297,7 +279,7 @@ func (pass *rolloutPass) refresh(ctx context.Context, w *nodeWork) (bool, error)
 // it counts against the budget.
 func (pass *rolloutPass) nodeActive(w *nodeWork) bool {
 	sk := pass.sk
-	if pass.r.started.has(sk.UID, w.node.Name) {
+	if pass.r.memory.Started.Has(sk.UID, w.node.Name) {
 		return true
 	}
 	for _, pods := range w.pods {

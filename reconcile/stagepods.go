@@ -143,10 +143,6 @@ func leavingUnrecorded(w *nodeWork, name string) bool {
 	return false
 }
 
-// defaultStageTimeout bounds a stage pod's run when the reconciler does not
-// say.
-const defaultStageTimeout = time.Hour
-
 // createStagePod creates the pod that runs the step on the node.
 func (n *nodePass) createStagePod(ctx context.Context, name string, step lifecycle.Step, attempt int32) error {
 	r := n.r
@@ -161,18 +157,18 @@ func (n *nodePass) createStagePod(ctx context.Context, name string, step lifecyc
 		spec.Interrupt = n.interrupt
 	}
 	pod := stagepod.Build(spec)
-	if left := r.created.left(pod.Name); left > 0 {
+	if left := r.memory.Created.Left(n.sk.UID, pod.Name); left > 0 {
 		// Created by an earlier pass and not in the cache yet: its add
 		// event brings the node back; if it never comes (the pod was
 		// deleted meanwhile), the node is looked at once the memory ends.
-		n.progress.requeueIn(left)
+		n.progress.RequeueIn(left)
 		return nil
 	}
 	if err := r.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating stage pod %s: %w", pod.Name, err)
 	}
-	r.created.add(pod.Name)
-	n.progress.applied(name, step.Version, n.work.node.Name)
+	r.memory.Created.Add(n.sk.UID, pod.Name)
+	n.progress.Applied(name, step.Version, n.work.node.Name)
 	return nil
 }
 
@@ -182,7 +178,7 @@ func (n *nodePass) createStagePod(ctx context.Context, name string, step lifecyc
 // the pass comes back at that moment.
 func (n *nodePass) outcome(pkg string, pod *corev1.Pod) stagepod.Outcome {
 	outcome := n.readOutcome(pod)
-	n.r.observeStageEnd(n.sk.Name, pkg, pod, outcome.Result)
+	n.r.observeStageEnd(n.sk, pkg, pod, outcome.Result)
 	return outcome
 }
 
@@ -198,7 +194,7 @@ func (n *nodePass) readOutcome(pod *corev1.Pod) stagepod.Outcome {
 	if late, left := stagepod.TimedOut(pod, grace, time.Now()); late {
 		return stagepod.Outcome{Result: stagepod.Failed, Message: fmt.Sprintf("did not finish within the stage timeout (%s)", timeout)}
 	} else if left > 0 {
-		n.progress.requeueIn(left)
+		n.progress.RequeueIn(left)
 	}
 	return outcome
 }
@@ -212,17 +208,17 @@ func logsHint(pod *corev1.Pod, container string) string {
 	return fmt.Sprintf("kubectl logs -n %s %s -c %s", pod.Namespace, pod.Name, container)
 }
 
-// deletePod deletes a stage pod once: the cache shows a deleted pod until
-// its delete event arrives (recentDeletes).
-func (r *SkyhookReconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
-	if r.deleted.has(string(pod.UID)) {
+// deletePod deletes a stage pod of the Skyhook once: the cache shows a
+// deleted pod until its delete event arrives (memory.Recent).
+func (r *SkyhookReconciler) deletePod(ctx context.Context, sk *skyhookv1.Skyhook, pod *corev1.Pod) error {
+	if r.memory.Deleted.Has(sk.UID, string(pod.UID)) {
 		return nil
 	}
 	if err := r.Client.Delete(ctx, pod, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 		return err
 	}
-	r.deleted.add(string(pod.UID))
-	r.created.forget(pod.Name) // its name may be created again once it is gone
+	r.memory.Deleted.Add(sk.UID, string(pod.UID))
+	r.memory.Created.Drop(sk.UID, pod.Name) // its name may be created again once it is gone
 	return nil
 }
 

@@ -1,133 +1,95 @@
 package reconcile
 
 import (
+	"encoding/json"
 	"fmt"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/fluxcd/pkg/apis/meta"
-	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/memory"
 )
 
-func TestProgressAddsNodeReportsInNodeOrder(t *testing.T) {
-	total := progress{selected: 4, active: 3, requeue: time.Minute}
-	soon := time.Now().Add(time.Hour)
-	later := soon.Add(time.Hour)
-	var b, a progress
-	b.nodeErroring("node-b", "failed")
-	b.nodeFinished()
-	b.requeueIn(10 * time.Second)
-	b.waitsForWindow(later, time.Now())
-	a.nodeErroring("node-a", "failed")
-	a.nodeBlocked("node-a", "drain timed out")
-	a.gaveUp("pkg on node-a")
-	a.waitsForWindow(soon, time.Now())
-	total.add(b) // the pool adds reports in the order the nodes finished
-	total.add(a)
-	total.sortByNode()
-	if total.active != 2 || total.complete != 1 {
-		t.Errorf("counters: active %d complete %d, want 2 and 1", total.active, total.complete)
+// At 10,000 nodes with 10 packages each, the per-node status maps stay
+// bounded, list the nodes needing attention first, and count the others.
+func TestStatusMapsStayBounded(t *testing.T) {
+	const nodes, packages = 10000, 10
+	sk := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "fleet"}}
+	work := make([]*nodeWork, nodes)
+	for i := range work {
+		state := skyhookv1.NodeState{}
+		for p := range packages {
+			name := fmt.Sprintf("package-%02d", p)
+			state[skyhookv1.NodeStateKey(name, "2024.05.10")] = skyhookv1.PackageStatus{Name: name, Version: "2024.05.10",
+				Image: "nvcr.io/nvidia/skyhook-packages/" + name, Stage: skyhookv1.StagePostInterrupt, State: skyhookv1.StateComplete}
+		}
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("gpu-node-%05d", i)}}
+		node.Status.NodeInfo.BootID = fmt.Sprintf("5f2d3c9a-0b1e-4c4f-9d6a-%012d", i)
+		now := skyhookv1.StatusComplete
+		switch {
+		case i%1000 == 7:
+			now = skyhookv1.StatusErroring
+		case i%100 == 3:
+			now = skyhookv1.StatusInProgress
+		}
+		work[i] = &nodeWork{node: node, state: state, now: now}
 	}
-	if names := []string{total.erroring[0].Name, total.erroring[1].Name}; !slices.Equal(names, []string{"node-a", "node-b"}) {
-		t.Errorf("erroring in order %v, want node-a first", names)
+	pass := &rolloutPass{sk: sk}
+	var mem memory.Memory[*nodeWork]
+	v, _, _ := mem.BeginPass(sk.Name, "", time.Now())
+	view := &fleetView{v}
+	for _, w := range work {
+		view.put(pass, w, time.Now())
 	}
-	if total.requeue != 10*time.Second {
-		t.Errorf("requeue %s, want the soonest, 10s", total.requeue)
+	reportNodes(&sk.Status, view)
+	s := sk.Status
+	if len(s.NodeState) != skyhookv1.MaxNodeStateNodes || len(s.NodeStatus) != skyhookv1.MaxNodeStatusNodes || len(s.NodeBootIDs) != skyhookv1.MaxNodeStatusNodes {
+		t.Fatalf("maps of %d, %d, %d nodes, want %d, %d, %d", len(s.NodeState), len(s.NodeStatus), len(s.NodeBootIDs),
+			skyhookv1.MaxNodeStateNodes, skyhookv1.MaxNodeStatusNodes, skyhookv1.MaxNodeStatusNodes)
 	}
-	if total.windowWaits != 2 || !total.nextWindow.Equal(soon) {
-		t.Errorf("window: %d waits, next %s; want 2 and the sooner opening", total.windowWaits, total.nextWindow)
+	if o := s.OmittedNodes; o == nil || o.NodeState != nodes-skyhookv1.MaxNodeStateNodes || o.NodeStatus != nodes-skyhookv1.MaxNodeStatusNodes {
+		t.Errorf("omitted %+v", o)
 	}
-	if len(total.blocked) != 1 || len(total.stalled) != 1 {
-		t.Errorf("blocked %v stalled %v", total.blocked, total.stalled)
+	for i := 7; i < nodes; i += 1000 { // every erroring node is listed
+		if _, ok := s.NodeState[fmt.Sprintf("gpu-node-%05d", i)]; !ok {
+			t.Errorf("erroring node %d left out of nodeState", i)
+		}
 	}
-}
-
-func TestBehindSummaryCountsNodesPerSkyhookAhead(t *testing.T) {
-	var p progress
-	if p.behindSummary() != "" {
-		t.Fatal("nothing behind: want no summary")
+	if len(s.NodePriority) != 110 { // the 100 in progress and 10 erroring
+		t.Errorf("nodePriority lists %d nodes, want 110", len(s.NodePriority))
 	}
-	for _, first := range []string{"runtime", "driver", "runtime"} {
-		p.waitBehind(first)
+	encoded, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got, want := p.behindSummary(), ", 3 waiting for Skyhooks that go first there: driver (1), runtime (2)"; got != want {
-		t.Fatalf("behindSummary = %q, want %q", got, want)
-	}
-}
-
-func testPass() *rolloutPass {
-	sk := skyhookWith(map[string]skyhookv1.Package{"b": pkg("2.0.0"), "a": pkg("1.0.0")})
-	sk.Generation = 3
-	return &rolloutPass{r: &SkyhookReconciler{MaxAttempts: 5}, sk: sk}
-}
-
-func TestSummariseWritesStatusAndFluxConditions(t *testing.T) {
-	pass := testPass()
-	p := progress{selected: 10, complete: 4, active: 2}
-	p.waitBehind("driver")
-	pass.summarise(p)
-	s := pass.sk.Status
-	if s.Status != skyhookv1.StatusInProgress || s.CompleteNodes != "4/10" || s.NodesInProgress != 2 || s.PackageList != "a:1.0.0,b:2.0.0" {
-		t.Fatalf("in progress: %+v", s)
-	}
-	if !conditions.IsReconciling(pass.sk) || conditions.IsReady(pass.sk) ||
-		conditions.GetMessage(pass.sk, meta.ReadyCondition) != "4/10 nodes complete, 2 in progress, 1 waiting for Skyhooks that go first there: driver (1)" {
-		t.Fatalf("in progress conditions: %+v", s.Conditions)
-	}
-
-	p = progress{selected: 10, complete: 8, active: 2}
-	p.gaveUp("a on node-3")
-	pass.summarise(p)
-	if pass.sk.Status.Status != skyhookv1.StatusErroring || !conditions.IsStalled(pass.sk) || conditions.IsReconciling(pass.sk) ||
-		pass.sk.Status.ObservedGeneration != 3 || conditions.GetReason(pass.sk, meta.ReadyCondition) != "StageFailed" ||
-		!strings.Contains(conditions.GetMessage(pass.sk, meta.StalledCondition), "gave up after 5 attempts: [a on node-3]") {
-		t.Fatalf("stalled: %+v", pass.sk.Status)
-	}
-
-	pass.summarise(progress{selected: 10, complete: 10})
-	if pass.sk.Status.Status != skyhookv1.StatusComplete || !conditions.IsReady(pass.sk) || conditions.IsStalled(pass.sk) ||
-		conditions.GetMessage(pass.sk, meta.ReadyCondition) != "Applied to 10/10 nodes" {
-		t.Fatalf("complete: %+v", pass.sk.Status)
+	t.Logf("status of %d nodes x %d packages: %d bytes", nodes, packages, len(encoded))
+	if len(encoded) > 600<<10 {
+		t.Errorf("status is %d bytes, over the 600 KiB bound", len(encoded))
 	}
 }
 
-func TestSummariseListsEachNodeNeedingAttentionOnce(t *testing.T) {
-	pass := testPass()
-	p := progress{selected: 100}
-	p.nodeErroring("node-1", "package a failed")
-	p.nodeErroring("node-1", "package b failed")
-	for i := range 60 {
-		p.nodeBlocked(fmt.Sprintf("tainted-%02d", i), "taints not tolerated")
+// SKYHOOK_NODE_ORDER: the nodes in nodePriority by start time (then name)
+// after the offset, the nodes starting now after them; a node keeps its
+// place when an earlier one finishes and leaves nodePriority.
+func TestOrderNodes(t *testing.T) {
+	at := func(sec int) metav1.Time { return metav1.Unix(int64(1_700_000_000+sec), 0) }
+	w := func(name string) *nodeWork {
+		return &nodeWork{node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}}
 	}
-	pass.summarise(p)
-	attention := pass.sk.Status.NodesNeedingAttention
-	if len(attention) != skyhookv1.MaxAttentionNodes || attention[0].Message != "package a failed" || attention[1].Name != "tainted-00" {
-		t.Fatalf("nodesNeedingAttention: %d entries, first %+v %+v", len(attention), attention[0], attention[1])
+	a, b, c, d, e := w("a"), w("b"), w("c"), w("d"), w("e")
+	s := &skyhookv1.SkyhookStatus{NodeOrderOffset: 3, NodePriority: map[string]metav1.Time{"c": at(0), "b": at(5), "a": at(5)}}
+	orderNodes(s, []*nodeWork{a, b, c, d, e}, []*nodeWork{e, d})
+	got := []int{c.order, a.order, b.order, e.order, d.order}
+	if fmt.Sprint(got) != "[3 4 5 6 7]" {
+		t.Errorf("orders c, a, b, e, d = %v; want 3 4 5 6 7", got)
 	}
-	msg := conditions.GetMessage(pass.sk, skyhookv1.NodesBlockedCondition)
-	if !strings.HasPrefix(msg, "60 nodes blocked: tainted-00 (taints not tolerated);") || !strings.HasSuffix(msg, " and 50 more") {
-		t.Fatalf("NodesBlocked: %q", msg)
-	}
-}
-
-func TestReportPolicyHaltsWithConditionAndClearsIt(t *testing.T) {
-	pass := testPass()
-	pass.reportPolicy(policyOutcome{compartments: []skyhookv1.CompartmentStatus{{Name: "canary", Halted: true}},
-		halted: []string{"canary (2 failed batches in a row)"}, policy: "gpu", stopped: true})
-	if !conditions.IsTrue(pass.sk, skyhookv1.RolloutHaltedCondition) || len(pass.sk.Status.Compartments) != 1 ||
-		!strings.Contains(conditions.GetMessage(pass.sk, skyhookv1.RolloutHaltedCondition), "compartment [canary (2 failed batches in a row)]: the failureThreshold of policy gpu") {
-		t.Fatalf("halted: %+v", pass.sk.Status)
-	}
-	pass.summarise(progress{selected: 3, complete: 1, halted: true})
-	if pass.sk.Status.Status != skyhookv1.StatusErroring || conditions.GetReason(pass.sk, meta.StalledCondition) != "RolloutHalted" {
-		t.Fatalf("halted summary: %+v", pass.sk.Status)
-	}
-	pass.reportPolicy(policyOutcome{})
-	if conditions.Has(pass.sk, skyhookv1.RolloutHaltedCondition) || pass.sk.Status.Compartments != nil {
-		t.Fatalf("no policy: %+v", pass.sk.Status)
+	// c finishes: it leaves nodePriority and the offset counts it.
+	s.NodeOrderOffset, s.NodePriority = 4, map[string]metav1.Time{"b": at(5), "a": at(5), "e": at(9), "d": at(9)}
+	orderNodes(s, []*nodeWork{a, b, d, e}, nil)
+	if got := []int{a.order, b.order, d.order, e.order}; fmt.Sprint(got) != "[4 5 6 7]" {
+		t.Errorf("after c left: a, b, d, e = %v; want 4 5 6 7 (unchanged)", got)
 	}
 }

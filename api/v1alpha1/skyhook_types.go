@@ -581,6 +581,12 @@ type CompartmentStatus struct {
 	Generation int64 `json:"generation,omitempty"`
 }
 
+// CurrentBatch is the number of the batch open now counted from the last
+// reset, as NodeWright numbers it: 1 for the first, also before it opens.
+func (s CompartmentStatus) CurrentBatch() int {
+	return max(1, int(s.Batch-s.BatchOffset))
+}
+
 // NodeAttention says why a node needs an admin's attention.
 type NodeAttention struct {
 	// Name of the node.

@@ -15,8 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/api/nodestate"
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
 func newStatusCommand() *cobra.Command {

@@ -105,12 +105,6 @@ func Reset(st skyhookv1.CompartmentStatus) skyhookv1.CompartmentStatus {
 	return st
 }
 
-// CurrentBatch is the number of the batch open now counted from the last
-// reset, as NodeWright numbers it: 1 for the first, also before it opens.
-func CurrentBatch(st skyhookv1.CompartmentStatus) int {
-	return max(1, int(st.Batch-st.BatchOffset))
-}
-
 // Room is how many nodes may start in a batch of the given size: the
 // budget's cap over the compartment's nodes, less the active ones.
 func Room(b skyhookv1.DeploymentBudget, nodes, active int, size int32) int {

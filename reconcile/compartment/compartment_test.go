@@ -110,15 +110,15 @@ func TestFailuresShrinkBatchesAndHalt(t *testing.T) {
 	if reset.Halted || reset.ConsecutiveFailures != 0 || reset.Batch != 5 {
 		t.Errorf("reset %+v; want running again, no failures, batch number kept", reset)
 	}
-	if CurrentBatch(st) != 5 || CurrentBatch(reset) != 1 {
-		t.Errorf("current batch %d before the reset and %d after; want 5 and 1 (counted from the reset)", CurrentBatch(st), CurrentBatch(reset))
+	if st.CurrentBatch() != 5 || reset.CurrentBatch() != 1 {
+		t.Errorf("current batch %d before the reset and %d after; want 5 and 1 (counted from the reset)", st.CurrentBatch(), reset.CurrentBatch())
 	}
 	next := Open(exponential, reset, Outcome{}, 10)
 	if next.BatchSize != 4 || next.Batch != 6 {
 		t.Errorf("after a reset the batch opened with %d as number %d; want initialBatch 4 as number 6", next.BatchSize, next.Batch)
 	}
-	if CurrentBatch(next) != 1 || CurrentBatch(Open(exponential, next, Outcome{4, 4}, 10)) != 2 {
-		t.Errorf("the batches after a reset are numbered %d, %d; want 1, 2", CurrentBatch(next), CurrentBatch(Open(exponential, next, Outcome{4, 4}, 10)))
+	if next.CurrentBatch() != 1 || Open(exponential, next, Outcome{4, 4}, 10).CurrentBatch() != 2 {
+		t.Errorf("the batches after a reset are numbered %d, %d; want 1, 2", next.CurrentBatch(), Open(exponential, next, Outcome{4, 4}, 10).CurrentBatch())
 	}
 }
 

@@ -72,3 +72,14 @@ func (c *Changes) Forget(skyhook string) {
 	defer c.mu.Unlock()
 	delete(c.pending, skyhook)
 }
+
+// Sizes are the nodes noted per Skyhook (0 for a change of all of them).
+func (c *Changes) Sizes() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.pending))
+	for name, p := range c.pending {
+		out[name] = len(p.nodes)
+	}
+	return out
+}

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/api/nodestate"
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
 //go:embed demo.yaml

@@ -1,4 +1,4 @@
-package reconcile
+package report
 
 import (
 	"fmt"
@@ -58,21 +58,21 @@ func mirrorReady(sk *skyhookv1.Skyhook) {
 
 // mirrorNodeConditions writes TaintNotTolerable, NodesIgnored and
 // ApplyPackage, bare and prefixed, with NodeWright's reasons and messages.
-func mirrorNodeConditions(sk *skyhookv1.Skyhook, p progress) {
-	if len(p.untolerated) == 0 {
+func mirrorNodeConditions(sk *skyhookv1.Skyhook, p Progress) {
+	if len(p.Untolerated) == 0 {
 		setBoth(sk, skyhookv1.TaintNotTolerableCondition, metav1.ConditionFalse, "All nodes have tolerable taints.")
 	} else {
-		setBoth(sk, skyhookv1.TaintNotTolerableCondition, metav1.ConditionTrue, fmt.Sprintf("Node(s) have taints that are not tolerated: %s", nodeList(p.untolerated)))
+		setBoth(sk, skyhookv1.TaintNotTolerableCondition, metav1.ConditionTrue, fmt.Sprintf("Node(s) have taints that are not tolerated: %s", NodeList(p.Untolerated)))
 	}
-	if p.ignored == 0 {
+	if p.Ignored == 0 {
 		setBoth(sk, skyhookv1.NodesIgnoredCondition, metav1.ConditionFalse, "No nodes have ignore label set.")
 	} else {
-		setBoth(sk, skyhookv1.NodesIgnoredCondition, metav1.ConditionTrue, fmt.Sprintf("%d nodes have the ignore label set (%s=true).", p.ignored, skyhookv1.IgnoreNodeLabel))
+		setBoth(sk, skyhookv1.NodesIgnoredCondition, metav1.ConditionTrue, fmt.Sprintf("%d nodes have the ignore label set (%s=true).", p.Ignored, skyhookv1.IgnoreNodeLabel))
 	}
-	if p.applying != "" {
-		setBoth(sk, skyhookv1.ApplyPackageCondition, metav1.ConditionTrue, p.applying)
+	if p.Applying != "" {
+		setBoth(sk, skyhookv1.ApplyPackageCondition, metav1.ConditionTrue, p.Applying)
 	}
-	reportMalformed(sk, p.malformed)
+	reportMalformed(sk, p.Malformed)
 }
 
 // reportMalformed sets NodeStateMalformed while selected nodes hold a

@@ -1,7 +1,6 @@
-package reconcile
+package report
 
 import (
-	"context"
 	"encoding/json"
 	"time"
 
@@ -28,9 +27,9 @@ func erroringType(skyhook string) corev1.NodeConditionType {
 	return corev1.NodeConditionType(skyhookv1.MetadataPrefix + "/" + skyhook + "/Erroring")
 }
 
-// nodeConditions are the Skyhook's conditions for a node in the status,
+// NodeConditions are the Skyhook's conditions for a node in the status,
 // with the record.
-func nodeConditions(skyhook string, status skyhookv1.Status, state skyhookv1.NodeState) []corev1.NodeCondition {
+func NodeConditions(skyhook string, status skyhookv1.Status, state skyhookv1.NodeState) []corev1.NodeCondition {
 	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
 	notReady := corev1.NodeCondition{Type: notReadyType(skyhook), Status: corev1.ConditionTrue, Reason: "Incomplete",
 		Message: "Skyhook " + skyhook + " Ready", LastHeartbeatTime: now, LastTransitionTime: now}
@@ -47,9 +46,9 @@ func nodeConditions(skyhook string, status skyhookv1.Status, state skyhookv1.Nod
 	return []corev1.NodeCondition{notReady, erroring}
 }
 
-// conditionsPatch is the strategic merge patch that brings the node's
+// ConditionsPatch is the strategic merge patch that brings the node's
 // conditions of the Skyhook to want, or nil when they say that already.
-func conditionsPatch(node *corev1.Node, want []corev1.NodeCondition) ([]byte, error) {
+func ConditionsPatch(node *corev1.Node, want []corev1.NodeCondition) ([]byte, error) {
 	var changed []corev1.NodeCondition
 	for _, w := range want {
 		if have := findCondition(node, w.Type); have == nil || have.Status != w.Status || have.Reason != w.Reason {
@@ -71,30 +70,9 @@ func findCondition(node *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCo
 	return nil
 }
 
-// writeNodeConditions brings the node's conditions of the Skyhook up to
-// date with its status and record. The cache can lag the write, so what
-// was written last is remembered with the records (writtenRecords) and not
-// written again.
-func (r *SkyhookReconciler) writeNodeConditions(ctx context.Context, sk *skyhookv1.Skyhook, node *corev1.Node, status skyhookv1.Status, state skyhookv1.NodeState) error {
-	want := nodeConditions(sk.Name, status, state)
-	patch, err := conditionsPatch(node, want)
-	if err != nil || patch == nil {
-		return err
-	}
-	key, summary := string(node.UID)+"/conditions", []byte(conditionSummary(want))
-	if r.written.same(sk.UID, key, summary) {
-		return nil
-	}
-	if err := r.patchNodeStatus(ctx, node.Name, patch); err != nil {
-		return err
-	}
-	r.written.record(sk.UID, key, summary)
-	return nil
-}
-
-// conditionSummary is what of the conditions counts for a write: their
+// ConditionSummary is what of the conditions counts for a write: their
 // statuses and reasons.
-func conditionSummary(cs []corev1.NodeCondition) string {
+func ConditionSummary(cs []corev1.NodeCondition) string {
 	s := ""
 	for _, c := range cs {
 		s += string(c.Status) + "/" + c.Reason + ";"
@@ -102,8 +80,9 @@ func conditionSummary(cs []corev1.NodeCondition) string {
 	return s
 }
 
-// forgetNodeConditions removes the Skyhook's conditions from the node.
-func (r *SkyhookReconciler) forgetNodeConditions(ctx context.Context, skyhook string, node *corev1.Node) error {
+// ForgetConditionsPatch is the strategic merge patch that removes the
+// Skyhook's conditions from the node, or nil when it has none.
+func ForgetConditionsPatch(node *corev1.Node, skyhook string) ([]byte, error) {
 	var gone []map[string]any
 	for _, t := range []corev1.NodeConditionType{notReadyType(skyhook), erroringType(skyhook)} {
 		if findCondition(node, t) != nil {
@@ -111,11 +90,7 @@ func (r *SkyhookReconciler) forgetNodeConditions(ctx context.Context, skyhook st
 		}
 	}
 	if len(gone) == 0 {
-		return nil
+		return nil, nil
 	}
-	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": gone}})
-	if err != nil {
-		return err
-	}
-	return r.patchNodeStatus(ctx, node.Name, patch)
+	return json.Marshal(map[string]any{"status": map[string]any{"conditions": gone}})
 }

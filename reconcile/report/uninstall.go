@@ -1,4 +1,4 @@
-package reconcile
+package report
 
 import (
 	"fmt"
@@ -14,26 +14,20 @@ import (
 // Explicit uninstall in the status: the nodes where packages are being
 // uninstalled, and the packages held by a dependency being uninstalled,
 // with NodeWright's condition types and reasons. (What runs is
-// reconcile/lifecycle's; deleting a Skyhook is deletion.go's.)
+// reconcile/lifecycle's; deleting a Skyhook is the reconciler's.)
 
-// countUninstalls reports whether a declared package of the node is in its
-// uninstall, and whether that fails.
-func (n *nodePass) countUninstalls() {
-	uninstalling, failing := false, false
-	for _, e := range n.state {
-		d := declared(n.sk, e.Name)
-		if d == nil || d.Version != e.Version || (e.Stage != skyhookv1.StageUninstall && e.Stage != skyhookv1.StageUninstallInterrupt) {
+// CountUninstalls reports whether a declared package of the node's record
+// is in its uninstall (or uninstall interrupt), and whether that fails.
+func CountUninstalls(sk *skyhookv1.Skyhook, state skyhookv1.NodeState) (uninstalling, failing bool) {
+	for _, e := range state {
+		d, declared := sk.Spec.Packages[e.Name]
+		if !declared || d.Version != e.Version || (e.Stage != skyhookv1.StageUninstall && e.Stage != skyhookv1.StageUninstallInterrupt) {
 			continue
 		}
 		uninstalling = true
 		failing = failing || e.State == skyhookv1.StateErroring
 	}
-	if uninstalling {
-		n.progress.uninstalling++
-	}
-	if failing {
-		n.progress.uninstallFailing++
-	}
+	return uninstalling, failing
 }
 
 // reportUninstalls sets UninstallInProgress and UninstallFailed, with

@@ -1,4 +1,4 @@
-package reconcile
+package report
 
 import (
 	"fmt"
@@ -6,19 +6,17 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
-	corev1 "k8s.io/api/core/v1"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
-// Interrupts in the status: the drains that wait on pods, the pods a drain
-// evicted that nothing recreates, the nodes waiting for the interrupt
-// window.
+// Interrupts in the status: the drains that wait on pods, the nodes
+// waiting for the interrupt window.
 
 // reportDrains sets the DrainBlocked condition naming the nodes whose
 // interrupt waits and the pods that hold them, and lists those nodes among
 // the ones needing attention.
-func reportDrains(sk *skyhookv1.Skyhook, reports []drainReport) {
+func reportDrains(sk *skyhookv1.Skyhook, reports []DrainWait) {
 	if len(reports) == 0 {
 		conditions.Delete(sk, skyhookv1.DrainBlockedCondition)
 		return
@@ -26,7 +24,7 @@ func reportDrains(sk *skyhookv1.Skyhook, reports []drainReport) {
 	parts := make([]string, 0, min(len(reports), 10))
 	for _, rep := range reports {
 		var pods []string
-		for _, b := range rep.blockers {
+		for _, b := range rep.Blockers {
 			pods = append(pods, b.Pod+" ("+b.Reason+")")
 		}
 		msg := "evicted pods still terminating"
@@ -34,9 +32,9 @@ func reportDrains(sk *skyhookv1.Skyhook, reports []drainReport) {
 			msg = strings.Join(pods, ", ")
 		}
 		sk.Status.NodesNeedingAttention = append(sk.Status.NodesNeedingAttention, skyhookv1.NodeAttention{
-			Name: rep.node, Status: skyhookv1.StatusBlocked, Message: "interrupt waits: " + msg})
+			Name: rep.Node, Status: skyhookv1.StatusBlocked, Message: "interrupt waits: " + msg})
 		if len(parts) < 10 {
-			parts = append(parts, rep.node+": "+msg)
+			parts = append(parts, rep.Node+": "+msg)
 		}
 	}
 	more := ""
@@ -55,13 +53,4 @@ func reportWindow(sk *skyhookv1.Skyhook, waits int, next time.Time) {
 	}
 	conditions.MarkTrue(sk, skyhookv1.InterruptWindowClosedCondition, "OutsideInterruptWindow",
 		"%d nodes wait for the interrupt window of policy %s, which opens next at %s", waits, sk.Spec.DeploymentPolicy, next.UTC().Format(time.RFC3339))
-}
-
-// reportBarePods records a Warning event on the Skyhook for each pod
-// without a controller that a drain evicted: nothing recreates it.
-func (r *SkyhookReconciler) reportBarePods(sk *skyhookv1.Skyhook, node string, pods []string) {
-	for _, pod := range pods {
-		r.Recorder.Eventf(sk, nil, corev1.EventTypeWarning, "BarePodEvicted", "Drain",
-			"evicted %s from node %s for the interrupt; it has no controller, so nothing recreates it", pod, node)
-	}
 }

@@ -1,0 +1,196 @@
+// Package memory is what the Skyhook reconciler remembers between passes.
+// The cache a pass reads lags the operator's own writes by a moment;
+// without this memory a pass could start more nodes than the budget
+// allows, write a record or delete a pod twice, or judge a batch twice. So
+// it keeps its own writes until the cache shows them (the nodes it started,
+// the records and node conditions it wrote, the stage pods it created and
+// deleted, when it last wrote each status), what it judged (each
+// compartment's batch state, the stage ends it counted), and what it read
+// (the records it parsed, and each Skyhook's view of its fleet with the
+// changes the watches noted since).
+//
+// Every store is kept per Skyhook, and one call forgets all of them
+// (Forget): when the Skyhook is deleted, or replaced by another of the same
+// name (Track). Held says what is left, for the operator's memory metric
+// and for the test that checks nothing outlives its Skyhook. Every store is
+// safe for the pass's pool of goroutines.
+package memory
+
+import (
+	"sort"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/skyhook-go/skyhook/reconcile/fleet"
+)
+
+// Memory is the reconciler's memory; W is what a view keeps of a node
+// between passes (the reconciler's own per-node work). The zero value is
+// ready to use.
+type Memory[W any] struct {
+	// Started are the nodes a Skyhook started that the cache does not show
+	// started yet.
+	Started Started
+	// StatusWrites are when each Skyhook's status was last written.
+	StatusWrites StatusWrites
+	// Written are the node records and node conditions last written.
+	Written Written
+	// Batches are each compartment's batch state as last judged.
+	Batches Batches
+	// Records are the node records as last parsed.
+	Records Records
+	// Deleted are the stage pods deleted lately, by pod UID.
+	Deleted Recent
+	// Created are the stage pods created lately, by pod name.
+	Created Recent
+	// StageEnds are the stage pods whose end was counted, by pod UID.
+	StageEnds StageEnds
+	// Changes are the nodes the watches noted changed since each
+	// Skyhook's last pass, by name.
+	Changes fleet.Changes
+
+	// views are each Skyhook's view of its fleet, by name.
+	views views[W]
+
+	mu sync.Mutex
+	// uids is the UID last seen under each Skyhook name.
+	uids map[string]types.UID
+}
+
+// Track notes the Skyhook a reconcile handles. Another Skyhook known under
+// the same name was deleted meanwhile (its delete and this create reached
+// the reconciler as one request): what is remembered of it is forgotten.
+func (m *Memory[W]) Track(uid types.UID, name string) {
+	m.mu.Lock()
+	old, known := m.uids[name]
+	if m.uids == nil {
+		m.uids = map[string]types.UID{}
+	}
+	m.uids[name] = uid
+	m.mu.Unlock()
+	if known && old != uid {
+		m.forgetUID(old)
+		m.views.drop(name)
+	}
+}
+
+// Forget drops everything remembered of a Skyhook: every store keyed by
+// its UID and every one keyed by its name. An empty uid stands for the UID
+// last tracked under name (a reconcile that finds the Skyhook gone knows
+// only its name).
+func (m *Memory[W]) Forget(uid types.UID, name string) {
+	m.mu.Lock()
+	tracked := m.uids[name]
+	delete(m.uids, name)
+	m.mu.Unlock()
+	for _, u := range []types.UID{uid, tracked} {
+		if u != "" {
+			m.forgetUID(u)
+		}
+	}
+	m.views.drop(name)
+	m.Changes.Forget(name)
+}
+
+func (m *Memory[W]) forgetUID(uid types.UID) {
+	for _, s := range m.byUID() {
+		s.store.forget(uid)
+	}
+}
+
+// byUIDStore is a store kept by Skyhook UID.
+type byUIDStore interface {
+	forget(uid types.UID)
+	// sizes are the entries per Skyhook UID held.
+	sizes() map[types.UID]int
+}
+
+type namedStore struct {
+	name  string
+	store byUIDStore
+}
+
+func (m *Memory[W]) byUID() []namedStore {
+	return []namedStore{{"started", &m.Started}, {"statusWrites", &m.StatusWrites}, {"written", &m.Written}, {"batches", &m.Batches},
+		{"records", &m.Records}, {"deleted", &m.Deleted}, {"created", &m.Created}, {"stageEnds", &m.StageEnds}}
+}
+
+// Holding is what one store holds for one Skyhook: Entries may be 0 when
+// the store keeps an empty place for it.
+type Holding struct {
+	// Skyhook is the Skyhook's name, or its UID when no name is known
+	// for it (which Forget would then miss).
+	Skyhook string
+	Store   string
+	Entries int
+}
+
+// Held lists what every store holds, per Skyhook, sorted.
+func (m *Memory[W]) Held() []Holding {
+	m.mu.Lock()
+	names := make(map[types.UID]string, len(m.uids))
+	var out []Holding
+	for name, uid := range m.uids {
+		names[uid] = name
+		out = append(out, Holding{Skyhook: name, Store: "names", Entries: 1})
+	}
+	m.mu.Unlock()
+	for _, s := range m.byUID() {
+		for uid, n := range s.store.sizes() {
+			skyhook, ok := names[uid]
+			if !ok {
+				skyhook = string(uid)
+			}
+			out = append(out, Holding{Skyhook: skyhook, Store: s.name, Entries: n})
+		}
+	}
+	for name, n := range m.views.sizes() {
+		out = append(out, Holding{Skyhook: name, Store: "views", Entries: n})
+	}
+	for name, n := range m.Changes.Sizes() {
+		out = append(out, Holding{Skyhook: name, Store: "changes", Entries: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Skyhook != out[j].Skyhook {
+			return out[i].Skyhook < out[j].Skyhook
+		}
+		return out[i].Store < out[j].Store
+	})
+	return out
+}
+
+// perSkyhook is a map per Skyhook UID, the shape of most stores.
+type perSkyhook[K comparable, V any] struct {
+	mu sync.Mutex
+	m  map[types.UID]map[K]V
+}
+
+// of is the Skyhook's map, made when missing; the caller holds mu.
+func (p *perSkyhook[K, V]) of(uid types.UID) map[K]V {
+	if p.m == nil {
+		p.m = map[types.UID]map[K]V{}
+	}
+	inner := p.m[uid]
+	if inner == nil {
+		inner = map[K]V{}
+		p.m[uid] = inner
+	}
+	return inner
+}
+
+func (p *perSkyhook[K, V]) forget(uid types.UID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.m, uid)
+}
+
+func (p *perSkyhook[K, V]) sizes() map[types.UID]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[types.UID]int, len(p.m))
+	for uid, inner := range p.m {
+		out[uid] = len(inner)
+	}
+	return out
+}

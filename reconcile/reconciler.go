@@ -1,0 +1,106 @@
+package reconcile
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/memory"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+)
+
+// Finalizer lets the operator uninstall a deleted Skyhook's packages and
+// clean its records off the nodes. It is NodeWright's finalizer, so that a
+// Skyhook taken over from it is deleted by this operator.
+const Finalizer = skyhookv1.MetadataPrefix + "/skyhook"
+
+// legacyFinalizer is the finalizer earlier releases of this operator put on
+// Skyhooks; it is replaced by Finalizer.
+const legacyFinalizer = skyhookv1.MetadataPrefix + "/cleanup"
+
+// SkyhookReconciler rolls a Skyhook's packages across its nodes, stage by
+// stage, within its budget. One Reconcile handles one Skyhook: nodes and
+// stage pods map to the Skyhooks they concern, and nothing is rescanned on a
+// timer (requeues are for backoff only).
+type SkyhookReconciler struct {
+	Client client.Client
+	// Namespace is where stage pods and package ConfigMaps live.
+	Namespace string
+	// AgentImage runs the stages unless a package overrides it.
+	AgentImage string
+	// PauseImage keeps a finished stage pod until its outcome is recorded.
+	PauseImage string
+	// ImagePullSecrets name Secrets in Namespace that stage pods pull their
+	// images with.
+	ImagePullSecrets []string
+	// MaxAttempts bounds the tries of one stage; then the Skyhook is Stalled.
+	MaxAttempts int32
+	// APIReader reads what the cache does not hold: the pods on a node
+	// being drained.
+	APIReader client.Reader
+	// RebootTimeout bounds the wait for a rebooted node to come back Ready
+	// with a new boot ID (10 minutes when zero).
+	RebootTimeout time.Duration
+	// NotReadyTimeout is how long a node in progress that went NotReady
+	// keeps its budget slot before the rollout skips it (10 minutes when
+	// zero).
+	NotReadyTimeout time.Duration
+	// StageTimeout bounds one stage pod's run (1 hour when zero): past it
+	// the kubelet stops the pod and the stage is erroring, then retried.
+	StageTimeout time.Duration
+	// RuntimeRequiredTaint is the taint runtimeRequired Skyhooks hold on
+	// their nodes (stagepod.DefaultRuntimeRequiredTaint when its key is
+	// empty).
+	RuntimeRequiredTaint corev1.Taint
+	// Parallelism bounds the nodes whose API requests a pass sends at once
+	// (16 when zero).
+	Parallelism int
+	// OperatorVersion is written where NodeWright writes its version: the
+	// nodes' version_<skyhook> annotations and the Skyhook's
+	// skyhook.nvidia.com/version annotation. Empty writes neither.
+	OperatorVersion string
+	Recorder        events.EventRecorder
+
+	// memory is what the reconciler remembers between passes, of each
+	// Skyhook (reconcile/memory): forget drops all of it.
+	memory memory.Memory[*nodeWork]
+}
+
+// The reconciler's defaults, for the settings left zero.
+const (
+	defaultMaxAttempts = 5
+	// defaultParallelism is how many nodes a pass works on at once.
+	defaultParallelism     = 16
+	defaultNotReadyTimeout = 10 * time.Minute
+	defaultRebootTimeout   = 10 * time.Minute
+	defaultStageTimeout    = time.Hour
+)
+
+// setDefaults fills in the settings left zero; apiReader reads around the
+// cache when APIReader is not set.
+func (r *SkyhookReconciler) setDefaults(apiReader client.Reader) {
+	if r.MaxAttempts == 0 {
+		r.MaxAttempts = defaultMaxAttempts
+	}
+	if r.Parallelism == 0 {
+		r.Parallelism = defaultParallelism
+	}
+	if r.RuntimeRequiredTaint.Key == "" {
+		r.RuntimeRequiredTaint = stagepod.DefaultRuntimeRequiredTaint
+	}
+	if r.NotReadyTimeout == 0 {
+		r.NotReadyTimeout = defaultNotReadyTimeout
+	}
+	if r.RebootTimeout == 0 {
+		r.RebootTimeout = defaultRebootTimeout
+	}
+	if r.StageTimeout == 0 {
+		r.StageTimeout = defaultStageTimeout
+	}
+	if r.APIReader == nil {
+		r.APIReader = apiReader
+	}
+}
