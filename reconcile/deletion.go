@@ -6,6 +6,7 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -159,4 +160,12 @@ func (r *SkyhookReconciler) cleanNode(ctx context.Context, sk *skyhookv1.Skyhook
 		return err
 	}
 	return r.patchNode(ctx, node.Name, p)
+}
+
+// forget drops what the reconciler remembers of a Skyhook that is gone,
+// and its metrics; an empty uid is the one last seen under the name.
+func (r *SkyhookReconciler) forget(uid types.UID, name string) {
+	r.memory.Forget(uid, name)
+	forgetMetrics(name)
+	forgetStageMetrics(name)
 }

@@ -2,38 +2,49 @@
 // packages across the nodes it selects, stage by stage, within its
 // interruption budget or DeploymentPolicy. The PackageSet controller is in
 // reconcile/packageset; the leaf packages beside this one each hold one
-// idea (lifecycle, stagepod, nodestate, budget, compartment, snapshot,
-// cordon, drain, interrupt, taints, fleet).
+// idea (lifecycle, stagepod, budget, compartment, snapshot, cordon, drain,
+// interrupt, taints, fleet), and two hold what the reconciler keeps and
+// says: memory (what it remembers between passes, of each Skyhook) and
+// report (what the status says, decided from what a pass found). The node
+// record's format is api/nodestate.
 //
 // The files, one concept each:
 //
-//	skyhook_controller.go  Reconcile (get, patch helper with a deferred finalizeStatus,
-//	                       finalizer, disable, rollout), watches
-//	deletion.go            a deleted Skyhook: uninstall, clean the nodes, drop the finalizer
-//	rollout.go             one pass over a Skyhook's nodes (rolloutPass): follow the
-//	                       visited nodes, admit waiting ones within the budget, finish
+//	skyhook_controller.go  Reconcile: get, patch helper with a deferred finalizeStatus,
+//	                       finalizer, disable, rollout
+//	skyhook_manager.go     SetupWithManager: the watches, the cache's field indexes, the
+//	                       map functions and the node event predicate
+//	reconciler.go          SkyhookReconciler: its settings, their defaults, its memory
+//	deletion.go            a deleted Skyhook: uninstall, clean the nodes, drop the
+//	                       finalizer, forget it
+//	pass.go                what a pass carries (rolloutPass) and one node's turn (nodePass)
+//	rollout.go             one pass (rollout): follow the visited nodes, admit waiting ones
+//	                       within the budget, report
 //	fleet_view.go          what the passes know of every node between them (fleetView over
-//	                       a fleet.Index), and which nodes a pass visits
-//	gather.go              what a pass reads: the visited nodes, their records and stage pods
-//	node.go                one node's turn in a pass (nodePass): its packages, stages, retries
-//	stagepods.go           finding, creating, reading and deleting stage pods; backoff
+//	                       memory.View and fleet.Index), and what a pass's basis is
+//	gather.go              what a pass reads: the visited nodes, their records and stage
+//	                       pods; a stand-in read again
+//	node_work.go           what the passes know of one node (nodeWork), a stand-in between them
+//	node.go                one node's turn (nodePass.advance): its packages and stages
+//	stagepods.go           finding, creating, reading and deleting stage pods; retries
 //	interrupts.go          a node's interrupt: cordon, drain, run, verify the reboot
+//	drain_first.go         cordon and drain before the stage of a package that interrupts
 //	packages.go            the package lifecycle on a node: order, next step, node status
 //	priority.go            ordering between Skyhooks on a shared node
 //	policy.go              DeploymentPolicy compartments and batches in a pass, and their reset
 //	notready.go            NotReady nodes keep, then give up, their budget slot
 //	runtime_required.go    the runtime-required taint
 //	snapshots.go           package snapshots: each declared version's ConfigMap
-//	status.go              status writing and events: progress, summarise, conditions
-//	interrupt_status.go    interrupts in the status: drains held, bare pods evicted, the window
-//	memory.go              the operator's memory of its own writes between passes
-//	pool.go                the writes of a pass, sent for several nodes at once
-//	metrics.go             the rollout gauges, this project's and NodeWright's
-//	upstream_status.go     NodeWright's status fields: bounded per-node maps, compartmentStatuses
-//	upstream_conditions.go NodeWright's conditions, bare and prefixed
-//	uninstall_status.go    explicit uninstall in the status: nodes uninstalling, blocked dependents
-//	node_conditions.go     NodeWright's node conditions <skyhook>/NotReady and /Erroring
+//	node_status.go         the status marks of the nodes no stage runs on in a pass
+//	node_writes.go         the writes to nodes: records, NodeWright's node conditions,
+//	                       cordon releases, taints
+//	pool.go                the pool that sends a pass's writes for several nodes at once
+//	status.go              finalizeStatus; the node maps and node order through package
+//	                       report; the events
+//	metrics.go             the rollout gauges, this project's and NodeWright's; the memory gauge
 //	plan.go                PlanRollout: what a rollout would do, for `skyhook plan`
+//
+// test/layout checks that this map names every file of the package.
 //
 // The RBAC markers below are the operator's whole permission set (both
 // controllers and the webhooks); `make generate` turns them into

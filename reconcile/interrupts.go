@@ -33,12 +33,7 @@ const (
 // (after an install or upgrade, or after its uninstall).
 func interruptDue(sk *skyhookv1.Skyhook, state skyhookv1.NodeState, config map[string]string, name string) bool {
 	step := nextStep(sk, name, state, config)
-	return step.Action == lifecycle.Run && isInterrupt(step.Stage)
-}
-
-// isInterrupt reports whether a stage is one the interrupt path runs.
-func isInterrupt(stage skyhookv1.Stage) bool {
-	return stage == skyhookv1.StageInterrupt || stage == skyhookv1.StageUninstallInterrupt
+	return step.Action == lifecycle.Run && lifecycle.IsInterrupt(step.Stage)
 }
 
 // othersRunning reports whether a package outside due runs a stage on the
@@ -46,7 +41,7 @@ func isInterrupt(stage skyhookv1.Stage) bool {
 // package that needs one now.
 func othersRunning(state skyhookv1.NodeState, due []string) bool {
 	for _, e := range state {
-		if isInterrupt(e.Stage) || !(e.State == skyhookv1.StateInProgress || e.State == skyhookv1.StateErroring) {
+		if lifecycle.IsInterrupt(e.Stage) || !(e.State == skyhookv1.StateInProgress || e.State == skyhookv1.StateErroring) {
 			continue
 		}
 		if !slices.Contains(due, e.Name) {

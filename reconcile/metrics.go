@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
@@ -87,7 +88,7 @@ func (r *SkyhookReconciler) observeStageEnd(sk *skyhookv1.Skyhook, pkg string, p
 	}
 	skyhook := sk.Name
 	stage := pod.Labels[stagepod.StageLabel]
-	seconds := finishedAt(pod).Sub(pod.CreationTimestamp.Time).Seconds()
+	seconds := stagepod.FinishedAt(pod, time.Now()).Sub(pod.CreationTimestamp.Time).Seconds()
 	label := "succeeded"
 	if result != stagepod.Succeeded {
 		label = "failed"

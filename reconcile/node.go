@@ -3,9 +3,6 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"maps"
-	"strconv"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -16,33 +13,6 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile/report"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
-
-// nodePass is one node's turn in a pass: the record it builds (state and
-// config start as copies of what the node shows) and what it reports. Its
-// methods advance the node's packages, start and follow their stage pods
-// (stagepods.go) and run the node's interrupt (interrupts.go). Turns of
-// different nodes run at once in the pass's pool, so a turn writes only its
-// own fields, its node's record and the API.
-type nodePass struct {
-	*rolloutPass
-	work   *nodeWork
-	state  skyhookv1.NodeState
-	config map[string]string
-	// start lets the turn start new stages; false (a paused Skyhook) only
-	// follows the running ones.
-	start bool
-	// interrupt is the merged interrupt due on the node in this turn.
-	interrupt *skyhookv1.Interrupt
-	// early is the node's drain before a stage (drainFirst) in this turn,
-	// nil when none ran.
-	early    *interrupt.Record
-	progress *report.Progress
-}
-
-// nodePass begins the node's turn.
-func (pass *rolloutPass) nodePass(w *nodeWork, start bool) *nodePass {
-	return &nodePass{rolloutPass: pass, work: w, state: maps.Clone(w.state), config: maps.Clone(w.config), start: start, progress: &report.Progress{}}
-}
 
 // advance moves every package of the node as far as it can go now, in
 // dependency order, and records the result on the node in one write.
@@ -172,7 +142,7 @@ func (n *nodePass) advancePackage(ctx context.Context, name string) (bool, error
 			}
 			continue
 		}
-		if isInterrupt(step.Stage) {
+		if lifecycle.IsInterrupt(step.Stage) {
 			return false, nil // the node's interrupt path runs it, merged (interruptNode)
 		}
 		pod := stagePodFor(n.sk, name, n.work.pods[name], step)
@@ -273,38 +243,5 @@ func (n *nodePass) startStage(ctx context.Context, name string, step lifecycle.S
 	}
 	entry.State = skyhookv1.StateInProgress
 	n.state[skyhookv1.NodeStateKey(name, step.Version)] = entry
-	return n.createStagePod(ctx, name, step, entry.Restarts)
-}
-
-// retry starts the next try of a failed stage after its backoff, at once for
-// a new generation of the Skyhook (the spec may fix it), or gives up after
-// MaxAttempts, keeping the failed pod so its logs stay readable. The
-// package's entry is already recorded erroring; start=false only waits.
-func (n *nodePass) retry(ctx context.Context, pod *corev1.Pod, name string, step lifecycle.Step, start bool) error {
-	newGeneration := pod.Annotations[stagepod.GenerationAnnotation] != strconv.FormatInt(n.sk.Generation, 10)
-	if !start {
-		return nil
-	}
-	key := skyhookv1.NodeStateKey(name, step.Version)
-	entry := n.state[key]
-	if !newGeneration {
-		if entry.Restarts+1 >= n.r.MaxAttempts {
-			n.progress.GaveUp(fmt.Sprintf("%s on %s", name, n.work.node.Name))
-			return nil
-		}
-		if wait := backoff(entry.Restarts) - time.Since(finishedAt(pod)); wait > 0 {
-			n.progress.RequeueIn(wait)
-			return nil
-		}
-	}
-	if err := n.r.deletePod(ctx, n.sk, pod); err != nil {
-		return err
-	}
-	if newGeneration {
-		entry.Restarts = 0
-	} else {
-		entry.Restarts++
-	}
-	n.state[key] = entry
 	return n.createStagePod(ctx, name, step, entry.Restarts)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -95,4 +96,17 @@ func (r *SkyhookReconciler) forgetNodeConditions(ctx context.Context, skyhook st
 		return err
 	}
 	return r.patchNodeStatus(ctx, node.Name, patch)
+}
+
+// changeTaint sends a taint patch; a conflict (the node changed since the
+// cache saw it) waits for the node event and the next pass.
+func (r *SkyhookReconciler) changeTaint(ctx context.Context, node *corev1.Node, change func(*corev1.Node, corev1.Taint) ([]byte, error)) error {
+	patch, err := change(node, r.RuntimeRequiredTaint)
+	if err != nil || patch == nil {
+		return err
+	}
+	if err := r.patchNode(ctx, node.Name, patch); err != nil && !apierrors.IsConflict(err) {
+		return err
+	}
+	return nil
 }

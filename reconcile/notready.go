@@ -59,3 +59,13 @@ func (pass *rolloutPass) skipNotReady(w *nodeWork, pool *nodePool, p *report.Pro
 	p.NodeBlocked(w.node.Name, message)
 	return true
 }
+
+// ready is the node's Ready condition (Unknown when it has none).
+func ready(n *corev1.Node) corev1.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return corev1.ConditionUnknown
+}

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/skyhook-go/skyhook/api/timewindow"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/budget"
 	"github.com/skyhook-go/skyhook/reconcile/cordon"
@@ -16,25 +15,6 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile/report"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
-
-// rolloutPass is one pass over a Skyhook's nodes: what it reads once and
-// shares with every node's turn (nodePass), which read it at the same time
-// in the pool and must not change it.
-type rolloutPass struct {
-	r  *SkyhookReconciler
-	sk *skyhookv1.Skyhook
-	// paused: running stages are followed, nothing new starts.
-	paused bool
-	// policy is the Skyhook's DeploymentPolicy, nil for none.
-	policy *skyhookv1.DeploymentPolicy
-	// window is the policy's interrupt window, nil for none.
-	window *timewindow.Window
-	// snapshots are the Skyhook's package snapshots by snapshot.Key.
-	snapshots map[string]*corev1.ConfigMap
-	// refreshed are the nodes the pass read again from the view's
-	// stand-ins, to stub again when it ends.
-	refreshed []*nodeWork
-}
 
 // rollout does one pass: reads the nodes it visits (see fleetView) and
 // their stage pods, advances every visited node already in progress,
@@ -264,17 +244,6 @@ func (pass *rolloutPass) capacity(view *fleetView) int {
 	return budget.Cap(pass.sk.Spec.InterruptionBudget, view.Index.Len(fleet.Work))
 }
 
-// refresh reads a node the view keeps as a stand-in, for this pass (see
-// nodeWork.stub); the pass stubs it again when it ends.
-func (pass *rolloutPass) refresh(ctx context.Context, w *nodeWork) (bool, error) {
-	stubbed := w.stubbed
-	found, err := pass.r.refresh(ctx, w)
-	if found && stubbed {
-		pass.refreshed = append(pass.refreshed, w)
-	}
-	return found, err
-}
-
 // nodeActive reports whether work on the node has begun and not finished:
 // it counts against the budget.
 func (pass *rolloutPass) nodeActive(w *nodeWork) bool {
@@ -300,4 +269,26 @@ func (pass *rolloutPass) nodeActive(w *nodeWork) bool {
 	// A node that finished an earlier generation and has more to do now is
 	// waiting, not active, until the budget lets it start.
 	return false
+}
+
+// report ends a pass: the policy's batches, the snapshots no node needs
+// any more, and the status and metrics from the view's counters.
+func (pass *rolloutPass) report(ctx context.Context, view *fleetView, gate *policyGate, passWide report.Progress, capacity int) (ctrl.Result, error) {
+	p := view.progress()
+	p.HeldBy, p.Behind, p.Applying, p.ApplyingNode = passWide.HeldBy, passWide.Behind, passWide.Applying, passWide.ApplyingNode
+	outcome := pass.finishPolicy(gate, p.Complete == p.Selected)
+	report.Policy(pass.sk, outcome)
+	for _, note := range outcome.HaltedNow {
+		pass.r.record(pass.sk, report.Event{Type: corev1.EventTypeWarning, Reason: "RolloutHalted", Action: "Rollout", Note: note})
+	}
+	p.Halted = outcome.Stopped
+	if err := pass.pruneSnapshots(ctx, view.recorded()); err != nil {
+		return ctrl.Result{}, err
+	}
+	p.BlockedNodes = view.Index.Count(skyhookv1.StatusBlocked) + view.Index.Len(fleet.Malformed)
+	report.Summarise(pass.sk, p, report.Rollout{Paused: pass.paused, MaxAttempts: pass.r.MaxAttempts})
+	reportNodes(&pass.sk.Status, view)
+	pass.sk.Status.CompartmentStatuses = report.CompartmentStatuses(outcome, p, capacity)
+	observe(pass.sk, view, p, capacity, pass.policy)
+	return ctrl.Result{RequeueAfter: view.nextWake(time.Now())}, nil
 }

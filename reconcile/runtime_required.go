@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
@@ -113,17 +112,4 @@ func nodeWithStatus(node *corev1.Node, skyhook string, status skyhookv1.Status) 
 	}
 	copied.Labels[skyhookv1.StatusKey(skyhook)] = string(status)
 	return &copied
-}
-
-// changeTaint sends a taint patch; a conflict (the node changed since the
-// cache saw it) waits for the node event and the next pass.
-func (r *SkyhookReconciler) changeTaint(ctx context.Context, node *corev1.Node, change func(*corev1.Node, corev1.Taint) ([]byte, error)) error {
-	patch, err := change(node, r.RuntimeRequiredTaint)
-	if err != nil || patch == nil {
-		return err
-	}
-	if err := r.patchNode(ctx, node.Name, patch); err != nil && !apierrors.IsConflict(err) {
-		return err
-	}
-	return nil
 }

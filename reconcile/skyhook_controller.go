@@ -5,7 +5,6 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/patch"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -48,14 +47,6 @@ func (r *SkyhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		return r.markDisabledNodes(ctx, sk)
 	}
 	return r.rollout(ctx, sk)
-}
-
-// forget drops what the reconciler remembers of a Skyhook that is gone,
-// and its metrics; an empty uid is the one last seen under the name.
-func (r *SkyhookReconciler) forget(uid types.UID, name string) {
-	r.memory.Forget(uid, name)
-	forgetMetrics(name)
-	forgetStageMetrics(name)
 }
 
 // stampVersion writes the operator's version on the Skyhook, as NodeWright

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -149,4 +150,10 @@ var nodeChanged = predicate.Funcs{
 			oldNode.Spec.Unschedulable != newNode.Spec.Unschedulable ||
 			ready(oldNode) != ready(newNode) || oldNode.Status.NodeInfo.BootID != newNode.Status.NodeInfo.BootID
 	},
+}
+
+// selects reports whether the Skyhook's node selector matches the node.
+func selects(sk *skyhookv1.Skyhook, node *corev1.Node) bool {
+	sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
+	return err == nil && sel.Matches(labels.Set(node.Labels))
 }

@@ -73,7 +73,7 @@ func TestOutdatedStagePodIsReplaced(t *testing.T) {
 		fixed.Env = nil
 		sk.Spec.Packages["tuning"] = fixed
 	})
-	testenv.WaitEvent(t, env, corev1.EventTypeNormal, "replace", "StagePodReplaced", first.Name)
+	testenv.WaitEvent(t, env, testenv.Event{Type: corev1.EventTypeNormal, Regarding: "replace", Reason: "StagePodReplaced", Note: first.Name})
 	waitSkyhook(t, "replace", time.Minute, isReady)
 	if err := c.Get(ctx, client.ObjectKeyFromObject(first), &corev1.Pod{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the outdated pod is still there: %v", err)

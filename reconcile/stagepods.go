@@ -18,8 +18,8 @@ import (
 
 // Stage pods: finding the pod of a step among a node's, creating one,
 // reading how it ended (with the stage timeout), deleting the ones behind
-// the record, and the backoff between tries. Package stagepod builds and
-// reads a single pod.
+// the record, and the next try of a failed stage after its backoff.
+// Package stagepod builds and reads a single pod.
 
 // stagePodFor is the newest try of the step's stage among a package's pods;
 // for the config stage, one that mounts the declared configMap.
@@ -119,7 +119,7 @@ func outdatedPods(sk *skyhookv1.Skyhook, w *nodeWork) []*corev1.Pod {
 // declares (see outdatedPods).
 func outdated(sk *skyhookv1.Skyhook, name string, pod *corev1.Pod) bool {
 	stage := skyhookv1.Stage(pod.Labels[stagepod.StageLabel])
-	if isInterrupt(stage) {
+	if lifecycle.IsInterrupt(stage) {
 		return false
 	}
 	d := declared(sk, name)
@@ -153,7 +153,7 @@ func (n *nodePass) createStagePod(ctx context.Context, name string, step lifecyc
 		RuntimeRequiredTaint: r.RuntimeRequiredTaint, Timeout: r.StageTimeout,
 		NodeLabels: n.work.node.Labels, NodeAnnotations: n.work.node.Annotations, NodeOrder: n.work.order,
 	}
-	if isInterrupt(step.Stage) {
+	if lifecycle.IsInterrupt(step.Stage) {
 		spec.Interrupt = n.interrupt
 	}
 	pod := stagepod.Build(spec)
@@ -222,22 +222,37 @@ func (r *SkyhookReconciler) deletePod(ctx context.Context, sk *skyhookv1.Skyhook
 	return nil
 }
 
-// finishedAt is when the pod's last container ended (its creation when
-// none says); a pod past its deadline that no container says ended failed
-// at the deadline, so the retry backs off from there.
-func finishedAt(pod *corev1.Pod) time.Time {
-	t := pod.CreationTimestamp.Time
-	if deadline, ok := stagepod.Deadline(pod); ok && deadline.Before(time.Now()) {
-		t = deadline
+// retry starts the next try of a failed stage after its backoff, at once for
+// a new generation of the Skyhook (the spec may fix it), or gives up after
+// MaxAttempts, keeping the failed pod so its logs stay readable. The
+// package's entry is already recorded erroring; start=false only waits.
+func (n *nodePass) retry(ctx context.Context, pod *corev1.Pod, name string, step lifecycle.Step, start bool) error {
+	newGeneration := pod.Annotations[stagepod.GenerationAnnotation] != strconv.FormatInt(n.sk.Generation, 10)
+	if !start {
+		return nil
 	}
-	for _, s := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
-		for _, term := range []*corev1.ContainerStateTerminated{s.State.Terminated, s.LastTerminationState.Terminated} {
-			if term != nil && term.FinishedAt.After(t) {
-				t = term.FinishedAt.Time
-			}
+	key := skyhookv1.NodeStateKey(name, step.Version)
+	entry := n.state[key]
+	if !newGeneration {
+		if entry.Restarts+1 >= n.r.MaxAttempts {
+			n.progress.GaveUp(fmt.Sprintf("%s on %s", name, n.work.node.Name))
+			return nil
+		}
+		if wait := backoff(entry.Restarts) - time.Since(stagepod.FinishedAt(pod, time.Now())); wait > 0 {
+			n.progress.RequeueIn(wait)
+			return nil
 		}
 	}
-	return t
+	if err := n.r.deletePod(ctx, n.sk, pod); err != nil {
+		return err
+	}
+	if newGeneration {
+		entry.Restarts = 0
+	} else {
+		entry.Restarts++
+	}
+	n.state[key] = entry
+	return n.createStagePod(ctx, name, step, entry.Restarts)
 }
 
 // backoff is the wait before the next try of a failed stage: 5 s, doubling,

@@ -8,7 +8,6 @@ import (
 	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/fleet"
@@ -46,28 +45,6 @@ func (r *SkyhookReconciler) finalizeStatus(ctx context.Context, patcher *patch.S
 		r.memory.StatusWrites.Wrote(sk.UID) // not for a Skyhook now gone: memory was forgotten for it
 	}
 	return 0, nil
-}
-
-// report ends a pass: the policy's batches, the snapshots no node needs
-// any more, and the status and metrics from the view's counters.
-func (pass *rolloutPass) report(ctx context.Context, view *fleetView, gate *policyGate, passWide report.Progress, capacity int) (ctrl.Result, error) {
-	p := view.progress()
-	p.HeldBy, p.Behind, p.Applying, p.ApplyingNode = passWide.HeldBy, passWide.Behind, passWide.Applying, passWide.ApplyingNode
-	outcome := pass.finishPolicy(gate, p.Complete == p.Selected)
-	report.Policy(pass.sk, outcome)
-	for _, note := range outcome.HaltedNow {
-		pass.r.record(pass.sk, report.Event{Type: corev1.EventTypeWarning, Reason: "RolloutHalted", Action: "Rollout", Note: note})
-	}
-	p.Halted = outcome.Stopped
-	if err := pass.pruneSnapshots(ctx, view.recorded()); err != nil {
-		return ctrl.Result{}, err
-	}
-	p.BlockedNodes = view.Index.Count(skyhookv1.StatusBlocked) + view.Index.Len(fleet.Malformed)
-	report.Summarise(pass.sk, p, report.Rollout{Paused: pass.paused, MaxAttempts: pass.r.MaxAttempts})
-	reportNodes(&pass.sk.Status, view)
-	pass.sk.Status.CompartmentStatuses = report.CompartmentStatuses(outcome, p, capacity)
-	observe(pass.sk, view, p, capacity, pass.policy)
-	return ctrl.Result{RequeueAfter: view.nextWake(time.Now())}, nil
 }
 
 // reportNodes writes NodeWright's per-node maps from the view, the nodes

@@ -106,7 +106,7 @@ func runInterrupt(ctx context.Context, o Options, h host) error {
 		}
 	}
 	for _, c := range commands {
-		if err := hostCommand(ctx, o, h, "interrupt", c, nil); err != nil {
+		if err := h.command(ctx, o, "interrupt", c, nil); err != nil {
 			return err
 		}
 	}
@@ -119,7 +119,7 @@ func runInterrupt(ctx context.Context, o Options, h host) error {
 // runningServices lists the running services on the host.
 func runningServices(ctx context.Context, o Options, h host, systemctl string) ([]string, error) {
 	var out bytes.Buffer
-	if err := hostCommand(ctx, o, h, "interrupt", []string{systemctl, "list-units", "--type=service", "--state=running", "--no-legend", "--plain"}, &out); err != nil {
+	if err := h.command(ctx, o, "interrupt", []string{systemctl, "list-units", "--type=service", "--state=running", "--no-legend", "--plain"}, &out); err != nil {
 		return nil, err
 	}
 	var services []string
@@ -163,9 +163,9 @@ func hostProgram(h host, program string) (string, error) {
 	return "", fmt.Errorf("%s is not on the host (not in /usr/bin, /bin, /usr/sbin or /sbin)", program)
 }
 
-// hostCommand runs a host program (hostProgram) chrooted into the host
-// root. With capture set, stdout goes there instead of the log.
-func hostCommand(ctx context.Context, o Options, h host, name string, argv []string, capture *bytes.Buffer) error {
+// command runs a host program (hostProgram) chrooted into the host root.
+// With capture set, stdout goes there instead of the log.
+func (h host) command(ctx context.Context, o Options, name string, argv []string, capture *bytes.Buffer) error {
 	path, err := hostProgram(h, argv[0])
 	if err != nil {
 		return err

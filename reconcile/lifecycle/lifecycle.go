@@ -179,6 +179,13 @@ func downgrade(old, declared string) bool {
 	return err1 == nil && err2 == nil && d.LessThan(o)
 }
 
+// IsInterrupt reports whether a stage is an interrupt (of an install or
+// upgrade, or of an uninstall): the reconciler runs those merged, once for
+// every package due one on the node.
+func IsInterrupt(stage skyhookv1.Stage) bool {
+	return stage == skyhookv1.StageInterrupt || stage == skyhookv1.StageUninstallInterrupt
+}
+
 // Order is a stage's place in a version's lifecycle: a record at a later
 // stage has passed every earlier one. Uninstall stands apart (it is recorded
 // under the old version) and orders first.

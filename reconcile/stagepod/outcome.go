@@ -86,6 +86,24 @@ func TimedOut(pod *corev1.Pod, grace time.Duration, now time.Time) (bool, time.D
 	return left <= 0, left
 }
 
+// FinishedAt is when the pod's last container ended (its creation when
+// none says); a pod past its deadline at now that no container says ended
+// failed at the deadline, so a retry backs off from there.
+func FinishedAt(pod *corev1.Pod, now time.Time) time.Time {
+	t := pod.CreationTimestamp.Time
+	if deadline, ok := Deadline(pod); ok && deadline.Before(now) {
+		t = deadline
+	}
+	for _, s := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
+		for _, term := range []*corev1.ContainerStateTerminated{s.State.Terminated, s.LastTerminationState.Terminated} {
+			if term != nil && term.FinishedAt.After(t) {
+				t = term.FinishedAt.Time
+			}
+		}
+	}
+	return t
+}
+
 // Deadline is when the pod's activeDeadlineSeconds runs out, counted from
 // its start (its creation until the kubelet reports one).
 func Deadline(pod *corev1.Pod) (time.Time, bool) {

@@ -257,3 +257,23 @@ func TestStagePodsPullWithTheConfiguredSecrets(t *testing.T) {
 		t.Fatalf("imagePullSecrets %v, want %v", pod.Spec.ImagePullSecrets, want)
 	}
 }
+func TestFinishedAtIsTheLastContainerEnd(t *testing.T) {
+	created := time.Now().Add(-time.Hour).Truncate(time.Second)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.Time{Time: created}}}
+	if got := FinishedAt(pod, time.Now()); !got.Equal(created) {
+		t.Fatalf("no container ended: %s, want the creation %s", got, created)
+	}
+	ended := created.Add(10 * time.Minute)
+	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{FinishedAt: metav1.Time{Time: created.Add(time.Minute)}}}}}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{FinishedAt: metav1.Time{Time: ended}}}}}
+	if got := FinishedAt(pod, time.Now()); !got.Equal(ended) {
+		t.Fatalf("FinishedAt = %s, want the last end %s", got, ended)
+	}
+	deadline := int64(30 * 60)
+	pod.Spec.ActiveDeadlineSeconds = &deadline
+	pod.Status.ContainerStatuses = nil
+	pod.Status.InitContainerStatuses = nil
+	if got := FinishedAt(pod, time.Now()); !got.Equal(created.Add(30 * time.Minute)) {
+		t.Fatalf("past its deadline with no container ended: %s, want the deadline", got)
+	}
+}

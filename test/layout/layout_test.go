@@ -156,11 +156,12 @@ func goFiles(t *testing.T, dir string, tests bool) []string {
 	return files
 }
 
-// No function of the reconciler takes more than five parameters: a group
-// of values that travels together is a type (nodePass, rolloutPass).
-func TestReconcileFunctionsTakeAtMostFiveParameters(t *testing.T) {
+// No function takes more than five parameters: a group of values that
+// travels together is a type (nodePass, rolloutPass, stagepod.Spec). Tests
+// are left out: a fuzz target takes one parameter per input it varies.
+func TestFunctionsTakeAtMostFiveParameters(t *testing.T) {
 	fset := token.NewFileSet()
-	for _, path := range goFiles(t, "reconcile", false) {
+	for _, path := range goFiles(t, ".", false) {
 		f, err := parser.ParseFile(fset, path, nil, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -207,6 +208,63 @@ func TestReconcileRootFilesStayShort(t *testing.T) {
 		}
 		if lines := bytes.Count(data, []byte("\n")); lines > 400 {
 			t.Errorf("%s has %d lines; split it by concept (reconcile/doc.go has the file map)", filepath.Base(path), lines)
+		}
+	}
+}
+
+// reconcile/doc.go maps the root package's files, one concept each: every
+// file is in the map, and every file the map names exists.
+func TestReconcileFileMapNamesEveryFile(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(repoRoot(t), "reconcile", "doc.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapped := fileMap(string(doc))
+	files, err := filepath.Glob(filepath.Join(repoRoot(t), "reconcile", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range files {
+		name := filepath.Base(path)
+		if strings.HasSuffix(name, "_test.go") || name == "doc.go" {
+			continue
+		}
+		if !mapped[name] {
+			t.Errorf("reconcile/%s is not in the file map of reconcile/doc.go", name)
+		}
+		delete(mapped, name)
+	}
+	for name := range mapped {
+		t.Errorf("the file map of reconcile/doc.go names %s, which is not a file of the package", name)
+	}
+}
+
+// fileMap are the file names a doc comment's map lists: the first word of
+// an indented line that ends in .go.
+func fileMap(doc string) map[string]bool {
+	out := map[string]bool{}
+	for _, line := range strings.Split(doc, "\n") {
+		fields := strings.Fields(strings.TrimPrefix(line, "//"))
+		if strings.HasPrefix(line, "//\t") && len(fields) > 0 && strings.HasSuffix(fields[0], ".go") {
+			out[fields[0]] = true
+		}
+	}
+	return out
+}
+
+func TestFileMap(t *testing.T) {
+	got := fileMap("// The files:\n//\n//\trollout.go  one pass\n//\t            over rollout.go's nodes\n//\tgather.go   reads\n// see node.go\n")
+	if len(got) != 2 || !got["rollout.go"] || !got["gather.go"] {
+		t.Fatalf("fileMap = %v, want rollout.go and gather.go", got)
+	}
+}
+
+// The status leaf decides what the status says from what a pass found: it
+// stands on the API types alone, so its tests need no cluster.
+func TestReportImportsOnlyTheAPI(t *testing.T) {
+	for _, imp := range strings.Fields(goList(t, "-f", "{{join .Imports \" \"}}", "./reconcile/report")) {
+		if topFolder(imp) != "" && topFolder(imp) != "api" {
+			t.Errorf("reconcile/report imports %s; it may import only this module's api", imp)
 		}
 	}
 }

@@ -246,13 +246,19 @@ func Eventually(t testing.TB, what string, timeout time.Duration, cond func() bo
 // object with the reason and a note containing note.
 func WaitWarning(t testing.TB, c *cluster.Cluster, regarding, reason, note string) {
 	t.Helper()
-	WaitEvent(t, c, corev1.EventTypeWarning, regarding, reason, note)
+	WaitEvent(t, c, Event{Type: corev1.EventTypeWarning, Regarding: regarding, Reason: reason, Note: note})
 }
 
-// WaitEvent waits for an event of the type (Normal, Warning) about the
-// named object with the reason and a note containing note.
-func WaitEvent(t testing.TB, c *cluster.Cluster, eventType, regarding, reason, note string) {
+// Event is an event WaitEvent waits for: its type (Normal, Warning), the
+// name of the object it is about, its reason, and text its note contains.
+type Event struct {
+	Type, Regarding, Reason, Note string
+}
+
+// WaitEvent waits up to a minute for an event like want.
+func WaitEvent(t testing.TB, c *cluster.Cluster, want Event) {
 	t.Helper()
+	eventType, regarding, reason, note := want.Type, want.Regarding, want.Reason, want.Note
 	Eventually(t, "a "+reason+" event about "+regarding, time.Minute, func() bool {
 		events, err := c.Clientset.EventsV1().Events("").List(context.Background(), metav1.ListOptions{})
 		if err != nil {

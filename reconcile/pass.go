@@ -1,0 +1,62 @@
+package reconcile
+
+import (
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/skyhook-go/skyhook/api/timewindow"
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/interrupt"
+	"github.com/skyhook-go/skyhook/reconcile/report"
+)
+
+// What a pass carries: what it shares with every node's turn (rolloutPass,
+// its flow in rollout.go) and one node's turn (nodePass, its flow in
+// node.go).
+
+// rolloutPass is one pass over a Skyhook's nodes: what it reads once and
+// shares with every node's turn (nodePass), which read it at the same time
+// in the pool and must not change it.
+type rolloutPass struct {
+	r  *SkyhookReconciler
+	sk *skyhookv1.Skyhook
+	// paused: running stages are followed, nothing new starts.
+	paused bool
+	// policy is the Skyhook's DeploymentPolicy, nil for none.
+	policy *skyhookv1.DeploymentPolicy
+	// window is the policy's interrupt window, nil for none.
+	window *timewindow.Window
+	// snapshots are the Skyhook's package snapshots by snapshot.Key.
+	snapshots map[string]*corev1.ConfigMap
+	// refreshed are the nodes the pass read again from the view's
+	// stand-ins, to stub again when it ends.
+	refreshed []*nodeWork
+}
+
+// nodePass is one node's turn in a pass: the record it builds (state and
+// config start as copies of what the node shows) and what it reports. Its
+// methods advance the node's packages, start and follow their stage pods
+// (stagepods.go) and run the node's interrupt (interrupts.go). Turns of
+// different nodes run at once in the pass's pool, so a turn writes only its
+// own fields, its node's record and the API.
+type nodePass struct {
+	*rolloutPass
+	work   *nodeWork
+	state  skyhookv1.NodeState
+	config map[string]string
+	// start lets the turn start new stages; false (a paused Skyhook) only
+	// follows the running ones.
+	start bool
+	// interrupt is the merged interrupt due on the node in this turn.
+	interrupt *skyhookv1.Interrupt
+	// early is the node's drain before a stage (drainFirst) in this turn,
+	// nil when none ran.
+	early    *interrupt.Record
+	progress *report.Progress
+}
+
+// nodePass begins the node's turn.
+func (pass *rolloutPass) nodePass(w *nodeWork, start bool) *nodePass {
+	return &nodePass{rolloutPass: pass, work: w, state: maps.Clone(w.state), config: maps.Clone(w.config), start: start, progress: &report.Progress{}}
+}
