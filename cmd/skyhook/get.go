@@ -121,18 +121,6 @@ func listRows(cmd *cobra.Command, c client.Client, kind, ns string) ([]row, erro
 	return rows, nil
 }
 
-func readyOf(o conditions.Getter) string {
-	switch {
-	case !conditions.Has(o, meta.ReadyCondition):
-		return "Unknown"
-	case conditions.IsTrue(o, meta.ReadyCondition):
-		return "True"
-	case conditions.IsFalse(o, meta.ReadyCondition):
-		return "False"
-	}
-	return "Unknown"
-}
-
 func printRows(w io.Writer, rows []row, output string, namespaces bool) error {
 	if done, err := printStructured(w, output, rows); done {
 		return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -291,27 +290,4 @@ func setIgnored(cmd *cobra.Command, c client.Client, targets []*corev1.Node, set
 		changed++
 	}
 	return reportNodeChanges(cmd, failed, fmt.Sprintf("Successfully %s %d node(s)", done, changed), changed)
-}
-
-// reportNodeChanges ends a command that changed nodes one by one: the
-// nodes it could not change (an error), and what it did; with --dry-run
-// only that nothing changed.
-func reportNodeChanges(cmd *cobra.Command, failed []string, success string, changed int) error {
-	out := cmd.OutOrStdout()
-	if len(failed) > 0 {
-		fmt.Fprintf(out, "\nErrors updating some nodes:\n")
-		for _, f := range failed {
-			fmt.Fprintf(out, "  - %s\n", f)
-		}
-	}
-	switch {
-	case dryRun(cmd):
-		fmt.Fprintf(out, "\n[dry-run] No changes applied\n")
-	case changed > 0:
-		fmt.Fprintf(out, "\n%s\n", success)
-	}
-	if len(failed) > 0 {
-		return errors.New(strconv.Itoa(len(failed)) + " node(s) could not be changed")
-	}
-	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	"sigs.k8s.io/yaml"
 )
 
@@ -54,4 +56,25 @@ func printColumns(w io.Writer, headers []string, rows [][]string) error {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	return tw.Flush()
+}
+
+// readyOf is an object's Ready condition status, or "Unknown".
+func readyOf(o conditions.Getter) string {
+	switch {
+	case !conditions.Has(o, meta.ReadyCondition):
+		return "Unknown"
+	case conditions.IsTrue(o, meta.ReadyCondition):
+		return "True"
+	case conditions.IsFalse(o, meta.ReadyCondition):
+		return "False"
+	}
+	return "Unknown"
+}
+
+// orDash is s, or "-" for nothing.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

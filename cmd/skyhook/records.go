@@ -141,3 +141,12 @@ func selectNodes(nodes []corev1.Node, patterns []string) ([]*corev1.Node, error)
 	}
 	return out, nil
 }
+
+// stageNames are the stages --stage takes.
+const stageNames = "apply, config, upgrade, interrupt, post-interrupt, uninstall"
+
+// validStage reports whether s names a stage --stage takes.
+func validStage(s string) bool {
+	return slices.Contains([]skyhookv1.Stage{skyhookv1.StageApply, skyhookv1.StageConfig, skyhookv1.StageUpgrade,
+		skyhookv1.StageInterrupt, skyhookv1.StagePostInterrupt, skyhookv1.StageUninstall}, skyhookv1.Stage(s))
+}

@@ -231,10 +231,3 @@ func printAttention(w io.Writer, nodes []skyhookv1.NodeAttention) {
 		fmt.Fprintf(w, "  %s  %s  %s\n", n.Name, n.Status, n.Message)
 	}
 }
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}

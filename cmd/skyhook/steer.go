@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
@@ -88,39 +86,5 @@ func (s steering) run(cmd *cobra.Command, name string, yes bool) error {
 		return err
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "Skyhook %q %s\n", name, s.done)
-	return nil
-}
-
-// addConfirmFlags are the flags that skip the question of a command that
-// changes something: -y/--yes, and --confirm as NodeWright's plugin spells
-// it.
-func addConfirmFlags(cmd *cobra.Command, yes *bool) {
-	cmd.Flags().BoolVarP(yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.Flags().BoolVar(yes, "confirm", false, "the same as --yes, as NodeWright's kubectl plugin spells it")
-}
-
-// confirmed asks the question on the command's input unless yes. Anything
-// but y or yes, and the end of the input, is a no: it prints "Aborted."
-// and the command ends without an error, having changed nothing.
-func confirmed(cmd *cobra.Command, yes bool, question string) bool {
-	if yes {
-		return true
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s [y/N]: ", question)
-	answer, _ := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
-	switch strings.ToLower(strings.TrimSpace(answer)) {
-	case "y", "yes":
-		return true
-	}
-	fmt.Fprintln(cmd.OutOrStdout(), "Aborted.")
-	return false
-}
-
-// withDryRun are the patch options of a change --dry-run only previews:
-// the API server checks it (admission, permissions) and stores nothing.
-func withDryRun(cmd *cobra.Command) []client.PatchOption {
-	if dryRun(cmd) {
-		return []client.PatchOption{client.DryRunAll}
-	}
 	return nil
 }

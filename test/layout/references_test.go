@@ -2,11 +2,13 @@ package layout
 
 import (
 	"fmt"
+	"os"
 	"go/ast"
 	"go/types"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/go/packages"
@@ -103,4 +105,73 @@ func TestBothWays(t *testing.T) {
 	if got := fmt.Sprint(bothWays(edges)); got != "[[a.go b.go] [b.go a.go]]" {
 		t.Fatalf("bothWays = %s", got)
 	}
+}
+
+// The CLI fans out from its root: main.go adds one command group per file
+// (a file declaring a new...Command constructor that main.go calls; its
+// subcommands may sit in files named after it, node_reset.go beside
+// node.go), and the groups share only helper files beneath them. No group
+// borrows from another, and no helper from a group, so the files a command
+// needs are its group's and the helpers.
+func TestCLICommandGroupsShareOnlyHelpers(t *testing.T) {
+	edges := fileReferences(t, module+"/cmd/skyhook")
+	groups := map[string]bool{}
+	for e := range edges {
+		if e[0] == "main.go" && declaresCommand(t, e[1]) {
+			groups[strings.TrimSuffix(e[1], ".go")] = true
+		}
+	}
+	if len(groups) < 10 {
+		t.Fatalf("found %d command groups (%v); the test no longer finds them", len(groups), groups)
+	}
+	groupOf := func(file string) string {
+		name := strings.TrimSuffix(file, ".go")
+		if groups[name] {
+			return name
+		}
+		if prefix, _, ok := strings.Cut(name, "_"); ok && groups[prefix] {
+			return prefix
+		}
+		return ""
+	}
+	for e := range edges {
+		from, to := e[0], e[1]
+		if from == "main.go" || groupOf(to) == "" || groupOf(from) == groupOf(to) {
+			continue
+		}
+		if groupOf(from) == "" {
+			t.Errorf("helper %s uses command group %s", from, to)
+		} else {
+			t.Errorf("command group %s uses command group %s: move what both use into a helper file", from, to)
+		}
+	}
+	t.Logf("%d command groups, the longest chain of files from main.go is %d deep", len(groups), depth(edges, "main.go"))
+}
+
+// declaresCommand reports whether the CLI file declares a cobra command
+// constructor (new...Command or new...Commands).
+func declaresCommand(t *testing.T, file string) bool {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "cmd", "skyhook", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if name, ok := strings.CutPrefix(line, "func new"); ok && strings.Contains(name, "Command") {
+			return true
+		}
+	}
+	return false
+}
+
+// depth is the longest path of references from a file (the graph has no
+// cycle).
+func depth(edges map[[2]string]bool, from string) int {
+	longest := 0
+	for e := range edges {
+		if e[0] == from {
+			longest = max(longest, depth(edges, e[1]))
+		}
+	}
+	return longest + 1
 }

@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -28,9 +27,6 @@ type logsOptions struct {
 	follow                          bool
 	tail                            int64
 }
-
-// stageNames are the stages --stage takes.
-const stageNames = "apply, config, upgrade, interrupt, post-interrupt, uninstall"
 
 // newLogsCommand shows what a package's stage pods printed: the copy
 // container's and the agent's lines, read through the apiserver as
@@ -84,11 +80,6 @@ kept. The agent also writes its logs on the node under /var/log/skyhook.`,
 	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "follow the newest pod's logs while it runs")
 	cmd.Flags().Int64Var(&o.tail, "tail", -1, "lines to show from the end of each container's log (-1 for all)")
 	return cmd
-}
-
-func validStage(s string) bool {
-	return slices.Contains([]skyhookv1.Stage{skyhookv1.StageApply, skyhookv1.StageConfig, skyhookv1.StageUpgrade,
-		skyhookv1.StageInterrupt, skyhookv1.StagePostInterrupt, skyhookv1.StageUninstall}, skyhookv1.Stage(s))
 }
 
 // stagePodsOf finds the package's stage pods (in any namespace: they live
