@@ -2,9 +2,9 @@ package layout
 
 import (
 	"fmt"
-	"os"
 	"go/ast"
 	"go/types"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
