@@ -20,9 +20,11 @@ import (
 // Deleting a Skyhook, as NodeWright does: the packages that declare
 // uninstall support (uninstall.enabled) are uninstalled from every node
 // first, by the same rollout that installed them (budget, policy and
-// interrupts apply); then the Skyhook's metadata leaves the nodes and the
-// finalizer goes. The records of packages without uninstall support stay on
-// the nodes: nothing removed their files.
+// interrupts apply); then the Skyhook's metadata leaves the nodes, the
+// finalizer goes, and the operator forgets what it remembered of it (also
+// when a reconcile finds a Skyhook gone that it did not finalize). The
+// records of packages without uninstall support stay on the nodes: nothing
+// removed their files.
 
 // adoptFinalizer puts Finalizer on the Skyhook, in place of the legacy one,
 // and reports whether it changed anything.

@@ -28,7 +28,8 @@ import (
 
 // The rollout tests run the real operator (webhooks and reconciler) against
 // the real apiserver and controller-manager, with KWOK running the stage
-// pods. Each test uses its own pool of nodes.
+// pods. Each test makes its own pool of nodes (createNodes), labelled
+// pool=<its name>, and they go when it ends.
 
 var env *cluster.Cluster
 
@@ -55,37 +56,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	var nodes []cluster.Node
-	for pool, n := range map[string]int{"ready": 5, "failing": 2, "budget": 15, "deps": 2, "versions": 2, "join": 2, "restart": 4, "priority": 2, "config": 2, "pause": 3, "halt": 6, "reboot": 2, "hold": 1, "pdb": 1, "admin": 1, "rebootrestart": 1, "cfgint": 1, "notready": 3, "window": 2, "drainto": 1, "drainskip": 2, "slowboot": 1, "kstatus": 1, "stagetimeout": 1, "holdskip": 2,
-		"uninstall": 2, "delete": 1, "serial": 1, "readers": 2, "drainfirst": 1} {
-		nodes = append(nodes, cluster.NumberedNodes(pool, n, map[string]string{"pool": pool})...)
-	}
-	for i := range 6 {
-		labels := map[string]string{"pool": "plan"}
-		if i < 2 {
-			labels["canary"] = "true"
-		}
-		nodes = append(nodes, cluster.Node{Name: fmt.Sprintf("plan-%d", i), Labels: labels})
-	}
-	for i := range 10 {
-		labels := map[string]string{"pool": "policy"}
-		if i < 2 {
-			labels["canary"] = "true"
-		}
-		nodes = append(nodes, cluster.Node{Name: fmt.Sprintf("policy-%d", i), Labels: labels})
-	}
-	for i, role := range []string{"first", "first", "second"} {
-		nodes = append(nodes, cluster.Node{Name: fmt.Sprintf("seq-%d", i), Labels: map[string]string{"pool": "seq", "role": role}})
-	}
-	nodes = append(nodes,
-		cluster.Node{Name: "blocked-free", Labels: map[string]string{"pool": "blocked"}},
-		cluster.Node{Name: "blocked-tainted", Labels: map[string]string{"pool": "blocked"},
-			Taints: []corev1.Taint{{Key: "dedicated", Value: "inference", Effect: corev1.TaintEffectNoSchedule}}},
-		cluster.Node{Name: "rtreq-0", Labels: map[string]string{"pool": "rtreq"}, Taints: []corev1.Taint{stagepod.DefaultRuntimeRequiredTaint}},
-		cluster.Node{Name: "blocked-ignored", Labels: map[string]string{"pool": "blocked", skyhookv1.IgnoreNodeLabel: "true"}},
-	)
 	var invariants *testenv.Invariants
-	code := clustertest.Main(m, cluster.Options{CRDs: crds, Nodes: nodes}, &env, func(ctx context.Context, c *cluster.Cluster) error {
+	code := clustertest.Main(m, cluster.Options{CRDs: crds}, &env, func(ctx context.Context, c *cluster.Cluster) error {
 		if err := testenv.OperatorLogs(c); err != nil {
 			return err
 		}
@@ -234,8 +206,8 @@ func createPolicy(t *testing.T, policy *skyhookv1.DeploymentPolicy) {
 	})
 }
 
-// createNodes adds simulated nodes for one test and deletes them when it
-// ends.
+// createNodes adds simulated nodes for one test, waits until they are
+// Ready, and deletes them when it ends.
 func createNodes(t *testing.T, nodes ...cluster.Node) {
 	t.Helper()
 	if err := env.CreateNodes(context.Background(), nodes...); err != nil {
@@ -246,4 +218,17 @@ func createNodes(t *testing.T, nodes ...cluster.Node) {
 			_ = env.Clientset.CoreV1().Nodes().Delete(context.Background(), n.Name, metav1.DeleteOptions{})
 		}
 	})
+}
+
+// canaryNodes are n nodes of the pool, the first canaries of them labelled
+// canary=true.
+func canaryNodes(pool string, n, canaries int) []cluster.Node {
+	nodes := cluster.NumberedNodes(pool, n, nil)
+	for i := range nodes {
+		nodes[i].Labels = map[string]string{"pool": pool}
+		if i < canaries {
+			nodes[i].Labels["canary"] = "true"
+		}
+	}
+	return nodes
 }

@@ -19,6 +19,7 @@ import (
 // upgrade, and the budget is used (3 at once), not undercut. Nodes waiting
 // for the upgrade say waiting, not complete.
 func TestBudgetCountIsNeverExceeded(t *testing.T) {
+	createNodes(t, cluster.NumberedNodes("budget", 15, map[string]string{"pool": "budget"})...)
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -21,6 +21,7 @@ import (
 // A failing step is recorded as erroring with its exit code and where its
 // logs are; the failed pod stays for its logs; a fix of the spec recovers.
 func TestFailingStepErrorsThenSpecFixRecovers(t *testing.T) {
+	createNodes(t, cluster.NumberedNodes("failing", 2, map[string]string{"pool": "failing"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	sk := &skyhookv1.Skyhook{

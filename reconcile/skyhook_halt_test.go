@@ -21,6 +21,7 @@ import (
 // node outside the failed batch touched. A fix of the spec lifts the halt
 // and the rollout completes, after which the batch state starts over.
 func TestFailedBatchHaltsTheRolloutUntilTheSpecChanges(t *testing.T) {
+	createNodes(t, cluster.NumberedNodes("halt", 6, map[string]string{"pool": "halt"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	createPolicyYAML(t, `

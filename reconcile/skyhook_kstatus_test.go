@@ -37,6 +37,7 @@ func kstatusOf(t *testing.T, sk *skyhookv1.Skyhook) status.Status {
 // (before the operator acted), InProgress while it rolls, Current when
 // done. (Failed when stalled: TestFailedBatchHaltsTheRolloutUntilTheSpecChanges.)
 func TestKstatusFollowsTheSkyhook(t *testing.T) {
+	createNodes(t, cluster.NumberedNodes("kstatus", 1, map[string]string{"pool": "kstatus"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	p := pkg("1.0.0", "ghcr.io/x/tuning", nil)

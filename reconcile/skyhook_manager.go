@@ -68,22 +68,16 @@ func (r *SkyhookReconciler) skyhooksForNode(ctx context.Context, o client.Object
 	if !ok {
 		return nil
 	}
-	var list skyhookv1.SkyhookList // read only: no copy of every Skyhook per event
-	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-		return nil
-	}
-	var reqs []ctrl.Request
-	for i := range list.Items {
-		sk := &list.Items[i]
+	return r.skyhooksWhere(ctx, func(sk *skyhookv1.Skyhook) bool {
 		_, recorded := node.Annotations[skyhookv1.NodeStateAnnotation(sk.Name)]
-		if recorded || selects(sk, node) {
-			// Called for the node before and after an update, so a node
-			// that leaves the selector is noted too.
-			r.memory.Changes.Node(sk.Name, node.Name)
-			reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Name: sk.Name}})
+		if !recorded && !selects(sk, node) {
+			return false
 		}
-	}
-	return reqs
+		// Called for the node before and after an update, so a node that
+		// leaves the selector is noted too.
+		r.memory.Changes.Node(sk.Name, node.Name)
+		return true
+	})
 }
 
 // skyhookForPod maps a stage pod to the Skyhook that owns it, noting its
@@ -101,18 +95,13 @@ func (r *SkyhookReconciler) skyhookForPod(_ context.Context, o client.Object) []
 
 // skyhooksForPolicy maps a DeploymentPolicy to the Skyhooks that use it.
 func (r *SkyhookReconciler) skyhooksForPolicy(ctx context.Context, o client.Object) []ctrl.Request {
-	var list skyhookv1.SkyhookList // read only: no copy of every Skyhook per event
-	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-		return nil
-	}
-	var reqs []ctrl.Request
-	for _, sk := range list.Items {
-		if sk.Spec.DeploymentPolicy == o.GetName() {
-			r.memory.Changes.All(sk.Name)
-			reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Name: sk.Name}})
+	return r.skyhooksWhere(ctx, func(sk *skyhookv1.Skyhook) bool {
+		if sk.Spec.DeploymentPolicy != o.GetName() {
+			return false
 		}
-	}
-	return reqs
+		r.memory.Changes.All(sk.Name)
+		return true
+	})
 }
 
 // skyhooksAfter maps a Skyhook with sequencing "all" to the Skyhooks that
@@ -122,15 +111,26 @@ func (r *SkyhookReconciler) skyhooksAfter(ctx context.Context, o client.Object) 
 	if !ok || first.Spec.Sequencing != skyhookv1.SequencingAll {
 		return nil
 	}
+	return r.skyhooksWhere(ctx, func(sk *skyhookv1.Skyhook) bool {
+		if !goesBefore(first, sk) {
+			return false
+		}
+		r.memory.Changes.All(sk.Name)
+		return true
+	})
+}
+
+// skyhooksWhere are the requests of the Skyhooks that concern says an event
+// concerns (it notes for each what changed).
+func (r *SkyhookReconciler) skyhooksWhere(ctx context.Context, concerns func(*skyhookv1.Skyhook) bool) []ctrl.Request {
 	var list skyhookv1.SkyhookList // read only: no copy of every Skyhook per event
 	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var reqs []ctrl.Request
 	for i := range list.Items {
-		if goesBefore(first, &list.Items[i]) {
-			r.memory.Changes.All(list.Items[i].Name)
-			reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
+		if sk := &list.Items[i]; concerns(sk) {
+			reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Name: sk.Name}})
 		}
 	}
 	return reqs

@@ -19,6 +19,7 @@ import (
 // NotReady timeout, then is skipped (status blocked, named in NodesBlocked)
 // so the next node starts; back Ready, it resumes and completes.
 func TestNotReadyNodeIsSkippedAndResumes(t *testing.T) {
+	createNodes(t, cluster.NumberedNodes("notready", 3, map[string]string{"pool": "notready"})...)
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -21,6 +21,7 @@ import (
 // The pause annotation stops new work: no node starts while it is set (the
 // running stage finishes), the status says paused; removing it resumes.
 func TestPauseStopsNewWorkAndResumes(t *testing.T) {
+	createNodes(t, cluster.NumberedNodes("pause", 3, map[string]string{"pool": "pause"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	created := countStagePods(t, "pause")

@@ -23,6 +23,7 @@ import (
 // follows: the same nodes in the same batches of the same compartments
 // (read back from the batch each node records), running the planned stages.
 func TestPlanMatchesTheRollout(t *testing.T) {
+	createNodes(t, canaryNodes("plan", 6, 2)...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	policy := createPolicyYAML(t, `

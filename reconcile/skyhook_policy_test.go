@@ -46,6 +46,7 @@ func (b *batchWatcher) observe(node, compartment, status string) {
 // compartment one node at a time, the rest in linear batches of 1, 2, 3
 // and what is left.
 func TestDeploymentPolicyCompartmentsAndLinearBatches(t *testing.T) {
+	createNodes(t, canaryNodes("policy", 10, 2)...)
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

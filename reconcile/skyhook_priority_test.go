@@ -22,6 +22,7 @@ import (
 // priority number that selects the node is complete there; a disabled one
 // holds nobody back.
 func TestPriorityOrdersSkyhooksPerNode(t *testing.T) {
+	createNodes(t, cluster.NumberedNodes("priority", 2, map[string]string{"pool": "priority"})...)
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -16,6 +16,7 @@ import (
 // The operator killed mid-rollout and started again picks up where the node
 // records say: no stage that completed runs again.
 func TestOperatorRestartResumesWithoutRedoingWork(t *testing.T) {
+	createNodes(t, cluster.NumberedNodes("restart", 4, map[string]string{"pool": "restart"})...)
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

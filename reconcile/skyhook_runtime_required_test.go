@@ -19,6 +19,7 @@ import (
 // Skyhook that selects it is complete there; with autoTaintNewNodes a node
 // that joins later gets it, and loses it the same way.
 func TestRuntimeRequiredTaintWaitsForEveryRuntimeRequiredSkyhook(t *testing.T) {
+	createNodes(t, cluster.Node{Name: "rtreq-0", Labels: map[string]string{"pool": "rtreq"}, Taints: []corev1.Taint{stagepod.DefaultRuntimeRequiredTaint}})
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

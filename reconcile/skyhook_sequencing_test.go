@@ -19,6 +19,10 @@ import (
 // (node) would have let the second Skyhook start on seq-2 at once. The
 // Skyhook held says waiting meanwhile.
 func TestSequencingAllHoldsEveryNode(t *testing.T) {
+	createNodes(t,
+		cluster.Node{Name: "seq-0", Labels: map[string]string{"pool": "seq", "role": "first"}},
+		cluster.Node{Name: "seq-1", Labels: map[string]string{"pool": "seq", "role": "first"}},
+		cluster.Node{Name: "seq-2", Labels: map[string]string{"pool": "seq", "role": "second"}})
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -86,6 +90,7 @@ func TestSequencingAllHoldsEveryNode(t *testing.T) {
 // serial runs one package at a time on a node: never two of its packages
 // in progress there at once, though they do not depend on each other.
 func TestSerialRunsOnePackageAtATime(t *testing.T) {
+	createNodes(t, cluster.NumberedNodes("serial", 1, map[string]string{"pool": "serial"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	history := recordHistory(t, "serial-0", "serial")

@@ -20,6 +20,7 @@ import (
 // past it (KWOK's kubelet does not enforce deadlines) the stage is erroring
 // with the timeout named, and retried after the backoff.
 func TestStageOverItsTimeoutIsStoppedAndRetried(t *testing.T) {
+	createNodes(t, cluster.NumberedNodes("stagetimeout", 1, map[string]string{"pool": "stagetimeout"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	created := countStagePods(t, "stagetimeout")

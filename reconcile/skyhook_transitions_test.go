@@ -62,6 +62,7 @@ func recordHistory(t *testing.T, node, skyhook string) func() []skyhookv1.NodeSt
 // Three packages with dependsOn: on each node a package starts only once the
 // packages it depends on are complete there.
 func TestDependsOnOrdersPackagesPerNode(t *testing.T) {
+	createNodes(t, cluster.NumberedNodes("deps", 2, map[string]string{"pool": "deps"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	history := recordHistory(t, "deps-0", "deps")
@@ -149,6 +150,7 @@ func envValue(c corev1.Container, name string) string {
 // package runs nothing; both old records stay on the node as markers that
 // the package's files may still be there.
 func TestDowngradeAndRemovalWithoutUninstallSupport(t *testing.T) {
+	createNodes(t, cluster.NumberedNodes("versions", 2, map[string]string{"pool": "versions"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	history := recordHistory(t, "versions-0", "versions")
@@ -210,6 +212,7 @@ func TestDowngradeAndRemovalWithoutUninstallSupport(t *testing.T) {
 // A node that joins mid-rollout gets everything; a node deleted mid-rollout
 // is forgotten and does not hold the rollout.
 func TestNodesJoiningAndLeavingMidRollout(t *testing.T) {
+	createNodes(t, cluster.NumberedNodes("join", 2, map[string]string{"pool": "join"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	one := 1

@@ -34,6 +34,7 @@ func uninstallable(version string) skyhookv1.Package {
 // then its interrupt on every node, and it leaves the records; a package
 // that depends on it is reported Blocked; then it may be removed.
 func TestExplicitUninstall(t *testing.T) {
+	createNodes(t, cluster.NumberedNodes("uninstall", 2, map[string]string{"pool": "uninstall"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	history := recordHistory(t, "uninstall-0", "uninstall")
@@ -131,6 +132,7 @@ func TestExplicitUninstall(t *testing.T) {
 // every node before the finalizer (NodeWright's) goes; the records of the
 // others stay on the node.
 func TestDeleteUninstallsPackagesWithUninstallSupport(t *testing.T) {
+	createNodes(t, cluster.NumberedNodes("delete", 1, map[string]string{"pool": "delete"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	uninstalls := uninstallPods(t, "delete")

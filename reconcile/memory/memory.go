@@ -160,7 +160,8 @@ func (m *Memory[W]) Held() []Holding {
 	return out
 }
 
-// perSkyhook is a map per Skyhook UID, the shape of most stores.
+// perSkyhook is a map per Skyhook UID, the shape of every store kept by
+// UID: each embeds it, and with it forget and sizes.
 type perSkyhook[K comparable, V any] struct {
 	mu sync.Mutex
 	m  map[types.UID]map[K]V

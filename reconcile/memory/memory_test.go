@@ -146,14 +146,14 @@ func TestRecentWritesAreForgottenAfterTheWindow(t *testing.T) {
 	if !deletes.Has("a", "pod-1") || deletes.Has("a", "pod-2") || deletes.Has("b", "pod-1") {
 		t.Fatal("recent delete not remembered, or not per Skyhook")
 	}
-	deletes.p.m["a"]["pod-1"] = time.Now().Add(-RecentWindow) // as if deleted a window ago
+	deletes.m["a"]["pod-1"] = time.Now().Add(-RecentWindow) // as if deleted a window ago
 	if deletes.Has("a", "pod-1") {
 		t.Fatal("a delete older than the window is still remembered")
 	}
 	deletes.lastPrune = time.Time{}
 	deletes.Add("a", "pod-2") // prunes
-	if _, kept := deletes.p.m["a"]["pod-1"]; kept || len(deletes.p.m["a"]) != 1 {
-		t.Fatalf("prune kept %v", deletes.p.m)
+	if _, kept := deletes.m["a"]["pod-1"]; kept || len(deletes.m["a"]) != 1 {
+		t.Fatalf("prune kept %v", deletes.m)
 	}
 	if left := deletes.Left("a", "pod-2"); left <= 0 || left > RecentWindow {
 		t.Fatalf("pod-2 remembered for %s more", left)
@@ -169,7 +169,7 @@ func TestPruneDropsASkyhookLeftWithNothing(t *testing.T) {
 	if !ends.First("a", "pod-1") || ends.First("a", "pod-1") {
 		t.Fatal("an end is first once")
 	}
-	ends.p.m["a"]["pod-1"] = time.Now().Add(-2 * StageEndWindow)
+	ends.m["a"]["pod-1"] = time.Now().Add(-2 * StageEndWindow)
 	ends.lastPrune = time.Time{}
 	ends.First("b", "pod-2") // prunes
 	if _, ok := ends.sizes()["a"]; ok {

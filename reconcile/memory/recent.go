@@ -12,7 +12,7 @@ import (
 // would only cost a request (a create, a 409 AlreadyExists). Keys are pod
 // UIDs or names, as the caller chooses.
 type Recent struct {
-	p         perSkyhook[string, time.Time]
+	perSkyhook[string, time.Time]
 	lastPrune time.Time
 }
 
@@ -22,9 +22,9 @@ const RecentWindow = 30 * time.Second
 
 // Left is how long the write of key is still remembered, zero for not.
 func (r *Recent) Left(uid types.UID, key string) time.Duration {
-	r.p.mu.Lock()
-	defer r.p.mu.Unlock()
-	at, ok := r.p.m[uid][key]
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, ok := r.m[uid][key]
 	if !ok {
 		return 0
 	}
@@ -37,31 +37,28 @@ func (r *Recent) Has(uid types.UID, key string) bool { return r.Left(uid, key) >
 // Add remembers a write of key now; now and then it sweeps out the writes
 // older than the window.
 func (r *Recent) Add(uid types.UID, key string) {
-	r.p.mu.Lock()
-	defer r.p.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	now := time.Now()
-	r.p.of(uid)[key] = now
+	r.of(uid)[key] = now
 	if now.Sub(r.lastPrune) > RecentWindow {
-		prune(r.p.m, now.Add(-RecentWindow))
+		prune(r.m, now.Add(-RecentWindow))
 		r.lastPrune = now
 	}
 }
 
 // Drop forgets the write of key: the cache shows it now.
 func (r *Recent) Drop(uid types.UID, key string) {
-	r.p.mu.Lock()
-	defer r.p.mu.Unlock()
-	delete(r.p.m[uid], key)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.m[uid], key)
 }
-
-func (r *Recent) forget(uid types.UID)     { r.p.forget(uid) }
-func (r *Recent) sizes() map[types.UID]int { return r.p.sizes() }
 
 // StageEnds remembers the stage pods whose end was counted: a finished pod
 // stays for a pass or two until its outcome is recorded, and must be
 // counted once. StageEndWindow is far longer than a finished pod stays.
 type StageEnds struct {
-	p         perSkyhook[types.UID, time.Time]
+	perSkyhook[types.UID, time.Time]
 	lastPrune time.Time
 }
 
@@ -71,23 +68,20 @@ const StageEndWindow = time.Hour
 // First reports whether the end of pod is seen for the first time, and
 // remembers it.
 func (s *StageEnds) First(uid, pod types.UID) bool {
-	s.p.mu.Lock()
-	defer s.p.mu.Unlock()
-	seen := s.p.of(uid)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := s.of(uid)
 	if _, ok := seen[pod]; ok {
 		return false
 	}
 	now := time.Now()
 	seen[pod] = now
 	if now.Sub(s.lastPrune) > StageEndWindow/4 { // a sweep now and then, not one per pod
-		prune(s.p.m, now.Add(-StageEndWindow))
+		prune(s.m, now.Add(-StageEndWindow))
 		s.lastPrune = now
 	}
 	return true
 }
-
-func (s *StageEnds) forget(uid types.UID)     { s.p.forget(uid) }
-func (s *StageEnds) sizes() map[types.UID]int { return s.p.sizes() }
 
 // prune deletes the entries older than before, and the Skyhooks left with
 // none.

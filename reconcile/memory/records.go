@@ -27,7 +27,7 @@ type Parsed struct {
 // Records keeps the records of the last pass per Skyhook, so that a pass
 // over thousands of nodes parses only the nodes that changed since (the
 // JSON of the nodeState annotation is the costly part of a pass).
-type Records struct{ p perSkyhook[string, Parsed] }
+type Records struct{ perSkyhook[string, Parsed] }
 
 // Read returns the nodes' records of the Skyhook, in the nodes' order. The
 // records are shared with later passes: callers copy before changing them.
@@ -36,9 +36,9 @@ type Records struct{ p perSkyhook[string, Parsed] }
 // one (the nodes a pass visits) keeps the others as they were, less the
 // gone ones.
 func (r *Records) Read(sk *skyhookv1.Skyhook, nodes []corev1.Node, full bool, gone []string) []Parsed {
-	r.p.mu.Lock()
-	defer r.p.mu.Unlock()
-	last := r.p.m[sk.UID]
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	last := r.m[sk.UID]
 	now := make(map[string]Parsed, len(nodes))
 	if !full && last != nil {
 		now = last
@@ -59,10 +59,10 @@ func (r *Records) Read(sk *skyhookv1.Skyhook, nodes []corev1.Node, full bool, go
 		}
 		now[node.Name] = rec
 	}
-	if r.p.m == nil {
-		r.p.m = map[types.UID]map[string]Parsed{}
+	if r.m == nil {
+		r.m = map[types.UID]map[string]Parsed{}
 	}
-	r.p.m[sk.UID] = now
+	r.m[sk.UID] = now
 	return out
 }
 
@@ -78,28 +78,25 @@ func parse(node *corev1.Node, skyhook string) Parsed {
 	return rec
 }
 
-func (r *Records) forget(uid types.UID)     { r.p.forget(uid) }
-func (r *Records) sizes() map[types.UID]int { return r.p.sizes() }
-
 // Batches holds each Skyhook's compartment batch state between passes. The
 // status carries it too, but the cached Skyhook can lag this operator's
 // own status writes, and judging a batch twice would count its failures
 // twice; the status is read only when the process has nothing newer
 // (after a restart).
 type Batches struct {
-	p perSkyhook[string, skyhookv1.CompartmentStatus]
+	perSkyhook[string, skyhookv1.CompartmentStatus]
 }
 
 // Load is the batch state of each compartment: the status's, or what was
 // stored since when that is as new or newer.
 func (b *Batches) Load(sk *skyhookv1.Skyhook) map[string]skyhookv1.CompartmentStatus {
-	b.p.mu.Lock()
-	defer b.p.mu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	out := map[string]skyhookv1.CompartmentStatus{}
 	for _, st := range sk.Status.Compartments {
 		out[st.Name] = st
 	}
-	for name, st := range b.p.m[sk.UID] {
+	for name, st := range b.m[sk.UID] {
 		if st.Batch >= out[name].Batch {
 			out[name] = st
 		}
@@ -109,17 +106,14 @@ func (b *Batches) Load(sk *skyhookv1.Skyhook) map[string]skyhookv1.CompartmentSt
 
 // Store keeps the batch state of every compartment of the Skyhook.
 func (b *Batches) Store(uid types.UID, statuses []skyhookv1.CompartmentStatus) {
-	b.p.mu.Lock()
-	defer b.p.mu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	m := make(map[string]skyhookv1.CompartmentStatus, len(statuses))
 	for _, st := range statuses {
 		m[st.Name] = st
 	}
-	if b.p.m == nil {
-		b.p.m = map[types.UID]map[string]skyhookv1.CompartmentStatus{}
+	if b.m == nil {
+		b.m = map[types.UID]map[string]skyhookv1.CompartmentStatus{}
 	}
-	b.p.m[uid] = m
+	b.m[uid] = m
 }
-
-func (b *Batches) forget(uid types.UID)     { b.p.forget(uid) }
-func (b *Batches) sizes() map[types.UID]int { return b.p.sizes() }
