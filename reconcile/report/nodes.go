@@ -58,11 +58,10 @@ func NodeMaps(s *skyhookv1.SkyhookStatus, total int, nodes iter.Seq[NodeEntry]) 
 
 // NodePriority keeps, for each started node (in progress or erroring), when
 // it started: the time already listed, else now; nodes that left it count
-// in nodeOrderOffset, as NodeWright counts them.
+// in nodeOrderOffset, as NodeWright counts them. It sorts started.
 func NodePriority(s *skyhookv1.SkyhookStatus, started []string, now time.Time) {
 	before := s.NodePriority
 	at := metav1.NewTime(now.UTC().Truncate(time.Second))
-	started = append([]string(nil), started...)
 	sort.Strings(started)
 	var next map[string]metav1.Time
 	for _, name := range started[:min(len(started), skyhookv1.MaxNodeStatusNodes)] {
