@@ -164,14 +164,28 @@ func declaresCommand(t *testing.T, file string) bool {
 	return false
 }
 
-// depth is the longest path of references from a file (the graph has no
-// cycle).
+// depth is the longest path of references from a file, not counting a
+// reference back to a file already on the path (a loop).
 func depth(edges map[[2]string]bool, from string) int {
-	longest := 0
-	for e := range edges {
-		if e[0] == from {
-			longest = max(longest, depth(edges, e[1]))
+	onPath := map[string]bool{}
+	var walk func(string) int
+	walk = func(file string) int {
+		onPath[file] = true
+		defer delete(onPath, file)
+		longest := 0
+		for e := range edges {
+			if e[0] == file && !onPath[e[1]] {
+				longest = max(longest, walk(e[1]))
+			}
 		}
+		return longest + 1
 	}
-	return longest + 1
+	return walk(from)
+}
+
+func TestDepthStopsAtLoops(t *testing.T) {
+	edges := map[[2]string]bool{{"main.go", "get.go"}: true, {"get.go", "status.go"}: true, {"status.go", "get.go"}: true, {"status.go", "output.go"}: true}
+	if d := depth(edges, "main.go"); d != 4 {
+		t.Fatalf("depth = %d, want 4 (main, get, status, output)", d)
+	}
 }
