@@ -67,6 +67,9 @@
 // +kubebuilder:rbac:groups=skyhook.nvidia.com,resources=skyhooks;deploymentpolicies;packagesets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=skyhook.nvidia.com,resources=skyhooks/status;deploymentpolicies/status;packagesets/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=skyhook.nvidia.com,resources=skyhooks/finalizers;packagesets/finalizers,verbs=update
+// +kubebuilder:rbac:groups=nodewright.nvidia.com,resources=nodewrights;deploymentpolicies,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=nodewright.nvidia.com,resources=nodewrights/status;deploymentpolicies/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=nodewright.nvidia.com,resources=nodewrights/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=nodes/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete

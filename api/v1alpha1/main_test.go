@@ -112,20 +112,28 @@ func createAndGet(t *testing.T, c client.Client, manifest string, into client.Ob
 	}
 }
 
-// manifestOf returns a builder of kind objects (namespaced when namespace is
-// set) from a name and a spec indented by two spaces.
+// manifestOf returns a builder of kind objects of the skyhook.nvidia.com
+// group (namespaced when namespace is set) from a name and a spec indented
+// by two spaces.
 func manifestOf(kind, namespace string) func(name, spec string) string {
+	return groupManifestOf("skyhook.nvidia.com", kind, namespace)
+}
+
+// groupManifestOf is manifestOf for a kind of the group.
+func groupManifestOf(group, kind, namespace string) func(name, spec string) string {
 	return func(name, spec string) string {
 		meta := "  name: " + name
 		if namespace != "" {
 			meta += "\n  namespace: " + namespace
 		}
-		return fmt.Sprintf("apiVersion: skyhook.nvidia.com/v1alpha1\nkind: %s\nmetadata:\n%s\nspec:\n%s", kind, meta, spec)
+		return fmt.Sprintf("apiVersion: %s/v1alpha1\nkind: %s\nmetadata:\n%s\nspec:\n%s", group, kind, meta, spec)
 	}
 }
 
 var (
-	skyhookYAML    = manifestOf("Skyhook", "")
-	policyYAML     = manifestOf("DeploymentPolicy", "")
-	packageSetYAML = manifestOf("PackageSet", "default")
+	skyhookYAML          = manifestOf("Skyhook", "")
+	policyYAML           = manifestOf("DeploymentPolicy", "")
+	packageSetYAML       = manifestOf("PackageSet", "default")
+	nodeWrightYAML       = groupManifestOf("nodewright.nvidia.com", "NodeWright", "")
+	nodeWrightPolicyYAML = groupManifestOf("nodewright.nvidia.com", "DeploymentPolicy", "")
 )

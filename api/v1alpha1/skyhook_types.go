@@ -219,6 +219,7 @@ type Package struct {
 	// ContainerSHA is the expected digest of the image (sha256:...); when
 	// set, the image is pulled by digest.
 	// +kubebuilder:validation:Pattern=`^(sha256:)?[a-f0-9]{64}$`
+	// +kubebuilder:validation:MaxLength=71
 	// +optional
 	ContainerSHA string `json:"containerSHA,omitempty"`
 
