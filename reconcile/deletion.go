@@ -26,16 +26,17 @@ import (
 // records of packages without uninstall support stay on the nodes: nothing
 // removed their files.
 
-// adoptFinalizer puts Finalizer on the Skyhook, in place of the legacy one,
-// and reports whether it changed anything.
+// adoptFinalizer puts the finalizer of the rollout's kind on it (in place
+// of this operator's legacy one on a Skyhook) and reports whether it
+// changed anything.
 func adoptFinalizer(sk *skyhookv1.Skyhook) bool {
 	legacy := controllerutil.RemoveFinalizer(sk, legacyFinalizer)
-	return controllerutil.AddFinalizer(sk, Finalizer) || legacy
+	return controllerutil.AddFinalizer(sk, skyhookv1.KindOf(sk).Finalizer) || legacy
 }
 
 // delete drives a deleted Skyhook to the removal of its finalizer.
 func (r *SkyhookReconciler) delete(ctx context.Context, sk *skyhookv1.Skyhook) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(sk, Finalizer) && !controllerutil.ContainsFinalizer(sk, legacyFinalizer) {
+	if !controllerutil.ContainsFinalizer(sk, skyhookv1.KindOf(sk).Finalizer) && !controllerutil.ContainsFinalizer(sk, legacyFinalizer) {
 		return ctrl.Result{}, nil
 	}
 	pending, malformed, err := r.pendingUninstalls(ctx, sk)
@@ -47,11 +48,11 @@ func (r *SkyhookReconciler) delete(ctx context.Context, sk *skyhookv1.Skyhook) (
 		conditions.MarkTrue(sk, skyhookv1.DeletionBlockedCondition, "MalformedNodeState",
 			"the nodeState annotation of %s cannot be read, so what to uninstall is unknown; repair or remove it", report.NodeList(malformed))
 		return ctrl.Result{}, nil
-	case pending > 0 && sk.Annotations[skyhookv1.DisableAnnotation] == "true":
+	case pending > 0 && sk.Annotations[skyhookv1.KindOf(sk).DisableAnnotation()] == "true":
 		conditions.MarkTrue(sk, skyhookv1.DeletionBlockedCondition, "DisabledWithPendingUninstall",
 			"%d nodes still have packages with uninstall.enabled; enable the Skyhook so they are uninstalled", pending)
 		return ctrl.Result{}, nil
-	case pending > 0 && sk.Annotations[skyhookv1.PauseAnnotation] == "true":
+	case pending > 0 && sk.Annotations[skyhookv1.KindOf(sk).PauseAnnotation()] == "true":
 		conditions.MarkTrue(sk, skyhookv1.DeletionBlockedCondition, "PausedWithPendingUninstall",
 			"%d nodes still have packages with uninstall.enabled; resume the Skyhook so they are uninstalled", pending)
 		return ctrl.Result{}, nil
@@ -73,7 +74,7 @@ func (r *SkyhookReconciler) pendingUninstalls(ctx context.Context, sk *skyhookv1
 	var pending int
 	var malformed []string
 	for i := range nodes.Items {
-		state, err := nodestate.Read(&nodes.Items[i], sk.Name)
+		state, err := nodestate.Read(&nodes.Items[i], skyhookv1.RefOf(sk))
 		if err != nil {
 			malformed = append(malformed, nodes.Items[i].Name)
 			continue
@@ -124,8 +125,8 @@ func (r *SkyhookReconciler) finalize(ctx context.Context, sk *skyhookv1.Skyhook)
 			return err
 		}
 	}
-	r.forget(sk.UID, sk.Name)
-	controllerutil.RemoveFinalizer(sk, Finalizer)
+	r.forget(sk.UID, skyhookv1.RefOf(sk))
+	controllerutil.RemoveFinalizer(sk, skyhookv1.KindOf(sk).Finalizer)
 	controllerutil.RemoveFinalizer(sk, legacyFinalizer)
 	return nil
 }
@@ -137,17 +138,17 @@ func (r *SkyhookReconciler) cleanNode(ctx context.Context, sk *skyhookv1.Skyhook
 	if err := r.releaseCordon(ctx, sk, node); err != nil {
 		return err
 	}
-	if err := r.forgetNodeConditions(ctx, sk.Name, node); err != nil {
+	if err := r.forgetNodeConditions(ctx, skyhookv1.RefOf(sk), node); err != nil {
 		return err
 	}
 	// The taint this Skyhook held goes when no other runtimeRequired
 	// Skyhook still holds it.
-	if sk.Spec.RuntimeRequired && selects(sk, node) && runtimeTaintDone(required, node, sk.Name) {
+	if sk.Spec.RuntimeRequired && selects(sk, node) && runtimeTaintDone(required, node, skyhookv1.RefOf(sk)) {
 		if err := r.changeTaint(ctx, node, taints.Remove); err != nil {
 			return err
 		}
 	}
-	state, err := nodestate.Read(node, sk.Name)
+	state, err := nodestate.Read(node, skyhookv1.RefOf(sk))
 	if err != nil {
 		state = nil // delete only gets here with every record readable; a record broken since starts over
 	}
@@ -157,17 +158,17 @@ func (r *SkyhookReconciler) cleanNode(ctx context.Context, sk *skyhookv1.Skyhook
 			kept[key] = e
 		}
 	}
-	p, err := nodestate.ForgetKeeping(node, sk.Name, kept)
+	p, err := nodestate.ForgetKeeping(node, skyhookv1.RefOf(sk), kept)
 	if err != nil || p == nil {
 		return err
 	}
 	return r.patchNode(ctx, node.Name, p)
 }
 
-// forget drops what the reconciler remembers of a Skyhook that is gone,
-// and its metrics; an empty uid is the one last seen under the name.
-func (r *SkyhookReconciler) forget(uid types.UID, name string) {
-	r.memory.Forget(uid, name)
-	forgetMetrics(name)
-	forgetStageMetrics(name)
+// forget drops what the reconciler remembers of a rollout that is gone,
+// and its metrics; an empty uid is the one last seen under its kind and
+// name.
+func (r *SkyhookReconciler) forget(uid types.UID, rollout skyhookv1.RolloutRef) {
+	r.memory.Forget(uid, rollout)
+	forgetMetrics(rollout)
 }

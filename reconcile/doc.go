@@ -1,6 +1,9 @@
-// Package reconcile is the Skyhook controller: it rolls a Skyhook's
-// packages across the nodes it selects, stage by stage, within its
-// interruption budget or DeploymentPolicy. The PackageSet controller is in
+// Package reconcile is the rollout controller: it rolls a Skyhook's (or a
+// NodeWright's) packages across the nodes it selects, stage by stage,
+// within its interruption budget or DeploymentPolicy. Both kinds run
+// through the same code: a rollout is given its kind (api/rollouts), whose
+// metadata prefix, finalizer and annotations name everything it writes,
+// and skyhook_manager.go starts one controller per kind. The PackageSet controller is in
 // reconcile/packageset; the leaf packages beside this one each hold one
 // idea (lifecycle, stagepod, budget, compartment, snapshot, cordon, drain,
 // interrupt, taints, fleet), and two hold what the reconciler keeps and

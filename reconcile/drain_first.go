@@ -38,7 +38,7 @@ func (n *nodePass) drainFirst(ctx context.Context, name string, step lifecycle.S
 	sk := n.sk
 	rec := n.early
 	if rec == nil {
-		rec = interrupt.Read(n.work.node, sk.Name)
+		rec = interrupt.Read(n.work.node, n.ref)
 	}
 	if rec != nil && rec.Generation == sk.Generation {
 		switch rec.Phase {

@@ -30,7 +30,7 @@ type fleetView struct {
 // beginPass returns the Skyhook's view and the nodes this pass visits,
 // sorted; full says it visits every node, with a new, empty view.
 func (r *SkyhookReconciler) beginPass(sk *skyhookv1.Skyhook, basis string, now time.Time) (*fleetView, []string, bool) {
-	view, visit, full := r.memory.BeginPass(sk.Name, basis, now)
+	view, visit, full := r.memory.BeginPass(skyhookv1.RefOf(sk), basis, now)
 	return &fleetView{view}, visit, full
 }
 
@@ -40,12 +40,12 @@ func passBasis(sk *skyhookv1.Skyhook, policy *skyhookv1.DeploymentPolicy, ahead 
 	var b strings.Builder
 	// A Flux-style "reconcile now" request visits every node too.
 	fmt.Fprintf(&b, "%s/%d/%t/%s/%s/%s", sk.UID, sk.Generation, !sk.DeletionTimestamp.IsZero(),
-		sk.Annotations[skyhookv1.PauseAnnotation], sk.Annotations[skyhookv1.DisableAnnotation], sk.Annotations[meta.ReconcileRequestAnnotation])
+		sk.Annotations[skyhookv1.KindOf(sk).PauseAnnotation()], sk.Annotations[skyhookv1.KindOf(sk).DisableAnnotation()], sk.Annotations[meta.ReconcileRequestAnnotation])
 	if policy != nil {
 		fmt.Fprintf(&b, "|policy %s/%s", policy.UID, policy.ResourceVersion)
 	}
 	for _, a := range ahead {
-		fmt.Fprintf(&b, "|ahead %s/%t/%s", a.name, a.everywhere, a.selector)
+		fmt.Fprintf(&b, "|ahead %s/%t/%s", a.ref, a.everywhere, a.selector)
 	}
 	return b.String()
 }

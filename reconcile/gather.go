@@ -93,10 +93,11 @@ func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook, v
 		return g, err
 	}
 	records := r.memory.Records.Read(sk, nodes, visit.all, g.gone)
+	kind := skyhookv1.KindOf(sk)
 	for i := range nodes {
 		node := &nodes[i]
 		rec, err := records[i].Record, records[i].Err
-		if p := records[i].Problems; len(p) > 0 && records[i].Fresh && node.Labels[skyhookv1.IgnoreNodeLabel] != "true" {
+		if p := records[i].Problems; len(p) > 0 && records[i].Fresh && node.Labels[kind.IgnoreNodeLabel()] != "true" {
 			// Once per change of the node, the node as the related
 			// object: the recorder folds repeats of one (Skyhook, node)
 			// into a series, and would fold every node's into the
@@ -104,7 +105,7 @@ func (r *SkyhookReconciler) gather(ctx context.Context, sk *skyhookv1.Skyhook, v
 			r.Recorder.Eventf(sk, node, corev1.EventTypeWarning, "MalformedNodeRecord", "ReadNode", "node %s: %s", node.Name, strings.Join(p, "; "))
 		}
 		switch {
-		case node.Labels[skyhookv1.IgnoreNodeLabel] == "true":
+		case node.Labels[kind.IgnoreNodeLabel()] == "true":
 			g.held = append(g.held, &nodeWork{node: node, state: rec.State, kind: fleet.Ignored})
 		case err != nil:
 			g.held = append(g.held, &nodeWork{node: node, kind: fleet.Malformed, problem: err.Error()})
@@ -132,7 +133,7 @@ func (r *SkyhookReconciler) readVisited(ctx context.Context, sk *skyhookv1.Skyho
 			return nil, nil, nil, err
 		}
 		var list corev1.PodList
-		if err := r.Client.List(ctx, &list, client.InNamespace(r.Namespace), client.MatchingLabels{stagepod.SkyhookLabel: sk.Name}, client.UnsafeDisableDeepCopy); err != nil {
+		if err := r.Client.List(ctx, &list, client.InNamespace(r.Namespace), client.MatchingLabels{stagepod.OwnerLabel(skyhookv1.KindOf(sk)): sk.Name}, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, nil, nil, err
 		}
 		pods = list.Items
@@ -148,7 +149,7 @@ func (r *SkyhookReconciler) readVisited(ctx context.Context, sk *skyhookv1.Skyho
 			}
 			nodes.Items = append(nodes.Items, *node)
 			var list corev1.PodList
-			if err := r.Client.List(ctx, &list, client.InNamespace(r.Namespace), client.MatchingLabels{stagepod.SkyhookLabel: sk.Name},
+			if err := r.Client.List(ctx, &list, client.InNamespace(r.Namespace), client.MatchingLabels{stagepod.OwnerLabel(skyhookv1.KindOf(sk)): sk.Name},
 				client.MatchingFields{podNodeField: name}, client.UnsafeDisableDeepCopy); err != nil {
 				return nil, nil, nil, err
 			}

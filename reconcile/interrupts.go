@@ -162,7 +162,7 @@ func (n *nodePass) drainNode(ctx context.Context, rec *interrupt.Record) (bool, 
 		return false, rec, err
 	}
 	res, err := drain.Step(ctx, r.Client, r.APIReader, node.Name, drain.Options{
-		OperatorNamespace: r.Namespace, StagePodLabel: stagepod.SkyhookLabel, NonInterrupt: nonInterrupt,
+		OperatorNamespace: r.Namespace, StagePodLabels: stagePodLabels(), NonInterrupt: nonInterrupt,
 		Force: timedOut && onTimeout == skyhookv1.DrainDelete,
 	})
 	if err != nil {
@@ -261,6 +261,16 @@ func finishInterrupt(state skyhookv1.NodeState, keys []string) bool {
 	return true
 }
 
+// stagePodLabels name the operator's stage pods of every kind, which a
+// drain leaves on the node.
+func stagePodLabels() []string {
+	out := make([]string, len(skyhookv1.RolloutKinds))
+	for i, kind := range skyhookv1.RolloutKinds {
+		out[i] = stagepod.OwnerLabel(kind)
+	}
+	return out
+}
+
 // drainOptions are the Skyhook's drain timeout and what happens after it.
 func drainOptions(sk *skyhookv1.Skyhook) (time.Duration, skyhookv1.DrainOnTimeout) {
 	timeout, onTimeout := defaultDrainTimeout, skyhookv1.DrainWait
@@ -323,9 +333,9 @@ func installInterruptMarker(sk *skyhookv1.Skyhook, name, ran, now string) string
 // again with the next generation.
 func (pass *rolloutPass) skippedDrain(w *nodeWork, p *report.Progress) bool {
 	sk := pass.sk
-	rec := interrupt.Read(w.node, sk.Name)
+	rec := interrupt.Read(w.node, pass.ref)
 	if rec == nil || rec.Phase != interrupt.PhaseSkipped || rec.Generation != sk.Generation ||
-		w.node.Labels[skyhookv1.StatusKey(sk.Name)] != string(skyhookv1.StatusBlocked) {
+		w.node.Labels[pass.ref.StatusKey()] != string(skyhookv1.StatusBlocked) {
 		return false
 	}
 	w.now = skyhookv1.StatusBlocked

@@ -80,10 +80,16 @@ var (
 	}, []string{"skyhook", "package", "stage"})
 )
 
+// published reports whether the metrics above and below have series for
+// the kind's rollouts: a Skyhook's. NodeWright's own metric names
+// (nodewright_*, labelled nodewright_name) are not published yet, and its
+// rollouts are left out rather than counted under a Skyhook's name.
+func published(kind skyhookv1.RolloutKind) bool { return kind == skyhookv1.Skyhooks }
+
 // observeStageEnd records a stage pod of the Skyhook that ended, once per
 // pod.
 func (r *SkyhookReconciler) observeStageEnd(sk *skyhookv1.Skyhook, pkg string, pod *corev1.Pod, result stagepod.Result) {
-	if result == stagepod.Running || !r.memory.StageEnds.First(sk.UID, pod.UID) {
+	if result == stagepod.Running || !r.memory.StageEnds.First(sk.UID, pod.UID) || !published(skyhookv1.KindOf(sk)) {
 		return
 	}
 	skyhook := sk.Name
@@ -97,12 +103,13 @@ func (r *SkyhookReconciler) observeStageEnd(sk *skyhookv1.Skyhook, pkg string, p
 	stageDuration.WithLabelValues(skyhook, pkg, stage, label).Observe(max(seconds, 0))
 }
 
-// forgetStageMetrics drops a deleted Skyhook's stage metrics.
-func forgetStageMetrics(skyhook string) {
-	stageDuration.DeletePartialMatch(prometheus.Labels{"skyhook": skyhook})
-	passesTotal.DeletePartialMatch(prometheus.Labels{"skyhook": skyhook})
-	nodesVisited.DeletePartialMatch(prometheus.Labels{"skyhook": skyhook})
-	stageFailures.DeletePartialMatch(prometheus.Labels{"skyhook": skyhook})
+// observePass counts a pass of the rollout and the nodes it visited.
+func observePass(rollout skyhookv1.RolloutRef, full bool, visited int) {
+	if !published(rollout.Kind) {
+		return
+	}
+	passesTotal.WithLabelValues(rollout.Name, passKind(full)).Inc()
+	nodesVisited.WithLabelValues(rollout.Name).Add(float64(visited))
 }
 
 // NodeWright's metrics, same names, labels and meaning, so that its Grafana
@@ -152,7 +159,10 @@ func init() {
 // observe sets a Skyhook's gauges from a pass's view; policy is its
 // DeploymentPolicy, nil for none.
 func observe(sk *skyhookv1.Skyhook, view *fleetView, p report.Progress, capacity int, policy *skyhookv1.DeploymentPolicy) {
-	forgetMetrics(sk.Name) // a stage or version that is gone must not linger
+	if !published(skyhookv1.KindOf(sk)) {
+		return
+	}
+	forgetGauges(sk.Name) // a stage or version that is gone must not linger
 	tainted := len(p.Blocked) - p.Ignored
 	waiting := p.Selected - p.Complete - p.Active - tainted
 	nodesGauge.WithLabelValues(sk.Name, "complete").Set(float64(p.Complete))
@@ -182,7 +192,7 @@ func observe(sk *skyhookv1.Skyhook, view *fleetView, p report.Progress, capacity
 
 // observeUpstream sets NodeWright's gauges from a pass's view.
 func observeUpstream(sk *skyhookv1.Skyhook, view *fleetView, p report.Progress, policy *skyhookv1.DeploymentPolicy) {
-	observeStatus(sk.Name, sk.Status.Status)
+	observeStatus(skyhookv1.RefOf(sk), sk.Status.Status)
 	for _, s := range statuses {
 		n := view.Index.Count(s)
 		if s == skyhookv1.StatusBlocked {
@@ -244,7 +254,11 @@ func strategyType(policy *skyhookv1.DeploymentPolicy, name string) string {
 
 // observeStatus sets skyhook_status: 1 for the Skyhook's status, 0 for the
 // others (also for a disabled Skyhook, which has no pass).
-func observeStatus(skyhook string, current skyhookv1.Status) {
+func observeStatus(rollout skyhookv1.RolloutRef, current skyhookv1.Status) {
+	if !published(rollout.Kind) {
+		return
+	}
+	skyhook := rollout.Name
 	for _, s := range statuses {
 		v := 0.0
 		if s == current {
@@ -257,6 +271,9 @@ func observeStatus(skyhook string, current skyhookv1.Status) {
 // observeDisabled reports a disabled Skyhook's nodes as NodeWright does:
 // the selected nodes are its target, each disabled.
 func observeDisabled(sk *skyhookv1.Skyhook, selected int) {
+	if !published(skyhookv1.KindOf(sk)) {
+		return
+	}
 	upstreamTarget.WithLabelValues(sk.Name).Set(float64(selected))
 	for _, s := range statuses {
 		v := 0.0
@@ -267,8 +284,20 @@ func observeDisabled(sk *skyhookv1.Skyhook, selected int) {
 	}
 }
 
-// forgetMetrics removes every series of a Skyhook.
-func forgetMetrics(skyhook string) {
+// forgetMetrics removes every series of a rollout: its gauges, its stage
+// and pass counters.
+func forgetMetrics(rollout skyhookv1.RolloutRef) {
+	if !published(rollout.Kind) {
+		return
+	}
+	forgetGauges(rollout.Name)
+	for _, c := range []interface{ DeletePartialMatch(prometheus.Labels) int }{stageDuration, passesTotal, nodesVisited, stageFailures} {
+		c.DeletePartialMatch(prometheus.Labels{"skyhook": rollout.Name})
+	}
+}
+
+// forgetGauges removes every gauge series of a Skyhook.
+func forgetGauges(skyhook string) {
 	labels := prometheus.Labels{"skyhook": skyhook}
 	for _, g := range allGauges {
 		g.DeletePartialMatch(labels)
@@ -294,8 +323,8 @@ func passKind(full bool) string {
 var remembered = &memoryCollector{memories: map[*memory.Memory[*nodeWork]]bool{}}
 
 var memoryDesc = prometheus.NewDesc("skyhook_operator_memory_entries",
-	"Entries the operator keeps between passes for a Skyhook, by store (see reconcile/memory); a deleted Skyhook has none.",
-	[]string{"skyhook", "store"}, nil)
+	"Entries the operator keeps between passes for a rollout (its kind and name; an empty kind and its UID when untracked), by store (see reconcile/memory); a deleted rollout has none.",
+	[]string{"kind", "name", "store"}, nil)
 
 // memoryCollector collects the memories of the reconcilers running in this
 // process (one, but for tests that run several operators in one process:
@@ -309,15 +338,15 @@ func (c *memoryCollector) Describe(ch chan<- *prometheus.Desc) { ch <- memoryDes
 
 func (c *memoryCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	sum := map[[2]string]int{}
+	sum := map[[3]string]int{}
 	for m := range c.memories {
 		for _, h := range m.Held() {
-			sum[[2]string{h.Skyhook, h.Store}] += h.Entries
+			sum[[3]string{h.Kind, h.Name, h.Store}] += h.Entries
 		}
 	}
 	c.mu.Unlock()
 	for k, n := range sum {
-		ch <- prometheus.MustNewConstMetric(memoryDesc, prometheus.GaugeValue, float64(n), k[0], k[1])
+		ch <- prometheus.MustNewConstMetric(memoryDesc, prometheus.GaugeValue, float64(n), k[0], k[1], k[2])
 	}
 }
 

@@ -71,7 +71,7 @@ func (n *nodePass) advance(ctx context.Context) error {
 // a paused Skyhook starts none. It returns the interrupt record to keep on
 // the node, nil when none is under way.
 func (n *nodePass) followInterrupt(ctx context.Context, due []string) (*interrupt.Record, error) {
-	rec := interrupt.Read(n.work.node, n.sk.Name)
+	rec := interrupt.Read(n.work.node, n.ref)
 	switch {
 	case len(due) == 0 && n.holdsDrain(rec):
 		return rec, nil // drained before apply: cordoned until the interrupt

@@ -53,7 +53,7 @@ func (pass *rolloutPass) markWanted(w *nodeWork) (skyhookv1.Status, bool) {
 	if w.now != skyhookv1.StatusComplete && w.now != skyhookv1.StatusWaiting && w.now != skyhookv1.StatusBlocked {
 		return "", false
 	}
-	key := skyhookv1.StatusKey(pass.sk.Name)
+	key := pass.ref.StatusKey()
 	want, has := w.now, skyhookv1.Status(w.node.Labels[key])
 	switch {
 	case pass.paused:
@@ -76,7 +76,7 @@ func (n *nodePool) markNode(w *nodeWork, status skyhookv1.Status) {
 // reset) may have removed it since, and the pass that follows a mark's own
 // node event already sees it in the cache.
 func (r *SkyhookReconciler) writeMark(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, status skyhookv1.Status) error {
-	patch := nodestate.StatusPatch(w.node, sk.Name, status)
+	patch := nodestate.StatusPatch(w.node, skyhookv1.RefOf(sk), status)
 	if patch == nil {
 		return nil
 	}

@@ -26,7 +26,7 @@ import (
 // what the node, and this operator's last write, say.
 func (r *SkyhookReconciler) writeRecord(ctx context.Context, sk *skyhookv1.Skyhook, w *nodeWork, rec nodestate.Record) error {
 	rec.Version = r.OperatorVersion
-	patchData, err := nodestate.Patch(w.node, sk.Name, rec)
+	patchData, err := nodestate.Patch(w.node, skyhookv1.RefOf(sk), rec)
 	if err != nil || patchData == nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (r *SkyhookReconciler) patchNodeStatus(ctx context.Context, name string, pa
 // was written last is remembered with the records (writtenRecords) and not
 // written again.
 func (r *SkyhookReconciler) writeNodeConditions(ctx context.Context, sk *skyhookv1.Skyhook, node *corev1.Node, status skyhookv1.Status, state skyhookv1.NodeState) error {
-	want := report.NodeConditions(sk.Name, status, state)
+	want := report.NodeConditions(skyhookv1.RefOf(sk), status, state)
 	patch, err := report.ConditionsPatch(node, want)
 	if err != nil || patch == nil {
 		return err
@@ -89,9 +89,9 @@ func (r *SkyhookReconciler) writeNodeConditions(ctx context.Context, sk *skyhook
 	return nil
 }
 
-// forgetNodeConditions removes the Skyhook's conditions from the node.
-func (r *SkyhookReconciler) forgetNodeConditions(ctx context.Context, skyhook string, node *corev1.Node) error {
-	patch, err := report.ForgetConditionsPatch(node, skyhook)
+// forgetNodeConditions removes the rollout's conditions from the node.
+func (r *SkyhookReconciler) forgetNodeConditions(ctx context.Context, rollout skyhookv1.RolloutRef, node *corev1.Node) error {
+	patch, err := report.ForgetConditionsPatch(node, rollout)
 	if err != nil || patch == nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func (pass *rolloutPass) skipNotReady(w *nodeWork, pool *nodePool, p *report.Pro
 	if !down || nodeComplete(sk, w) {
 		return false
 	}
-	if rec := interrupt.Read(w.node, sk.Name); rec != nil && rec.Phase == interrupt.PhaseVerify {
+	if rec := interrupt.Read(w.node, pass.ref); rec != nil && rec.Phase == interrupt.PhaseVerify {
 		return false
 	}
 	active := pass.nodeActive(w)
@@ -51,9 +51,9 @@ func (pass *rolloutPass) skipNotReady(w *nodeWork, pool *nodePool, p *report.Pro
 		}
 		r.memory.Started.Remove(sk.UID, w.node.Name)
 	}
-	if w.node.Labels[skyhookv1.StatusKey(sk.Name)] == string(skyhookv1.StatusInProgress) {
+	if w.node.Labels[pass.ref.StatusKey()] == string(skyhookv1.StatusInProgress) {
 		pool.writeRecord(w, nodestate.Record{State: w.state, Config: w.config, Status: skyhookv1.StatusBlocked, Batch: w.batch,
-			Interrupt: w.node.Annotations[skyhookv1.InterruptAnnotation(sk.Name)]})
+			Interrupt: w.node.Annotations[pass.ref.InterruptAnnotation()]})
 	}
 	w.now = skyhookv1.StatusBlocked
 	p.NodeBlocked(w.node.Name, message)

@@ -21,6 +21,8 @@ import (
 type rolloutPass struct {
 	r  *SkyhookReconciler
 	sk *skyhookv1.Skyhook
+	// ref names the rollout (its kind and name), and so its keys.
+	ref skyhookv1.RolloutRef
 	// paused: running stages are followed, nothing new starts.
 	paused bool
 	// policy is the Skyhook's DeploymentPolicy, nil for none.

@@ -59,9 +59,9 @@ func BenchmarkPass(b *testing.B) {
 				changed.Labels["rack"] = fmt.Sprint(i)
 				mem.nodes[changed.Name] = changed
 				if full {
-					r.memory.Changes.All(sk.Name)
+					r.memory.Changes.All(skyhookv1.RefOf(sk))
 				} else {
-					r.memory.Changes.Node(sk.Name, changed.Name)
+					r.memory.Changes.Node(skyhookv1.RefOf(sk), changed.Name)
 				}
 				b.StartTimer()
 				if _, err := r.rollout(ctx, sk); err != nil {
@@ -138,7 +138,7 @@ func benchFleet(b *testing.B, n, pkgs int) (*SkyhookReconciler, *skyhookv1.Skyho
 
 // applyRecord writes the record on the node as the operator's patch would.
 func applyRecord(b *testing.B, node *corev1.Node, skyhook string, rec nodestate.Record) {
-	patch, err := nodestate.Patch(node, skyhook, rec)
+	patch, err := nodestate.Patch(node, skyhookv1.Skyhooks.Named(skyhook), rec)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -60,7 +60,11 @@ func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.D
 	if err != nil {
 		return nil, fmt.Errorf("spec.nodeSelectors: %w", err)
 	}
-	ahead := selectorsOf(others, func(other *skyhookv1.Skyhook) bool { return goesBefore(other, sk) })
+	views := make([]*skyhookv1.Skyhook, len(others))
+	for i := range others {
+		views[i] = &others[i]
+	}
+	ahead := selectorsOf(views, func(other *skyhookv1.Skyhook) bool { return goesBefore(other, sk) })
 	p := &Plan{Skyhook: sk.Name, Batches: []PlannedBatch{}} // [] in JSON when nothing runs
 	var work []*corev1.Node
 	stagesOf := map[string]PlannedNode{}
@@ -126,8 +130,8 @@ func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.D
 
 // blockedBecause says why the reconciler would not work on the node now.
 func blockedBecause(sk *skyhookv1.Skyhook, n *corev1.Node, ahead []skyhookAhead, runtimeTaint corev1.Taint) string {
-	if n.Labels[skyhookv1.IgnoreNodeLabel] == "true" {
-		return "ignored: labelled " + skyhookv1.IgnoreNodeLabel + "=true"
+	if ignore := skyhookv1.KindOf(sk).IgnoreNodeLabel(); n.Labels[ignore] == "true" {
+		return "ignored: labelled " + ignore + "=true"
 	}
 	if taints := stagepod.Untolerated(sk, n, runtimeTaint); len(taints) > 0 {
 		return "taints not tolerated: " + taintList(taints)
@@ -144,12 +148,12 @@ func blockedBecause(sk *skyhookv1.Skyhook, n *corev1.Node, ahead []skyhookAhead,
 // simulate runs the package lifecycle on a copy of the node's record,
 // every stage succeeding, and lists the stages.
 func simulate(sk *skyhookv1.Skyhook, n *corev1.Node) PlannedNode {
-	state, _ := nodestate.Read(n, sk.Name)
+	state, _ := nodestate.Read(n, skyhookv1.RefOf(sk))
 	state = maps.Clone(state)
 	if state == nil {
 		state = skyhookv1.NodeState{}
 	}
-	config := maps.Clone(nodestate.ReadConfig(n, sk.Name))
+	config := maps.Clone(nodestate.ReadConfig(n, skyhookv1.RefOf(sk)))
 	if config == nil {
 		config = map[string]string{}
 	}

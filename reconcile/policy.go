@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skyhook-go/skyhook/api/rollouts"
 	"github.com/skyhook-go/skyhook/api/timewindow"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/compartment"
@@ -42,15 +43,17 @@ type compartmentPass struct {
 // deploymentPolicy reads the Skyhook's DeploymentPolicy once per pass: nil
 // for none, or one that does not exist (admission refuses that; then
 // nothing starts meanwhile, see policyGate).
+// A NodeWright's policy is a DeploymentPolicy of NodeWright's group.
 func (r *SkyhookReconciler) deploymentPolicy(ctx context.Context, sk *skyhookv1.Skyhook) (*skyhookv1.DeploymentPolicy, error) {
 	if sk.Spec.DeploymentPolicy == "" {
 		return nil, nil
 	}
-	policy := &skyhookv1.DeploymentPolicy{}
+	k := rollouts.Of(sk)
+	policy := k.Policy()
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: sk.Spec.DeploymentPolicy}, policy); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	return policy, nil
+	return k.PolicyView(policy), nil
 }
 
 // policyGate applies the policy (nil when the Skyhook names one that does
@@ -220,7 +223,8 @@ func interruptWindow(policy *skyhookv1.DeploymentPolicy) *timewindow.Window {
 // (nodePriority, nodeOrderOffset) is cleared, and the annotation goes. It
 // reports whether it did so.
 func (r *SkyhookReconciler) resetBatches(sk *skyhookv1.Skyhook) bool {
-	if _, asked := sk.Annotations[skyhookv1.ResetBatchStateAnnotation]; !asked {
+	asked := skyhookv1.KindOf(sk).ResetBatchStateAnnotation()
+	if _, ok := sk.Annotations[asked]; !ok {
 		return false
 	}
 	known := r.memory.Batches.Load(sk)
@@ -231,8 +235,8 @@ func (r *SkyhookReconciler) resetBatches(sk *skyhookv1.Skyhook) bool {
 	r.memory.Batches.Store(sk.UID, reset)
 	sk.Status.Compartments = reset
 	sk.Status.NodePriority, sk.Status.NodeOrderOffset = nil, 0
-	delete(sk.Annotations, skyhookv1.ResetBatchStateAnnotation)
+	delete(sk.Annotations, asked)
 	r.Recorder.Eventf(sk, nil, corev1.EventTypeNormal, "BatchStateReset", "Reset",
-		"batch state of %d compartments reset (next batch: 1) and node order cleared, as asked by %s", len(reset), skyhookv1.ResetBatchStateAnnotation)
+		"batch state of %d compartments reset (next batch: 1) and node order cleared, as asked by %s", len(reset), asked)
 	return true
 }

@@ -42,11 +42,12 @@ func TestSelectorsOfSkipsDisabledAndDeletedSkyhooks(t *testing.T) {
 	deleted.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 	paused.Annotations[skyhookv1.PauseAnnotation] = "true"
 	bad.Spec.NodeSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Bogus"}}
-	kept := selectorsOf([]skyhookv1.Skyhook{disabled, deleted, paused, bad, prioritised("other", 1, "a")},
+	other := prioritised("other", 1, "a")
+	kept := selectorsOf([]*skyhookv1.Skyhook{&disabled, &deleted, &paused, &bad, &other},
 		func(sk *skyhookv1.Skyhook) bool { return sk.Name != "other" })
 	var names []string
 	for _, k := range kept {
-		names = append(names, k.name)
+		names = append(names, k.name())
 	}
 	// A paused Skyhook still holds the ones after it; a selector that does
 	// not parse selects nothing.
@@ -56,8 +57,8 @@ func TestSelectorsOfSkipsDisabledAndDeletedSkyhooks(t *testing.T) {
 }
 
 func TestWaitingForNamesTheFirstSkyhookNotCompleteOnTheNode(t *testing.T) {
-	all := []skyhookv1.Skyhook{prioritised("driver", 1, "gpu"), prioritised("elsewhere", 2, "cpu"), prioritised("runtime", 3, "gpu")}
-	ahead := selectorsOf(all, func(*skyhookv1.Skyhook) bool { return true })
+	driver, elsewhere, runtime := prioritised("driver", 1, "gpu"), prioritised("elsewhere", 2, "cpu"), prioritised("runtime", 3, "gpu")
+	ahead := selectorsOf([]*skyhookv1.Skyhook{&driver, &elsewhere, &runtime}, func(*skyhookv1.Skyhook) bool { return true })
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"pool": "gpu"}}}
 	if got := waitingFor(ahead, node); got != "driver" {
 		t.Fatalf("waitingFor = %q, want driver", got)

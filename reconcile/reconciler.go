@@ -12,13 +12,14 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
-// Finalizer lets the operator uninstall a deleted Skyhook's packages and
-// clean its records off the nodes. It is NodeWright's finalizer, so that a
-// Skyhook taken over from it is deleted by this operator.
-const Finalizer = skyhookv1.MetadataPrefix + "/skyhook"
+// The finalizer of each kind (skyhookv1.RolloutKind.Finalizer) lets the
+// operator uninstall a deleted rollout's packages and clean its records off
+// the nodes. They are NodeWright's finalizers (skyhook.nvidia.com/skyhook,
+// nodewright.nvidia.com/nodewright), so that a rollout taken over from it
+// is deleted by this operator.
 
 // legacyFinalizer is the finalizer earlier releases of this operator put on
-// Skyhooks; it is replaced by Finalizer.
+// Skyhooks; it is replaced by the kind's.
 const legacyFinalizer = skyhookv1.MetadataPrefix + "/cleanup"
 
 // SkyhookReconciler rolls a Skyhook's packages across its nodes, stage by

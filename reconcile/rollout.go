@@ -33,15 +33,14 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	view, visit, full := r.beginPass(sk, passBasis(sk, pass.policy, ahead), now)
 	defer func() {
 		if err != nil {
-			r.memory.DropView(sk.Name) // what the view holds may be half updated
+			r.memory.DropView(pass.ref) // what the view holds may be half updated
 		}
 	}()
-	passesTotal.WithLabelValues(sk.Name, passKind(full)).Inc()
 	g, err := r.gather(ctx, sk, visitSet{names: visit, all: full})
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	nodesVisited.WithLabelValues(sk.Name).Add(float64(len(g.work) + len(g.held) + len(g.gone)))
+	observePass(pass.ref, full, len(g.work)+len(g.held)+len(g.gone))
 	for _, name := range g.gone {
 		view.remove(name)
 	}
@@ -51,7 +50,7 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	}
 	if tainted, err := pass.autoTaint(ctx, g.work); tainted || err != nil {
 		for _, w := range g.work {
-			r.memory.Changes.Node(sk.Name, w.node.Name) // not judged in this pass: the next one does
+			r.memory.Changes.Node(pass.ref, w.node.Name) // not judged in this pass: the next one does
 		}
 		return ctrl.Result{Requeue: tainted}, err
 	}
@@ -109,7 +108,8 @@ func (r *SkyhookReconciler) newPass(ctx context.Context, sk *skyhookv1.Skyhook) 
 	if err != nil {
 		return nil, err
 	}
-	return &rolloutPass{r: r, sk: sk, paused: sk.Annotations[skyhookv1.PauseAnnotation] == "true",
+	kind := skyhookv1.KindOf(sk)
+	return &rolloutPass{r: r, sk: sk, ref: kind.Named(sk.Name), paused: sk.Annotations[kind.PauseAnnotation()] == "true",
 		policy: policy, window: interruptWindow(policy), snapshots: snapshots}, nil
 }
 
@@ -156,7 +156,7 @@ func (pass *rolloutPass) waiting(w *nodeWork) {
 
 // hold reports an ignored or malformed node.
 func (pass *rolloutPass) hold(w *nodeWork) {
-	message := "ignored: labelled " + skyhookv1.IgnoreNodeLabel + "=true"
+	message := "ignored: labelled " + pass.ref.Kind.IgnoreNodeLabel() + "=true"
 	if w.kind == fleet.Malformed {
 		message = "record unreadable, held until repaired or reset (skyhook node reset): " + w.problem
 	}
@@ -256,7 +256,7 @@ func (pass *rolloutPass) nodeActive(w *nodeWork) bool {
 			return true
 		}
 	}
-	if w.node.Labels[skyhookv1.StatusKey(sk.Name)] == string(skyhookv1.StatusBlocked) {
+	if w.node.Labels[pass.ref.StatusKey()] == string(skyhookv1.StatusBlocked) {
 		// Skipped while NotReady (skipNotReady): back, it waits for a
 		// budget slot to resume its stage.
 		return false

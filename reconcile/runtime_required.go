@@ -18,31 +18,31 @@ import (
 // not runtimeRequired still runs first on the node and cannot deadlock the
 // runtimeRequired ones.
 
-// runtimeRequired lists the Skyhooks that are runtimeRequired and still
-// count (not disabled, not being deleted), with their selectors parsed.
+// runtimeRequired lists the rollouts of every kind that are
+// runtimeRequired and still count (not disabled, not being deleted), with
+// their selectors parsed.
 func (r *SkyhookReconciler) runtimeRequired(ctx context.Context) ([]skyhookAhead, error) {
 	return r.otherSkyhooks(ctx, func(sk *skyhookv1.Skyhook) bool { return sk.Spec.RuntimeRequired })
 }
 
-// runtimeTaintDone reports whether every runtimeRequired Skyhook that
-// selects the node is complete on it (except one being deleted, named
-// leaving).
-func runtimeTaintDone(required []skyhookAhead, node *corev1.Node, leaving string) bool {
+// runtimeTaintDone reports whether every runtimeRequired rollout that
+// selects the node is complete on it (except one being deleted, leaving).
+func runtimeTaintDone(required []skyhookAhead, node *corev1.Node, leaving skyhookv1.RolloutRef) bool {
 	for _, rr := range required {
-		if rr.name == leaving || !rr.selector.Matches(labels.Set(node.Labels)) {
+		if rr.ref == leaving || !rr.selector.Matches(labels.Set(node.Labels)) {
 			continue
 		}
-		if node.Labels[skyhookv1.StatusKey(rr.name)] != string(skyhookv1.StatusComplete) {
+		if node.Labels[rr.ref.StatusKey()] != string(skyhookv1.StatusComplete) {
 			return false
 		}
 	}
 	return true
 }
 
-// autoTaint puts the runtime-required taint on the Skyhook's new nodes when
+// autoTaint puts the runtime-required taint on the rollout's new nodes when
 // it is runtimeRequired with autoTaintNewNodes, as NodeWright's
-// HandleAutoTaint does: a node is new while it carries no
-// skyhook.nvidia.com/ annotation (no Skyhook has touched it: the nodes of a
+// HandleAutoTaint does: a node is new while it carries no annotation under
+// the kind's prefix (no rollout of the kind has touched it: the nodes of a
 // cluster on day 0 as well as one that joins later) and lacks the taint.
 // It reports whether it tainted a node; that pass then does nothing else
 // (NodeWright's returns too), so that the status marks the rest of the pass
@@ -56,20 +56,20 @@ func (pass *rolloutPass) autoTaint(ctx context.Context, work []*nodeWork) (bool,
 	pool := pass.pool(ctx)
 	tainted := false
 	for _, w := range work {
-		if !untouched(w.node) || taints.Has(w.node, r.RuntimeRequiredTaint) {
+		if !untouched(w.node, pass.ref.Kind) || taints.Has(w.node, r.RuntimeRequiredTaint) {
 			continue
 		}
-		pool.changeTaints(w.node, taints.AddToNew)
+		pool.changeTaints(w.node, taints.AddToNew(pass.ref.Kind))
 		tainted = true
 	}
 	return tainted, pool.wait()
 }
 
-// untouched reports whether the node carries no skyhook.nvidia.com/
-// annotation.
-func untouched(node *corev1.Node) bool {
+// untouched reports whether the node carries no annotation under the
+// kind's prefix (skyhook.nvidia.com/, nodewright.nvidia.com/).
+func untouched(node *corev1.Node, kind skyhookv1.RolloutKind) bool {
 	for k := range node.Annotations {
-		if strings.HasPrefix(k, skyhookv1.MetadataPrefix+"/") {
+		if strings.HasPrefix(k, kind.Prefix+"/") {
 			return false
 		}
 	}
@@ -95,7 +95,7 @@ func (pass *rolloutPass) runtimeTaints(ctx context.Context, work []*nodeWork, po
 			}
 		}
 		// This Skyhook's own label may lag its completion in this pass.
-		if runtimeTaintDone(required, nodeWithStatus(w.node, sk.Name, skyhookv1.StatusComplete), "") {
+		if runtimeTaintDone(required, nodeWithStatus(w.node, pass.ref, skyhookv1.StatusComplete), skyhookv1.RolloutRef{}) {
 			pool.changeTaints(w.node, taints.Remove)
 		}
 	}
@@ -103,13 +103,13 @@ func (pass *rolloutPass) runtimeTaints(ctx context.Context, work []*nodeWork, po
 }
 
 // nodeWithStatus is the node as it reads once its status label for the
-// Skyhook says status (a shallow copy; the cached node is not changed).
-func nodeWithStatus(node *corev1.Node, skyhook string, status skyhookv1.Status) *corev1.Node {
+// rollout says status (a shallow copy; the cached node is not changed).
+func nodeWithStatus(node *corev1.Node, rollout skyhookv1.RolloutRef, status skyhookv1.Status) *corev1.Node {
 	copied := *node
 	copied.Labels = make(map[string]string, len(node.Labels)+1)
 	for k, v := range node.Labels {
 		copied.Labels[k] = v
 	}
-	copied.Labels[skyhookv1.StatusKey(skyhook)] = string(status)
+	copied.Labels[rollout.StatusKey()] = string(status)
 	return &copied
 }

@@ -8,25 +8,30 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skyhook-go/skyhook/api/rollouts"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/report"
 )
 
-// Reconcile implements reconcile.Reconciler, Flux style: get, patch helper
-// with a deferred status patch, finalizer, suspend (disable/pause), rollout.
-func (r *SkyhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	sk := &skyhookv1.Skyhook{}
-	if err := r.Client.Get(ctx, req.NamespacedName, sk); err != nil {
+// reconcileKind reconciles one rollout object of the kind, Flux style: get,
+// patch helper with a deferred status patch, finalizer, suspend
+// (disable/pause), rollout. The engine works on the object's view
+// (rolloutKind); the patch helper patches the object itself.
+func (r *SkyhookReconciler) reconcileKind(ctx context.Context, k *rollouts.Kind, req ctrl.Request) (result ctrl.Result, retErr error) {
+	obj := k.New()
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.forget("", req.Name) // also when its finalizer was taken off by hand
+			r.forget("", k.Named(req.Name)) // also when its finalizer was taken off by hand
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	r.memory.Track(sk.UID, sk.Name)
-	patcher := patch.NewSerialPatcher(sk, r.Client)
+	sk := k.View(obj)
+	r.memory.Track(sk.UID, skyhookv1.RefOf(sk))
+	patcher := patch.NewSerialPatcher(obj, r.Client)
 	before := sk.DeepCopy()
 	defer func() {
-		wait, err := r.finalizeStatus(ctx, patcher, before, sk)
+		k.Apply(obj, sk)
+		wait, err := r.finalizeStatus(ctx, patcher, before, obj)
 		if wait > 0 && (result.RequeueAfter <= 0 || wait < result.RequeueAfter) {
 			result.RequeueAfter = wait
 		}
@@ -41,23 +46,25 @@ func (r *SkyhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	if adoptFinalizer(sk) || r.stampVersion(sk) || r.resetBatches(sk) {
 		return ctrl.Result{Requeue: true}, nil
 	}
-	if sk.Annotations[skyhookv1.DisableAnnotation] == "true" {
+	if sk.Annotations[k.DisableAnnotation()] == "true" {
 		report.MarkDisabled(sk)
-		observeStatus(sk.Name, skyhookv1.StatusDisabled)
+		observeStatus(skyhookv1.RefOf(sk), skyhookv1.StatusDisabled)
 		return r.markDisabledNodes(ctx, sk)
 	}
 	return r.rollout(ctx, sk)
 }
 
-// stampVersion writes the operator's version on the Skyhook, as NodeWright
-// does, and reports whether it changed.
+// stampVersion writes the operator's version on the rollout's object (the
+// version annotation of its kind), as NodeWright does, and reports whether
+// it changed.
 func (r *SkyhookReconciler) stampVersion(sk *skyhookv1.Skyhook) bool {
-	if r.OperatorVersion == "" || sk.Annotations[skyhookv1.SkyhookVersionAnnotation] == r.OperatorVersion {
+	key := skyhookv1.KindOf(sk).VersionAnnotation()
+	if r.OperatorVersion == "" || sk.Annotations[key] == r.OperatorVersion {
 		return false
 	}
 	if sk.Annotations == nil {
 		sk.Annotations = map[string]string{}
 	}
-	sk.Annotations[skyhookv1.SkyhookVersionAnnotation] = r.OperatorVersion
+	sk.Annotations[key] = r.OperatorVersion
 	return true
 }

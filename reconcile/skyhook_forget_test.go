@@ -129,11 +129,12 @@ func waitMemory(t *testing.T, what string, skyhooks []string, ok func(held strin
 }
 
 // rememberedFor lists the stores of the memory metric that hold a place
-// for the Skyhook (by name or UID), as " store=entries" each.
+// for the rollout (by name, of any kind, or by UID), as " store=entries"
+// each.
 func rememberedFor(t *testing.T, skyhook string) string {
 	t.Helper()
 	var out string
-	for _, m := range testenv.Series(t, "skyhook_operator_memory_entries", map[string]string{"skyhook": skyhook}) {
+	for _, m := range testenv.Series(t, "skyhook_operator_memory_entries", map[string]string{"name": skyhook}) {
 		for _, l := range m.GetLabel() {
 			if l.GetName() == "store" {
 				out += fmt.Sprintf(" %s=%g", l.GetValue(), m.GetGauge().GetValue())

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
@@ -19,13 +20,18 @@ import (
 // kstatusOf is what Flux's health checks (kstatus) make of a Skyhook.
 func kstatusOf(t *testing.T, sk *skyhookv1.Skyhook) status.Status {
 	t.Helper()
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(sk)
+	return kstatusAs(t, sk, skyhookv1.GroupVersion.WithKind(skyhookv1.SkyhookKind))
+}
+
+// kstatusAs is what kstatus makes of a rollout read as the given kind.
+func kstatusAs(t *testing.T, obj any, gvk schema.GroupVersionKind) status.Status {
+	t.Helper()
+	fields, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := &unstructured.Unstructured{Object: obj}
-	u.SetAPIVersion(skyhookv1.GroupVersion.String())
-	u.SetKind(skyhookv1.SkyhookKind)
+	u := &unstructured.Unstructured{Object: fields}
+	u.SetGroupVersionKind(gvk)
 	res, err := status.Compute(u)
 	if err != nil {
 		t.Fatal(err)

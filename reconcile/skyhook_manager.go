@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"maps"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -15,15 +16,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/skyhook-go/skyhook/api/rollouts"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
-// The watches of the Skyhook reconciler: what it is set up with, the field
-// indexes of the cache, and which Skyhooks a node, a stage pod, a
-// DeploymentPolicy or another Skyhook maps to. Each map notes in the
-// reconciler's memory which nodes changed for the Skyhook's next pass
-// (memory.Changes), so that the pass visits those only.
+// The watches of the rollout reconciler: what it is set up with, the field
+// indexes of the cache, one controller per kind of rollout object
+// (rollouts.Kinds), and which rollouts of the controller's kind a node, a
+// stage pod, a DeploymentPolicy or a rollout of any kind maps to. Each map
+// notes in the reconciler's memory which nodes changed for the rollout's
+// next pass (memory.Changes), so that the pass visits those only.
 
 // podNodeField indexes the cached pods by spec.nodeName, so a pass that
 // visits a few nodes reads their stage pods without listing every pod.
@@ -33,7 +37,8 @@ const podNodeField = "spec.nodeName"
 // without a copy (see readVisited).
 const nodeNameField = "metadata.name"
 
-// SetupWithManager watches Skyhooks, their stage pods, and the nodes.
+// SetupWithManager watches the rollouts of every kind, their stage pods,
+// the nodes and the DeploymentPolicies.
 func (r *SkyhookReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.setDefaults(mgr.GetAPIReader())
 	if err := mgr.Add(collectWhileRunning{&r.memory}); err != nil {
@@ -49,87 +54,111 @@ func (r *SkyhookReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("skyhook").
-		For(&skyhookv1.Skyhook{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.skyhookForPod), builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+	for _, k := range rollouts.Kinds {
+		if err := r.setupKind(mgr, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setupKind is the controller of one kind of rollout object.
+func (r *SkyhookReconciler) setupKind(mgr ctrl.Manager, k *rollouts.Kind) error {
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(strings.ToLower(k.Kind)).
+		For(k.New()).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.rolloutForPod(k)), builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetNamespace() == r.Namespace
 		}))).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.skyhooksForNode), builder.WithPredicates(nodeChanged)).
-		Watches(&skyhookv1.DeploymentPolicy{}, handler.EnqueueRequestsFromMapFunc(r.skyhooksForPolicy)).
-		Watches(&skyhookv1.Skyhook{}, handler.EnqueueRequestsFromMapFunc(r.skyhooksAfter)).
-		Complete(r)
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsForNode(k)), builder.WithPredicates(nodeChanged)).
+		Watches(k.Policy(), handler.EnqueueRequestsFromMapFunc(r.rolloutsForPolicy(k)))
+	for _, other := range rollouts.Kinds { // the rollouts that go first may be of any kind
+		b = b.Watches(other.New(), handler.EnqueueRequestsFromMapFunc(r.rolloutsAfter(k, other)))
+	}
+	return b.Complete(reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+		return r.reconcileKind(ctx, k, req)
+	}))
 }
 
-// skyhooksForNode maps a node to the Skyhooks that select it or have a
-// record on it.
-func (r *SkyhookReconciler) skyhooksForNode(ctx context.Context, o client.Object) []ctrl.Request {
-	node, ok := o.(*corev1.Node)
-	if !ok {
-		return nil
-	}
-	return r.skyhooksWhere(ctx, func(sk *skyhookv1.Skyhook) bool {
-		_, recorded := node.Annotations[skyhookv1.NodeStateAnnotation(sk.Name)]
-		if !recorded && !selects(sk, node) {
-			return false
+// rolloutsForNode maps a node to the kind's rollouts that select it or
+// have a record on it.
+func (r *SkyhookReconciler) rolloutsForNode(k *rollouts.Kind) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []ctrl.Request {
+		node, ok := o.(*corev1.Node)
+		if !ok {
+			return nil
 		}
-		// Called for the node before and after an update, so a node that
-		// leaves the selector is noted too.
-		r.memory.Changes.Node(sk.Name, node.Name)
-		return true
-	})
+		return r.rolloutsWhere(ctx, k, func(sk *skyhookv1.Skyhook) bool {
+			ref := skyhookv1.RefOf(sk)
+			_, recorded := node.Annotations[ref.NodeStateAnnotation()]
+			if !recorded && !selects(sk, node) {
+				return false
+			}
+			// Called for the node before and after an update, so a node
+			// that leaves the selector is noted too.
+			r.memory.Changes.Node(ref, node.Name)
+			return true
+		})
+	}
 }
 
-// skyhookForPod maps a stage pod to the Skyhook that owns it, noting its
-// node as changed for that Skyhook's next pass.
-func (r *SkyhookReconciler) skyhookForPod(_ context.Context, o client.Object) []ctrl.Request {
-	owner := metav1.GetControllerOf(o)
-	if owner == nil || owner.Kind != "Skyhook" || owner.APIVersion != skyhookv1.GroupVersion.String() {
-		return nil
-	}
-	if pod, ok := o.(*corev1.Pod); ok && pod.Spec.NodeName != "" {
-		r.memory.Changes.Node(owner.Name, pod.Spec.NodeName)
-	}
-	return []ctrl.Request{{NamespacedName: types.NamespacedName{Name: owner.Name}}}
-}
-
-// skyhooksForPolicy maps a DeploymentPolicy to the Skyhooks that use it.
-func (r *SkyhookReconciler) skyhooksForPolicy(ctx context.Context, o client.Object) []ctrl.Request {
-	return r.skyhooksWhere(ctx, func(sk *skyhookv1.Skyhook) bool {
-		if sk.Spec.DeploymentPolicy != o.GetName() {
-			return false
+// rolloutForPod maps a stage pod of the kind's rollouts to the rollout that
+// owns it, noting its node as changed for that rollout's next pass.
+func (r *SkyhookReconciler) rolloutForPod(k *rollouts.Kind) handler.MapFunc {
+	return func(_ context.Context, o client.Object) []ctrl.Request {
+		owner := metav1.GetControllerOf(o)
+		if owner == nil || owner.Kind != k.Kind || owner.APIVersion != k.GroupVersion().String() {
+			return nil
 		}
-		r.memory.Changes.All(sk.Name)
-		return true
-	})
-}
-
-// skyhooksAfter maps a Skyhook with sequencing "all" to the Skyhooks that
-// go after it: its status is what they wait for.
-func (r *SkyhookReconciler) skyhooksAfter(ctx context.Context, o client.Object) []ctrl.Request {
-	first, ok := o.(*skyhookv1.Skyhook)
-	if !ok || first.Spec.Sequencing != skyhookv1.SequencingAll {
-		return nil
-	}
-	return r.skyhooksWhere(ctx, func(sk *skyhookv1.Skyhook) bool {
-		if !goesBefore(first, sk) {
-			return false
+		if pod, ok := o.(*corev1.Pod); ok && pod.Spec.NodeName != "" {
+			r.memory.Changes.Node(k.Named(owner.Name), pod.Spec.NodeName)
 		}
-		r.memory.Changes.All(sk.Name)
-		return true
-	})
+		return []ctrl.Request{{NamespacedName: types.NamespacedName{Name: owner.Name}}}
+	}
 }
 
-// skyhooksWhere are the requests of the Skyhooks that concern says an event
-// concerns (it notes for each what changed).
-func (r *SkyhookReconciler) skyhooksWhere(ctx context.Context, concerns func(*skyhookv1.Skyhook) bool) []ctrl.Request {
-	var list skyhookv1.SkyhookList // read only: no copy of every Skyhook per event
-	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+// rolloutsForPolicy maps a DeploymentPolicy of the kind's group to the
+// kind's rollouts that use it.
+func (r *SkyhookReconciler) rolloutsForPolicy(k *rollouts.Kind) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []ctrl.Request {
+		return r.rolloutsWhere(ctx, k, func(sk *skyhookv1.Skyhook) bool {
+			if sk.Spec.DeploymentPolicy != o.GetName() {
+				return false
+			}
+			r.memory.Changes.All(skyhookv1.RefOf(sk))
+			return true
+		})
+	}
+}
+
+// rolloutsAfter maps a rollout of the other kind with sequencing "all" to
+// the kind's rollouts that go after it: its status is what they wait for.
+func (r *SkyhookReconciler) rolloutsAfter(k, other *rollouts.Kind) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []ctrl.Request {
+		first := other.View(o)
+		if first.Spec.Sequencing != skyhookv1.SequencingAll {
+			return nil
+		}
+		return r.rolloutsWhere(ctx, k, func(sk *skyhookv1.Skyhook) bool {
+			if !goesBefore(first, sk) {
+				return false
+			}
+			r.memory.Changes.All(skyhookv1.RefOf(sk))
+			return true
+		})
+	}
+}
+
+// rolloutsWhere are the requests of the kind's rollouts that concerns says
+// an event concerns (it notes for each what changed).
+func (r *SkyhookReconciler) rolloutsWhere(ctx context.Context, k *rollouts.Kind, concerns func(*skyhookv1.Skyhook) bool) []ctrl.Request {
+	views, err := k.List(ctx, r.Client, client.UnsafeDisableDeepCopy) // read only: no copy of every rollout per event
+	if err != nil {
 		return nil
 	}
 	var reqs []ctrl.Request
-	for i := range list.Items {
-		if sk := &list.Items[i]; concerns(sk) {
+	for _, sk := range views {
+		if concerns(sk) {
 			reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Name: sk.Name}})
 		}
 	}

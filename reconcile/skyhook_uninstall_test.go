@@ -107,7 +107,7 @@ func TestExplicitUninstall(t *testing.T) {
 	}
 	if pod := uninstalls()["driver"]; pod == nil {
 		t.Error("no uninstall pod of driver seen")
-	} else if envValue(pod.Spec.InitContainers[1], "MODE") != "driver" || !mounts(pod, snapshot.Name("uninstall", "driver", "1.0.0")) {
+	} else if envValue(pod.Spec.InitContainers[1], "MODE") != "driver" || !mounts(pod, snapshot.Name(skyhookv1.Skyhooks.Named("uninstall"), "driver", "1.0.0")) {
 		t.Errorf("the uninstall ran without the package's env or configMap: %+v", pod.Spec)
 	}
 	for _, name := range []string{"uninstall-0", "uninstall-1"} {

@@ -15,25 +15,31 @@ import (
 )
 
 // snapshots writes a snapshot of every declared package version and
-// returns all of the Skyhook's snapshots by snapshot.Key.
+// returns all of the rollout's snapshots by snapshot.Key.
 func (r *SkyhookReconciler) snapshots(ctx context.Context, sk *skyhookv1.Skyhook) (map[string]*corev1.ConfigMap, error) {
+	ref := skyhookv1.RefOf(sk)
+	// The owner by the kind the view stands for; SetControllerReference
+	// would take the view's Go type (a Skyhook) for its kind.
+	owner := metav1.NewControllerRef(sk, ref.Kind.GroupVersionKind)
 	for name, pkg := range sk.Spec.Packages {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: snapshot.Name(sk.Name, name, pkg.Version), Namespace: r.Namespace}}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: snapshot.Name(ref, name, pkg.Version), Namespace: r.Namespace}}
 		_, err := ctrl.CreateOrUpdate(ctx, r.Client, cm, func() error {
-			if err := snapshot.Write(cm, sk.Name, name, pkg); err != nil {
+			if err := snapshot.Write(cm, ref, name, pkg); err != nil {
 				return err
 			}
-			return ctrl.SetControllerReference(sk, cm, r.Client.Scheme())
+			cm.OwnerReferences = []metav1.OwnerReference{*owner}
+			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("writing the snapshot of package %s %s: %w", name, pkg.Version, err)
 		}
 	}
 	var list corev1.ConfigMapList
-	if err := r.Client.List(ctx, &list, client.InNamespace(r.Namespace), client.MatchingLabels{snapshot.SkyhookLabel: sk.Name}); err != nil {
+	keys := snapshot.KeysOf(ref.Kind)
+	if err := r.Client.List(ctx, &list, client.InNamespace(r.Namespace), client.MatchingLabels{keys.Owner: sk.Name}); err != nil {
 		return nil, err
 	}
-	return snapshot.Of(list.Items), nil
+	return keys.Of(list.Items), nil
 }
 
 // pruneSnapshots deletes the snapshots of versions the spec no longer
@@ -42,10 +48,10 @@ func (pass *rolloutPass) pruneSnapshots(ctx context.Context, recorded map[string
 	if recorded == nil {
 		return nil // a record could not be read: any version may be on that node
 	}
-	sk := pass.sk
+	sk, keys := pass.sk, snapshot.KeysOf(pass.ref.Kind)
 	for key, cm := range pass.snapshots {
-		pkg, declared := sk.Spec.Packages[cm.Labels[snapshot.PackageLabel]]
-		if recorded[key] || (declared && snapshot.Key(cm.Labels[snapshot.PackageLabel], pkg.Version) == key) {
+		pkg, declared := sk.Spec.Packages[cm.Labels[keys.Package]]
+		if recorded[key] || (declared && snapshot.Key(cm.Labels[keys.Package], pkg.Version) == key) {
 			continue
 		}
 		if err := client.IgnoreNotFound(pass.r.Client.Delete(ctx, cm)); err != nil {
@@ -61,10 +67,10 @@ func (pass *rolloutPass) pruneSnapshots(ctx context.Context, recorded map[string
 // returns the name of the ConfigMap to mount, empty for none.
 func definition(sk *skyhookv1.Skyhook, name string, step lifecycle.Step, snapshots map[string]*corev1.ConfigMap) (skyhookv1.Package, string) {
 	if d := declared(sk, name); d != nil && d.Version == step.Version {
-		return *d, configMapOf(*d, snapshot.Name(sk.Name, name, d.Version))
+		return *d, configMapOf(*d, snapshot.Name(skyhookv1.RefOf(sk), name, d.Version))
 	}
 	if cm := snapshots[snapshot.Key(name, step.Version)]; cm != nil {
-		if pkg, err := snapshot.Read(cm); err == nil {
+		if pkg, err := snapshot.KeysOf(skyhookv1.KindOf(sk)).Read(cm); err == nil {
 			return pkg, configMapOf(pkg, cm.Name)
 		}
 	}

@@ -8,7 +8,9 @@ import (
 	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skyhook-go/skyhook/api/rollouts"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/fleet"
 	"github.com/skyhook-go/skyhook/reconcile/report"
@@ -24,9 +26,12 @@ const fieldOwner = "skyhook-operator"
 
 // finalizeStatus ends every reconcile, as Flux's controllers do: it records
 // the handled reconcile request, announces a changed summary, and patches
-// the status, unless only progress counters moved since a write less than
-// memory.StatusInterval ago: then it returns how long the write waits.
-func (r *SkyhookReconciler) finalizeStatus(ctx context.Context, patcher *patch.SerialPatcher, before, sk *skyhookv1.Skyhook) (time.Duration, error) {
+// the rollout's object, unless only progress counters moved since a write
+// less than memory.StatusInterval ago: then it returns how long the write
+// waits. before is the view as the reconcile found it.
+func (r *SkyhookReconciler) finalizeStatus(ctx context.Context, patcher *patch.SerialPatcher, before *skyhookv1.Skyhook, obj client.Object) (time.Duration, error) {
+	k := rollouts.Of(before)
+	sk := k.View(obj)
 	if v, ok := meta.ReconcileAnnotationValue(sk.GetAnnotations()); ok {
 		sk.Status.SetLastHandledReconcileRequest(v) // reconcile.fluxcd.io/requestedAt, as Flux's kinds do
 	}
@@ -35,14 +40,16 @@ func (r *SkyhookReconciler) finalizeStatus(ctx context.Context, patcher *patch.S
 	}
 	if wait, hold := r.memory.StatusWrites.Hold(before, sk); hold {
 		sk.Status = before.Status // nothing to write now; the requeue will
+		k.Apply(obj, sk)
 		return wait, nil
 	}
-	opts := []patch.Option{patch.WithOwnedConditions{Conditions: report.OwnedConditions}, patch.WithFieldOwner(fieldOwner)}
-	if err := patcher.Patch(ctx, sk, opts...); err != nil && !apierrors.IsNotFound(err) {
+	k.Apply(obj, sk)
+	opts := []patch.Option{patch.WithOwnedConditions{Conditions: report.OwnedConditions(k.RolloutKind)}, patch.WithFieldOwner(fieldOwner)}
+	if err := patcher.Patch(ctx, obj, opts...); err != nil && !apierrors.IsNotFound(err) {
 		return 0, err
 	}
 	if sk.DeletionTimestamp.IsZero() || len(sk.Finalizers) > 0 {
-		r.memory.StatusWrites.Wrote(sk.UID) // not for a Skyhook now gone: memory was forgotten for it
+		r.memory.StatusWrites.Wrote(sk.UID) // not for a rollout now gone: memory was forgotten for it
 	}
 	return 0, nil
 }

@@ -39,7 +39,7 @@ func TestStatusMapsStayBounded(t *testing.T) {
 	}
 	pass := &rolloutPass{sk: sk}
 	var mem memory.Memory[*nodeWork]
-	v, _, _ := mem.BeginPass(sk.Name, "", time.Now())
+	v, _, _ := mem.BeginPass(skyhookv1.RefOf(sk), "", time.Now())
 	view := &fleetView{v}
 	for _, w := range work {
 		view.put(pass, w, time.Now())

@@ -11,14 +11,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-	sigsjson "sigs.k8s.io/json"
 
 	"github.com/skyhook-go/skyhook/api/nodestate"
+	nodewrightv1 "github.com/skyhook-go/skyhook/api/nodewright/v1alpha1"
+	"github.com/skyhook-go/skyhook/api/rollouts"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/webhook/defaults"
 	"github.com/skyhook-go/skyhook/webhook/policy"
@@ -26,18 +28,27 @@ import (
 )
 
 // The paths the handlers are served at; config/webhook/manifests.yaml (from
-// the markers below) points the apiserver at them.
+// the markers below) points the apiserver at them. NodeWright's kinds are
+// served at the paths NodeWright v0.20 serves them at.
 const (
-	MutateSkyhookPath            = "/mutate-skyhook"
-	ValidateSkyhookPath          = "/validate-skyhook"
-	MutateDeploymentPolicyPath   = "/mutate-deploymentpolicy"
-	ValidateDeploymentPolicyPath = "/validate-deploymentpolicy"
+	MutateSkyhookPath                      = "/mutate-skyhook"
+	ValidateSkyhookPath                    = "/validate-skyhook"
+	MutateDeploymentPolicyPath             = "/mutate-deploymentpolicy"
+	ValidateDeploymentPolicyPath           = "/validate-deploymentpolicy"
+	MutateNodeWrightPath                   = "/mutate-nodewright-nvidia-com-v1alpha1-nodewright"
+	ValidateNodeWrightPath                 = "/validate-nodewright-nvidia-com-v1alpha1-nodewright"
+	MutateNodeWrightDeploymentPolicyPath   = "/mutate-nodewright-nvidia-com-v1alpha1-deploymentpolicy"
+	ValidateNodeWrightDeploymentPolicyPath = "/validate-nodewright-nvidia-com-v1alpha1-deploymentpolicy"
 )
 
 // +kubebuilder:webhook:path=/mutate-skyhook,mutating=true,failurePolicy=fail,sideEffects=None,groups=skyhook.nvidia.com,resources=skyhooks,verbs=create;update,versions=v1alpha1,name=mutate-skyhook.nvidia.com,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-skyhook,mutating=false,failurePolicy=fail,sideEffects=None,groups=skyhook.nvidia.com,resources=skyhooks,verbs=create;update,versions=v1alpha1,name=validate-skyhook.nvidia.com,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/mutate-deploymentpolicy,mutating=true,failurePolicy=fail,sideEffects=None,groups=skyhook.nvidia.com,resources=deploymentpolicies,verbs=create;update,versions=v1alpha1,name=mutate-deploymentpolicy.nvidia.com,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-deploymentpolicy,mutating=false,failurePolicy=fail,sideEffects=None,groups=skyhook.nvidia.com,resources=deploymentpolicies,verbs=create;update;delete,versions=v1alpha1,name=validate-deploymentpolicy.nvidia.com,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-nodewright-nvidia-com-v1alpha1-nodewright,mutating=true,failurePolicy=fail,sideEffects=None,groups=nodewright.nvidia.com,resources=nodewrights,verbs=create;update,versions=v1alpha1,name=mutate-nodewright.nvidia.com,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-nodewright-nvidia-com-v1alpha1-nodewright,mutating=false,failurePolicy=fail,sideEffects=None,groups=nodewright.nvidia.com,resources=nodewrights,verbs=create;update,versions=v1alpha1,name=validate-nodewright.nvidia.com,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-nodewright-nvidia-com-v1alpha1-deploymentpolicy,mutating=true,failurePolicy=fail,sideEffects=None,groups=nodewright.nvidia.com,resources=deploymentpolicies,verbs=create;update,versions=v1alpha1,name=mutate-deploymentpolicy-nodewright.nvidia.com,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-nodewright-nvidia-com-v1alpha1-deploymentpolicy,mutating=false,failurePolicy=fail,sideEffects=None,groups=nodewright.nvidia.com,resources=deploymentpolicies,verbs=create;update;delete,versions=v1alpha1,name=validate-deploymentpolicy-nodewright.nvidia.com,admissionReviewVersions=v1
 
 // Options configure the admission handlers.
 type Options struct {
@@ -56,7 +67,7 @@ type Options struct {
 	Events events.EventRecorder
 }
 
-// Register serves the four handlers on server.
+// Register serves the handlers on server.
 func Register(server webhook.Server, scheme *runtime.Scheme, opts Options) {
 	for path, handler := range Handlers(scheme, opts) {
 		server.Register(path, handler)
@@ -66,57 +77,58 @@ func Register(server webhook.Server, scheme *runtime.Scheme, opts Options) {
 // Handlers are the admission handlers by path.
 func Handlers(scheme *runtime.Scheme, opts Options) map[string]*admission.Webhook {
 	return map[string]*admission.Webhook{
-		MutateSkyhookPath:            {Handler: skyhookMutation{opts}},
-		ValidateSkyhookPath:          {Handler: &SkyhookValidator{opts}},
-		MutateDeploymentPolicyPath:   admission.WithDefaulter[*skyhookv1.DeploymentPolicy](scheme, policyDefaulter{}),
-		ValidateDeploymentPolicyPath: admission.WithValidator[*skyhookv1.DeploymentPolicy](scheme, &DeploymentPolicyValidator{opts}),
+		MutateSkyhookPath:                      {Handler: rolloutMutation{opts, skyhooks}},
+		ValidateSkyhookPath:                    {Handler: &SkyhookValidator{opts, skyhooks}},
+		MutateDeploymentPolicyPath:             admission.WithDefaulter[*skyhookv1.DeploymentPolicy](scheme, policyDefaulter{}),
+		ValidateDeploymentPolicyPath:           admission.WithValidator[*skyhookv1.DeploymentPolicy](scheme, &DeploymentPolicyValidator{opts}),
+		MutateNodeWrightPath:                   {Handler: rolloutMutation{opts, nodeWrights}},
+		ValidateNodeWrightPath:                 {Handler: &SkyhookValidator{opts, nodeWrights}},
+		MutateNodeWrightDeploymentPolicyPath:   admission.WithDefaulter[*nodewrightv1.DeploymentPolicy](scheme, nodeWrightPolicyDefaulter{}),
+		ValidateNodeWrightDeploymentPolicyPath: admission.WithValidator[*nodewrightv1.DeploymentPolicy](scheme, &nodeWrightPolicyValidator{opts}),
 	}
 }
 
-type policyDefaulter struct{}
-
-func (policyDefaulter) Default(_ context.Context, dp *skyhookv1.DeploymentPolicy) error {
-	defaults.DeploymentPolicy(dp)
-	return nil
-}
-
-// SkyhookValidator judges Skyhooks: the checks of package validate, then the
-// policies, all violations in one answer. It is an admission.Handler rather
-// than controller-runtime's typed Validator so that the policies read the
+// SkyhookValidator judges the rollouts of one kind (Skyhooks, NodeWrights):
+// the checks of package validate for the kind, then the policies, all
+// violations in one answer. It is an admission.Handler rather than
+// controller-runtime's typed Validator so that the policies read the
 // request's JSON as it came instead of encoding the object once more.
-type SkyhookValidator struct{ opts Options }
+type SkyhookValidator struct {
+	opts Options
+	kind *admittedKind
+}
 
 // Handle implements admission.Handler.
 func (v *SkyhookValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed("")
 	}
-	var sk skyhookv1.Skyhook
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(req.Object.Raw, &sk); err != nil {
+	sk, err := v.kind.Decode(req.Object.Raw)
+	if err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	if sk.DeletionTimestamp != nil {
 		return admission.Allowed("") // finalizers must be removable whatever the spec says
 	}
-	errs := validate.Skyhook(&sk, v.policyExists(ctx))
+	errs := v.kind.validate(sk, v.policyExists(ctx))
 	var warnings []string
 	if req.Operation == admissionv1.Update {
-		var old skyhookv1.Skyhook
-		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(req.OldObject.Raw, &old); err != nil {
+		old, err := v.kind.Decode(req.OldObject.Raw)
+		if err != nil {
 			return admission.Errored(http.StatusBadRequest, err)
 		}
-		updateErrs, updateWarnings := validate.SkyhookUpdate(&old, &sk, v.recorded(ctx, sk.Name))
+		updateErrs, updateWarnings := validate.SkyhookUpdate(old, sk, v.recorded(ctx, skyhookv1.RefOf(sk)))
 		errs, warnings = append(errs, updateErrs...), updateWarnings
 	}
 	if v.opts.Policies != nil {
-		enforced, audited := v.opts.Policies.Current().Evaluate(ctx, &sk, req.Object.Raw)
+		enforced, audited := v.opts.Policies.Current().Evaluate(ctx, sk, req.Object.Raw)
 		errs = append(errs, enforced...)
-		warnings = append(warnings, v.audit(&sk, audited, req.DryRun != nil && *req.DryRun)...)
+		warnings = append(warnings, v.audit(sk, audited, req.DryRun != nil && *req.DryRun)...)
 	}
 	if len(errs) == 0 {
 		return admission.Allowed("").WithWarnings(warnings...)
 	}
-	status := invalid(skyhookv1.SkyhookKind, sk.Name, errs).(apierrors.APIStatus).Status()
+	status := invalid(v.kind.GroupKind(), sk.Name, errs).(apierrors.APIStatus).Status()
 	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status, Warnings: warnings}}
 }
 
@@ -136,9 +148,9 @@ func (v *SkyhookValidator) audit(sk *skyhookv1.Skyhook, violations field.ErrorLi
 }
 
 // recorded looks on the nodes for a package version still recorded for the
-// Skyhook. It lists every node, uncached: it only runs when a package that
+// rollout. It lists every node, uncached: it only runs when a package that
 // declares uninstall support is removed or downgraded, which is rare.
-func (v *SkyhookValidator) recorded(ctx context.Context, skyhook string) validate.Recorded {
+func (v *SkyhookValidator) recorded(ctx context.Context, rollout skyhookv1.RolloutRef) validate.Recorded {
 	if v.opts.Reader == nil {
 		return nil
 	}
@@ -149,7 +161,7 @@ func (v *SkyhookValidator) recorded(ctx context.Context, skyhook string) validat
 		}
 		key := skyhookv1.NodeStateKey(pkg, version)
 		for i := range nodes.Items {
-			state, err := nodestate.Read(&nodes.Items[i], skyhook)
+			state, err := nodestate.Read(&nodes.Items[i], rollout)
 			if err != nil {
 				return false, err // names the node and the annotation
 			}
@@ -161,12 +173,13 @@ func (v *SkyhookValidator) recorded(ctx context.Context, skyhook string) validat
 	}
 }
 
+// policyExists looks up a DeploymentPolicy of the kind's group.
 func (v *SkyhookValidator) policyExists(ctx context.Context) validate.PolicyExists {
 	if v.opts.Reader == nil {
 		return nil
 	}
 	return func(name string) (bool, error) {
-		err := v.opts.Reader.Get(ctx, client.ObjectKey{Name: name}, &skyhookv1.DeploymentPolicy{})
+		err := v.opts.Reader.Get(ctx, client.ObjectKey{Name: name}, v.kind.Policy())
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
@@ -180,7 +193,7 @@ type DeploymentPolicyValidator struct{ opts Options }
 
 // ValidateCreate implements admission.Validator.
 func (v *DeploymentPolicyValidator) ValidateCreate(_ context.Context, dp *skyhookv1.DeploymentPolicy) (admission.Warnings, error) {
-	return nil, invalid(skyhookv1.DeploymentPolicyKind, dp.Name, validate.DeploymentPolicy(dp))
+	return nil, invalidPolicy(skyhookv1.GroupVersion.Group, dp.Name, validate.DeploymentPolicy(dp))
 }
 
 // ValidateUpdate implements admission.Validator.
@@ -188,37 +201,71 @@ func (v *DeploymentPolicyValidator) ValidateUpdate(_ context.Context, _, dp *sky
 	if dp.DeletionTimestamp != nil {
 		return nil, nil
 	}
-	return nil, invalid(skyhookv1.DeploymentPolicyKind, dp.Name, validate.DeploymentPolicy(dp))
+	return nil, invalidPolicy(skyhookv1.GroupVersion.Group, dp.Name, validate.DeploymentPolicy(dp))
 }
 
 // ValidateDelete refuses while Skyhooks reference the policy, naming them.
 func (v *DeploymentPolicyValidator) ValidateDelete(ctx context.Context, dp *skyhookv1.DeploymentPolicy) (admission.Warnings, error) {
-	if v.opts.Reader == nil {
-		return nil, nil
+	return nil, policyInUse(ctx, v.opts.Reader, rollouts.Skyhooks, dp.Name)
+}
+
+// policyInUse refuses the delete of a DeploymentPolicy while rollouts of
+// the kind (the one its group serves) reference it, naming them.
+func policyInUse(ctx context.Context, reader client.Reader, kind *rollouts.Kind, policy string) error {
+	if reader == nil {
+		return nil
 	}
-	var skyhooks skyhookv1.SkyhookList
-	if err := v.opts.Reader.List(ctx, &skyhooks); err != nil {
-		return nil, apierrors.NewInternalError(fmt.Errorf("listing Skyhooks: %w", err))
+	views, err := kind.List(ctx, reader)
+	if err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("listing %ss: %w", kind.Kind, err))
 	}
 	var users []string
-	for _, sk := range skyhooks.Items {
-		if sk.Spec.DeploymentPolicy == dp.Name && sk.DeletionTimestamp == nil {
+	for _, sk := range views {
+		if sk.Spec.DeploymentPolicy == policy && sk.DeletionTimestamp == nil {
 			users = append(users, sk.Name)
 		}
 	}
 	if len(users) == 0 {
-		return nil, nil
+		return nil
 	}
 	sort.Strings(users)
-	return nil, apierrors.NewForbidden(skyhookv1.GroupVersion.WithResource("deploymentpolicies").GroupResource(), dp.Name,
-		fmt.Errorf("still referenced by Skyhook %s; point them elsewhere first", strings.Join(users, ", ")))
+	return apierrors.NewForbidden(kind.GroupVersion().WithResource("deploymentpolicies").GroupResource(), policy,
+		fmt.Errorf("still referenced by %s %s; point them elsewhere first", kind.Kind, strings.Join(users, ", ")))
+}
+
+// nodeWrightPolicyValidator judges the DeploymentPolicies of NodeWright's
+// group as the seeds' ones, and refuses to delete one NodeWrights use.
+type nodeWrightPolicyValidator struct{ opts Options }
+
+// ValidateCreate implements admission.Validator.
+func (v *nodeWrightPolicyValidator) ValidateCreate(_ context.Context, dp *nodewrightv1.DeploymentPolicy) (admission.Warnings, error) {
+	return nil, invalidPolicy(nodewrightv1.GroupVersion.Group, dp.Name, validate.DeploymentPolicy(dp.View()))
+}
+
+// ValidateUpdate implements admission.Validator.
+func (v *nodeWrightPolicyValidator) ValidateUpdate(_ context.Context, _, dp *nodewrightv1.DeploymentPolicy) (admission.Warnings, error) {
+	if dp.DeletionTimestamp != nil {
+		return nil, nil
+	}
+	return nil, invalidPolicy(nodewrightv1.GroupVersion.Group, dp.Name, validate.DeploymentPolicy(dp.View()))
+}
+
+// ValidateDelete refuses while NodeWrights reference the policy, naming
+// them.
+func (v *nodeWrightPolicyValidator) ValidateDelete(ctx context.Context, dp *nodewrightv1.DeploymentPolicy) (admission.Warnings, error) {
+	return nil, policyInUse(ctx, v.opts.Reader, rollouts.NodeWrights, dp.Name)
+}
+
+// invalidPolicy is invalid for a DeploymentPolicy of the group.
+func invalidPolicy(group, name string, errs field.ErrorList) error {
+	return invalid(schema.GroupKind{Group: group, Kind: skyhookv1.DeploymentPolicyKind}, name, errs)
 }
 
 // invalid is nil for no errors, else an Invalid status listing every error
 // by field, which kubectl prints in full.
-func invalid(kind, name string, errs field.ErrorList) error {
+func invalid(kind schema.GroupKind, name string, errs field.ErrorList) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return apierrors.NewInvalid(skyhookv1.GroupVersion.WithKind(kind).GroupKind(), name, errs)
+	return apierrors.NewInvalid(kind, name, errs)
 }

@@ -1,34 +1,12 @@
 package webhook
 
 import (
-	"context"
-	"net/http"
 	"strings"
 
 	"gomodules.xyz/jsonpatch/v2"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-	sigsjson "sigs.k8s.io/json"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/webhook/defaults"
 )
-
-// skyhookMutation is the mutating handler for Skyhooks. controller-runtime's
-// defaulter marshals the defaulted object and diffs the whole of it against
-// the request (jsonpatch.CreatePatch): a fifth of the admission time of a
-// ten-package Skyhook. The defaults touch a few known fields, so the patch
-// is written for exactly those.
-type skyhookMutation struct{ opts Options }
-
-func (m skyhookMutation) Handle(_ context.Context, req admission.Request) admission.Response {
-	var sk skyhookv1.Skyhook
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(req.Object.Raw, &sk); err != nil {
-		return admission.Errored(http.StatusBadRequest, err)
-	}
-	before := sk.DeepCopy()
-	warnings := defaults.Skyhook(&sk, m.opts.Defaults)
-	return admission.Patched("", skyhookPatch(before, &sk)...).WithWarnings(warnings...)
-}
 
 // skyhookPatch lists the JSON patch operations that turn before into after
 // for the fields package defaults sets.

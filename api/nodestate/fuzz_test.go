@@ -42,13 +42,13 @@ func FuzzNodeRecord(f *testing.F) {
 		f.Add(seed[0], seed[1], seed[2], seed[3], seed[4])
 	}
 	f.Fuzz(func(t *testing.T, state, config, batch, status, interrupt string) {
-		const sk = "demo"
+		sk := skyhookv1.Skyhooks.Named("demo")
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1",
-			Labels: map[string]string{skyhookv1.StatusKey(sk): status},
+			Labels: map[string]string{sk.StatusKey(): status},
 			Annotations: map[string]string{
-				skyhookv1.NodeStateAnnotation(sk): state, skyhookv1.ConfigAnnotation(sk): config,
-				skyhookv1.BatchAnnotation(sk): batch, skyhookv1.StatusKey(sk): status,
-				skyhookv1.InterruptAnnotation(sk): interrupt,
+				sk.NodeStateAnnotation(): state, sk.ConfigAnnotation(): config,
+				sk.BatchAnnotation(): batch, sk.StatusKey(): status,
+				sk.InterruptAnnotation(): interrupt,
 			}}}
 
 		hashes := ReadConfig(node, sk)
@@ -66,7 +66,7 @@ func FuzzNodeRecord(f *testing.F) {
 		}
 		read, err := Read(node, sk)
 		if err != nil {
-			if !strings.Contains(err.Error(), "node n1") || !strings.Contains(err.Error(), skyhookv1.NodeStateAnnotation(sk)) {
+			if !strings.Contains(err.Error(), "node n1") || !strings.Contains(err.Error(), sk.NodeStateAnnotation()) {
 				t.Fatalf("the error names neither the node nor the annotation: %v", err)
 			}
 			if json.Valid([]byte(state)) && strings.HasPrefix(strings.TrimSpace(state), "{") && !strings.Contains(err.Error(), "cannot unmarshal") {

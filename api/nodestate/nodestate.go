@@ -1,10 +1,11 @@
-// Package nodestate reads and writes a Skyhook's per-node record, kept on
-// the Node in the reference system's format: the annotation
-// skyhook.nvidia.com/nodeState_<skyhook> (JSON map "name|version" →
-// {name, version, image, stage, state, restarts}) and the label and
-// annotation skyhook.nvidia.com/status_<skyhook>; and this project's own
-// annotations beside them: config_<skyhook> (configMap hashes) and
-// batch_<skyhook> (the DeploymentPolicy batch the node started in).
+// Package nodestate reads and writes a rollout's per-node record, kept on
+// the Node in the reference system's format, under the prefix of the
+// rollout's kind (skyhook.nvidia.com/ for a Skyhook, nodewright.nvidia.com/
+// for a NodeWright): the annotation <prefix>/nodeState_<name> (JSON map
+// "name|version" → {name, version, image, stage, state, restarts}) and the
+// label and annotation <prefix>/status_<name>; and this project's own
+// annotations beside them: config_<name> (configMap hashes) and
+// batch_<name> (the DeploymentPolicy batch the node started in).
 package nodestate
 
 import (
@@ -18,28 +19,28 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
-// Read returns the skyhook's record on node; an absent annotation is an
+// Read returns the rollout's record on node; an absent annotation is an
 // empty record.
-func Read(node *corev1.Node, skyhook string) (skyhookv1.NodeState, error) {
-	raw, ok := node.Annotations[skyhookv1.NodeStateAnnotation(skyhook)]
+func Read(node *corev1.Node, rollout skyhookv1.RolloutRef) (skyhookv1.NodeState, error) {
+	raw, ok := node.Annotations[rollout.NodeStateAnnotation()]
 	state := skyhookv1.NodeState{}
 	if !ok || raw == "" {
 		return state, nil
 	}
 	if err := json.Unmarshal([]byte(raw), &state); err != nil {
-		return skyhookv1.NodeState{}, fmt.Errorf("node %s: annotation %s: %w", node.Name, skyhookv1.NodeStateAnnotation(skyhook), err)
+		return skyhookv1.NodeState{}, fmt.Errorf("node %s: annotation %s: %w", node.Name, rollout.NodeStateAnnotation(), err)
 	}
 	if state == nil { // "null": no record, and not the empty one, which would start the node over
-		return skyhookv1.NodeState{}, fmt.Errorf("node %s: annotation %s: null is not a record", node.Name, skyhookv1.NodeStateAnnotation(skyhook))
+		return skyhookv1.NodeState{}, fmt.Errorf("node %s: annotation %s: null is not a record", node.Name, rollout.NodeStateAnnotation())
 	}
 	return state, nil
 }
 
-// ReadConfig returns the configMap hashes the skyhook's packages' config
+// ReadConfig returns the configMap hashes the rollout's packages' config
 // stages last ran with on node (package → hash).
-func ReadConfig(node *corev1.Node, skyhook string) map[string]string {
+func ReadConfig(node *corev1.Node, rollout skyhookv1.RolloutRef) map[string]string {
 	hashes := map[string]string{}
-	if raw := node.Annotations[skyhookv1.ConfigAnnotation(skyhook)]; raw != "" {
+	if raw := node.Annotations[rollout.ConfigAnnotation()]; raw != "" {
 		if json.Unmarshal([]byte(raw), &hashes) != nil || hashes == nil {
 			// A broken record ("null" too) only reruns nothing; the
 			// callers write into the map, so never nil.
@@ -50,28 +51,28 @@ func ReadConfig(node *corev1.Node, skyhook string) map[string]string {
 }
 
 // ReadBatch returns the DeploymentPolicy batch the node last started in for
-// skyhook, 0 when none (or unreadable: the node then belongs to no batch).
-func ReadBatch(node *corev1.Node, skyhook string) int32 {
-	n, err := strconv.ParseInt(node.Annotations[skyhookv1.BatchAnnotation(skyhook)], 10, 32)
+// the rollout, 0 when none (or unreadable: the node then belongs to no batch).
+func ReadBatch(node *corev1.Node, rollout skyhookv1.RolloutRef) int32 {
+	n, err := strconv.ParseInt(node.Annotations[rollout.BatchAnnotation()], 10, 32)
 	if err != nil || n < 0 {
 		return 0
 	}
 	return int32(n)
 }
 
-// Problems describes the skyhook's config_ and batch_ annotations on node
+// Problems describes the rollout's config_ and batch_ annotations on node
 // that do not read as what this operator writes there (someone else wrote
 // them): each is read as none (ReadConfig, ReadBatch), and the next Patch
 // of the node's record rewrites it.
-func Problems(node *corev1.Node, skyhook string) []string {
+func Problems(node *corev1.Node, rollout skyhookv1.RolloutRef) []string {
 	var problems []string
-	if raw, ok := node.Annotations[skyhookv1.ConfigAnnotation(skyhook)]; ok && canonicalConfig(raw) != raw {
+	if raw, ok := node.Annotations[rollout.ConfigAnnotation()]; ok && canonicalConfig(raw) != raw {
 		problems = append(problems, fmt.Sprintf("annotation %s holds %s, not a JSON object of package to configMap hash as this operator writes it; read as %s",
-			skyhookv1.ConfigAnnotation(skyhook), clip(raw), orNone(canonicalConfig(raw))))
+			rollout.ConfigAnnotation(), clip(raw), orNone(canonicalConfig(raw))))
 	}
-	if raw, ok := node.Annotations[skyhookv1.BatchAnnotation(skyhook)]; ok && canonicalBatch(raw) != raw {
+	if raw, ok := node.Annotations[rollout.BatchAnnotation()]; ok && canonicalBatch(raw) != raw {
 		problems = append(problems, fmt.Sprintf("annotation %s holds %s, not a batch number as this operator writes it; read as %s",
-			skyhookv1.BatchAnnotation(skyhook), clip(raw), orNone(canonicalBatch(raw))))
+			rollout.BatchAnnotation(), clip(raw), orNone(canonicalBatch(raw))))
 	}
 	return problems
 }
@@ -127,44 +128,44 @@ type Record struct {
 	// Interrupt is the node's interrupt in progress (the encoded
 	// interrupt.Record), empty for none.
 	Interrupt string
-	// Version is the operator's version, written to version_<skyhook> as
+	// Version is the operator's version, written to version_<name> as
 	// NodeWright does; empty leaves the annotation as it is.
 	Version string
 }
 
-// Patch is the merge patch that writes rec for skyhook on a node, or nil
+// Patch is the merge patch that writes rec for the rollout on a node, or nil
 // when the node already says exactly that (no write when nothing changed).
-func Patch(node *corev1.Node, skyhook string, rec Record) ([]byte, error) {
-	current, err := Read(node, skyhook)
-	key := skyhookv1.StatusKey(skyhook)
-	if err == nil && maps.Equal(current, rec.State) && maps.Equal(ReadConfig(node, skyhook), rec.Config) &&
-		node.Labels[key] == string(rec.Status) && node.Annotations[key] == string(rec.Status) && ReadBatch(node, skyhook) == rec.Batch &&
-		len(Problems(node, skyhook)) == 0 && // a value someone else wrote is rewritten
-		node.Annotations[skyhookv1.InterruptAnnotation(skyhook)] == rec.Interrupt &&
-		(rec.Version == "" || node.Annotations[skyhookv1.VersionAnnotation(skyhook)] == rec.Version) {
+func Patch(node *corev1.Node, rollout skyhookv1.RolloutRef, rec Record) ([]byte, error) {
+	current, err := Read(node, rollout)
+	key := rollout.StatusKey()
+	if err == nil && maps.Equal(current, rec.State) && maps.Equal(ReadConfig(node, rollout), rec.Config) &&
+		node.Labels[key] == string(rec.Status) && node.Annotations[key] == string(rec.Status) && ReadBatch(node, rollout) == rec.Batch &&
+		len(Problems(node, rollout)) == 0 && // a value someone else wrote is rewritten
+		node.Annotations[rollout.InterruptAnnotation()] == rec.Interrupt &&
+		(rec.Version == "" || node.Annotations[rollout.VersionAnnotation()] == rec.Version) {
 		return nil, nil
 	}
 	encoded, err := json.Marshal(rec.State)
 	if err != nil {
 		return nil, err
 	}
-	annotations := map[string]any{key: string(rec.Status), skyhookv1.NodeStateAnnotation(skyhook): string(encoded),
-		skyhookv1.ConfigAnnotation(skyhook): nil, skyhookv1.BatchAnnotation(skyhook): nil, skyhookv1.InterruptAnnotation(skyhook): nil}
+	annotations := map[string]any{key: string(rec.Status), rollout.NodeStateAnnotation(): string(encoded),
+		rollout.ConfigAnnotation(): nil, rollout.BatchAnnotation(): nil, rollout.InterruptAnnotation(): nil}
 	if rec.Version != "" {
-		annotations[skyhookv1.VersionAnnotation(skyhook)] = rec.Version
+		annotations[rollout.VersionAnnotation()] = rec.Version
 	}
 	if len(rec.Config) > 0 {
 		hashes, err := json.Marshal(rec.Config)
 		if err != nil {
 			return nil, err
 		}
-		annotations[skyhookv1.ConfigAnnotation(skyhook)] = string(hashes)
+		annotations[rollout.ConfigAnnotation()] = string(hashes)
 	}
 	if rec.Batch > 0 {
-		annotations[skyhookv1.BatchAnnotation(skyhook)] = strconv.Itoa(int(rec.Batch))
+		annotations[rollout.BatchAnnotation()] = strconv.Itoa(int(rec.Batch))
 	}
 	if rec.Interrupt != "" {
-		annotations[skyhookv1.InterruptAnnotation(skyhook)] = rec.Interrupt
+		annotations[rollout.InterruptAnnotation()] = rec.Interrupt
 	}
 	return json.Marshal(map[string]any{"metadata": map[string]any{
 		"labels":      map[string]any{key: string(rec.Status)},
@@ -172,24 +173,24 @@ func Patch(node *corev1.Node, skyhook string, rec Record) ([]byte, error) {
 	}})
 }
 
-// Forget is the merge patch that removes skyhook's record from a node, or
+// Forget is the merge patch that removes the rollout's record from a node, or
 // nil when there is none.
-func Forget(node *corev1.Node, skyhook string) ([]byte, error) {
-	return ForgetKeeping(node, skyhook, nil)
+func Forget(node *corev1.Node, rollout skyhookv1.RolloutRef) ([]byte, error) {
+	return ForgetKeeping(node, rollout, nil)
 }
 
 // ForgetKeeping is Forget, except that the package entries in kept stay in
 // the node's nodeState annotation (as NodeWright leaves the records of
 // packages a deleted Skyhook did not uninstall: their files may still be on
 // the host).
-func ForgetKeeping(node *corev1.Node, skyhook string, kept skyhookv1.NodeState) ([]byte, error) {
-	key := skyhookv1.StatusKey(skyhook)
-	_, hasState := node.Annotations[skyhookv1.NodeStateAnnotation(skyhook)]
+func ForgetKeeping(node *corev1.Node, rollout skyhookv1.RolloutRef, kept skyhookv1.NodeState) ([]byte, error) {
+	key := rollout.StatusKey()
+	_, hasState := node.Annotations[rollout.NodeStateAnnotation()]
 	_, hasLabel := node.Labels[key]
 	_, hasStatus := node.Annotations[key]
-	_, hasBatch := node.Annotations[skyhookv1.BatchAnnotation(skyhook)]
-	_, hasInterrupt := node.Annotations[skyhookv1.InterruptAnnotation(skyhook)]
-	_, hasVersion := node.Annotations[skyhookv1.VersionAnnotation(skyhook)]
+	_, hasBatch := node.Annotations[rollout.BatchAnnotation()]
+	_, hasInterrupt := node.Annotations[rollout.InterruptAnnotation()]
+	_, hasVersion := node.Annotations[rollout.VersionAnnotation()]
 	if !hasState && !hasLabel && !hasStatus && !hasBatch && !hasInterrupt && !hasVersion {
 		return nil, nil
 	}
@@ -203,9 +204,9 @@ func ForgetKeeping(node *corev1.Node, skyhook string, kept skyhookv1.NodeState) 
 	}
 	return json.Marshal(map[string]any{"metadata": map[string]any{
 		"labels": map[string]any{key: nil},
-		"annotations": map[string]any{key: nil, skyhookv1.NodeStateAnnotation(skyhook): state,
-			skyhookv1.ConfigAnnotation(skyhook): nil, skyhookv1.BatchAnnotation(skyhook): nil, skyhookv1.InterruptAnnotation(skyhook): nil,
-			skyhookv1.VersionAnnotation(skyhook): nil},
+		"annotations": map[string]any{key: nil, rollout.NodeStateAnnotation(): state,
+			rollout.ConfigAnnotation(): nil, rollout.BatchAnnotation(): nil, rollout.InterruptAnnotation(): nil,
+			rollout.VersionAnnotation(): nil},
 	}})
 }
 
@@ -213,8 +214,8 @@ func ForgetKeeping(node *corev1.Node, skyhook string, kept skyhookv1.NodeState) 
 // and annotation on a node (NodeWright's marks for a node no stage runs
 // on: disabled, paused, waiting, blocked), or nil when both say it
 // already. The record itself is left as it is, and none is created.
-func StatusPatch(node *corev1.Node, skyhook string, status skyhookv1.Status) []byte {
-	key := skyhookv1.StatusKey(skyhook)
+func StatusPatch(node *corev1.Node, rollout skyhookv1.RolloutRef, status skyhookv1.Status) []byte {
+	key := rollout.StatusKey()
 	if node.Labels[key] == string(status) && node.Annotations[key] == string(status) {
 		return nil
 	}

@@ -11,13 +11,16 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
+// demo is the Skyhook the tests record.
+var demo = skyhookv1.Skyhooks.Named("demo")
+
 func TestPatchWritesOnlyChanges(t *testing.T) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}
 	state := skyhookv1.NodeState{
 		skyhookv1.NodeStateKey("tuning", "1.0.0"): {Name: "tuning", Version: "1.0.0", Image: "ghcr.io/x/tuning", Stage: skyhookv1.StageApply, State: skyhookv1.StateInProgress},
 	}
 	rec := Record{State: state, Config: map[string]string{"tuning": "abc"}, Status: skyhookv1.StatusInProgress, Batch: 3}
-	patch, err := Patch(node, "demo", rec)
+	patch, err := Patch(node, demo, rec)
 	if err != nil || patch == nil {
 		t.Fatalf("patch %s, %v; want a patch", patch, err)
 	}
@@ -35,31 +38,31 @@ func TestPatchWritesOnlyChanges(t *testing.T) {
 	if got := node.Annotations["skyhook.nvidia.com/nodeState_demo"]; got != want {
 		t.Errorf("annotation\n got %s\nwant %s", got, want)
 	}
-	read, err := Read(node, "demo")
+	read, err := Read(node, demo)
 	if err != nil || len(read) != 1 || read["tuning|1.0.0"].Stage != skyhookv1.StageApply {
 		t.Fatalf("read back %v, %v", read, err)
 	}
-	if ReadBatch(node, "demo") != 3 {
+	if ReadBatch(node, demo) != 3 {
 		t.Errorf("batch %q, want 3", node.Annotations["skyhook.nvidia.com/batch_demo"])
 	}
-	if again, _ := Patch(node, "demo", rec); again != nil {
+	if again, _ := Patch(node, demo, rec); again != nil {
 		t.Errorf("patched again with nothing changed: %s", again)
 	}
-	forget, _ := Forget(node, "demo")
-	if ReadConfig(node, "demo")["tuning"] != "abc" {
-		t.Errorf("config hashes %v", ReadConfig(node, "demo"))
+	forget, _ := Forget(node, demo)
+	if ReadConfig(node, demo)["tuning"] != "abc" {
+		t.Errorf("config hashes %v", ReadConfig(node, demo))
 	}
 	if string(forget) != `{"metadata":{"annotations":{"skyhook.nvidia.com/batch_demo":null,"skyhook.nvidia.com/config_demo":null,"skyhook.nvidia.com/interrupt_demo":null,"skyhook.nvidia.com/nodeState_demo":null,"skyhook.nvidia.com/status_demo":null,"skyhook.nvidia.com/version_demo":null},"labels":{"skyhook.nvidia.com/status_demo":null}}}` {
 		t.Errorf("forget patch %s", forget)
 	}
-	if none, _ := Forget(&corev1.Node{}, "demo"); none != nil {
+	if none, _ := Forget(&corev1.Node{}, demo); none != nil {
 		t.Errorf("forgot what was not there: %s", none)
 	}
 }
 
 func TestReadRejectsGarbage(t *testing.T) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{"skyhook.nvidia.com/nodeState_demo": "{"}}}
-	if _, err := Read(node, "demo"); err == nil {
+	if _, err := Read(node, demo); err == nil {
 		t.Fatal("accepted a broken annotation")
 	}
 }
@@ -69,17 +72,17 @@ func TestReadRejectsGarbage(t *testing.T) {
 func TestPatchWritesTheOperatorVersion(t *testing.T) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}
 	rec := Record{State: skyhookv1.NodeState{}, Status: skyhookv1.StatusComplete, Version: "v1.2.0"}
-	patch, err := Patch(node, "demo", rec)
+	patch, err := Patch(node, demo, rec)
 	if err != nil || !strings.Contains(string(patch), `"skyhook.nvidia.com/version_demo":"v1.2.0"`) {
 		t.Fatalf("patch %s, %v", patch, err)
 	}
 	node.Annotations = map[string]string{"skyhook.nvidia.com/version_demo": "v1.2.0", "skyhook.nvidia.com/status_demo": "complete", "skyhook.nvidia.com/nodeState_demo": "{}"}
 	node.Labels = map[string]string{"skyhook.nvidia.com/status_demo": "complete"}
-	if again, _ := Patch(node, "demo", rec); again != nil {
+	if again, _ := Patch(node, demo, rec); again != nil {
 		t.Errorf("patched again with the same version: %s", again)
 	}
 	rec.Version = "v1.3.0"
-	if upgraded, _ := Patch(node, "demo", rec); !strings.Contains(string(upgraded), `"v1.3.0"`) {
+	if upgraded, _ := Patch(node, demo, rec); !strings.Contains(string(upgraded), `"v1.3.0"`) {
 		t.Errorf("a new operator version is not written: %s", upgraded)
 	}
 }
@@ -88,13 +91,13 @@ func TestPatchWritesTheOperatorVersion(t *testing.T) {
 // nil once both say it.
 func TestStatusPatch(t *testing.T) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"skyhook.nvidia.com/status_demo": "complete"}}}
-	patch := StatusPatch(node, "demo", skyhookv1.StatusDisabled)
+	patch := StatusPatch(node, demo, skyhookv1.StatusDisabled)
 	if string(patch) != `{"metadata":{"annotations":{"skyhook.nvidia.com/status_demo":"disabled"},"labels":{"skyhook.nvidia.com/status_demo":"disabled"}}}` {
 		t.Errorf("patch %s", patch)
 	}
 	node.Labels["skyhook.nvidia.com/status_demo"] = "disabled"
 	node.Annotations = map[string]string{"skyhook.nvidia.com/status_demo": "disabled"}
-	if again := StatusPatch(node, "demo", skyhookv1.StatusDisabled); again != nil {
+	if again := StatusPatch(node, demo, skyhookv1.StatusDisabled); again != nil {
 		t.Errorf("patched again: %s", again)
 	}
 }
@@ -109,17 +112,17 @@ func TestProblemsAreRewritten(t *testing.T) {
 			"skyhook.nvidia.com/config_demo": tc.config, "skyhook.nvidia.com/batch_demo": tc.batch,
 			"skyhook.nvidia.com/nodeState_demo": "{}", "skyhook.nvidia.com/status_demo": "complete"},
 			Labels: map[string]string{"skyhook.nvidia.com/status_demo": "complete"}}}
-		problems := Problems(node, "demo")
+		problems := Problems(node, demo)
 		if len(problems) != 2 || !strings.Contains(problems[0], "config_demo holds") || !strings.Contains(problems[1], "batch_demo holds") {
 			t.Errorf("%q/%q: problems %q", tc.config, tc.batch, problems)
 		}
-		rec := Record{State: skyhookv1.NodeState{}, Config: ReadConfig(node, "demo"), Status: skyhookv1.StatusComplete, Batch: ReadBatch(node, "demo")}
-		if patch, _ := Patch(node, "demo", rec); patch == nil {
+		rec := Record{State: skyhookv1.NodeState{}, Config: ReadConfig(node, demo), Status: skyhookv1.StatusComplete, Batch: ReadBatch(node, demo)}
+		if patch, _ := Patch(node, demo, rec); patch == nil {
 			t.Errorf("%q/%q: not rewritten", tc.config, tc.batch)
 		}
 	}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"skyhook.nvidia.com/config_demo": `{"a":"1","b":"2"}`, "skyhook.nvidia.com/batch_demo": "12"}}}
-	if problems := Problems(node, "demo"); len(problems) > 0 {
+	if problems := Problems(node, demo); len(problems) > 0 {
 		t.Errorf("the operator's own values: %q", problems)
 	}
 }

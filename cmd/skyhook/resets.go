@@ -82,7 +82,7 @@ type nodeReset struct {
 func planResets(nodes []*corev1.Node, sk *skyhookv1.Skyhook) ([]*nodeReset, error) {
 	var out []*nodeReset
 	for _, n := range nodes {
-		forget, err := nodestate.Forget(n, sk.Name)
+		forget, err := nodestate.Forget(n, skyhookv1.RefOf(sk))
 		if err != nil {
 			return nil, err
 		}

@@ -163,7 +163,7 @@ func progressOf(sk *skyhookv1.Skyhook, nodes []corev1.Node) []packageProgress {
 	for name, pkg := range sk.Spec.Packages {
 		p := packageProgress{Name: name, Version: pkg.Version, Nodes: len(nodes), InProgress: map[string]int{}}
 		for i := range nodes {
-			state, err := nodestate.Read(&nodes[i], sk.Name)
+			state, err := nodestate.Read(&nodes[i], skyhookv1.RefOf(sk))
 			if err != nil {
 				continue
 			}

@@ -1,6 +1,6 @@
-// Package cordon cordons a node for an interrupt and records which Skyhook
-// did, so that a Skyhook lifts only its own cordon: never one an admin, or
-// another Skyhook, placed.
+// Package cordon cordons a node for an interrupt and records which rollout
+// (a Skyhook or a NodeWright) did, so that a rollout lifts only its own
+// cordon: never one an admin, or another rollout, placed.
 package cordon
 
 import (
@@ -14,19 +14,24 @@ import (
 // Annotation on a node names the Skyhook (name/uid) that cordoned it.
 const Annotation = skyhookv1.MetadataPrefix + "/cordoned-by"
 
-// Owner is how a Skyhook signs its cordons: its name and UID, so a Skyhook
+// AnnotationOf is Annotation for the rollouts of the kind: under its
+// prefix.
+func AnnotationOf(kind skyhookv1.RolloutKind) string { return kind.Prefix + "/cordoned-by" }
+
+// Owner is how a rollout signs its cordons: its name and UID, so a Skyhook
 // deleted and created again under the same name does not own the old one's.
 func Owner(sk *skyhookv1.Skyhook) string { return sk.Name + "/" + string(sk.UID) }
 
-// OwnedBy reports whether the node's cordon is the Skyhook's: signed by it,
-// or, unsigned, marked with NodeWright's cordon_<skyhook> (a cordon its
+// OwnedBy reports whether the node's cordon is the rollout's: signed by it,
+// or, unsigned, marked with NodeWright's cordon_<name> (a cordon its
 // operator placed before this one took over).
 func OwnedBy(node *corev1.Node, sk *skyhookv1.Skyhook) bool {
-	signed, hasSignature := node.Annotations[Annotation]
+	ref := skyhookv1.RefOf(sk)
+	signed, hasSignature := node.Annotations[AnnotationOf(ref.Kind)]
 	if hasSignature {
 		return signed == Owner(sk)
 	}
-	return node.Spec.Unschedulable && node.Annotations[skyhookv1.CordonAnnotation(sk.Name)] == "true"
+	return node.Spec.Unschedulable && node.Annotations[ref.CordonAnnotation()] == "true"
 }
 
 // Patch is the merge patch that cordons the node and signs the cordon, or
@@ -37,7 +42,7 @@ func Patch(node *corev1.Node, sk *skyhookv1.Skyhook) ([]byte, error) {
 		return nil, nil
 	}
 	return json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]any{Annotation: Owner(sk), skyhookv1.CordonAnnotation(sk.Name): "true"}},
+		"metadata": map[string]any{"annotations": map[string]any{AnnotationOf(skyhookv1.KindOf(sk)): Owner(sk), skyhookv1.RefOf(sk).CordonAnnotation(): "true"}},
 		"spec":     map[string]any{"unschedulable": true},
 	})
 }
@@ -51,7 +56,7 @@ func Release(node *corev1.Node, sk *skyhookv1.Skyhook) ([]byte, error) {
 		return nil, nil
 	}
 	return json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]any{Annotation: nil, skyhookv1.CordonAnnotation(sk.Name): nil}},
+		"metadata": map[string]any{"annotations": map[string]any{AnnotationOf(skyhookv1.KindOf(sk)): nil, skyhookv1.RefOf(sk).CordonAnnotation(): nil}},
 		"spec":     map[string]any{"unschedulable": nil},
 	})
 }

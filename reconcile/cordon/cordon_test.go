@@ -99,3 +99,26 @@ func TestNodeWrightsCordonMark(t *testing.T) {
 		t.Error("a cordon signed by another Skyhook is taken for demo's by its mark")
 	}
 }
+
+// A NodeWright signs and marks its cordons under nodewright.nvidia.com/,
+// and does not take a Skyhook's cordon of the same name for its own.
+func TestNodeWrightsCordonsAreUnderItsPrefix(t *testing.T) {
+	nw := &skyhookv1.Skyhook{TypeMeta: metav1.TypeMeta{APIVersion: "nodewright.nvidia.com/v1alpha1", Kind: "NodeWright"},
+		ObjectMeta: metav1.ObjectMeta{Name: "demo", UID: "u3"}}
+	node := &corev1.Node{}
+	patch, _ := Patch(node, nw)
+	apply(t, node, patch)
+	if node.Annotations["nodewright.nvidia.com/cordoned-by"] != "demo/u3" || node.Annotations["nodewright.nvidia.com/cordon_demo"] != "true" ||
+		node.Annotations[Annotation] != "" {
+		t.Fatalf("NodeWright's cordon: %v", node.Annotations)
+	}
+	skyhook := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "demo", UID: "u3"}}
+	if OwnedBy(node, skyhook) {
+		t.Error("the NodeWright's cordon is taken for the Skyhook's of the same name")
+	}
+	release, _ := Release(node, nw)
+	apply(t, node, release)
+	if node.Spec.Unschedulable || len(node.Annotations) != 0 {
+		t.Errorf("released: unschedulable %v, annotations %v", node.Spec.Unschedulable, node.Annotations)
+	}
+}

@@ -16,6 +16,7 @@ package drain
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,8 +34,9 @@ const MirrorPodAnnotation = "kubernetes.io/config.mirror"
 type Options struct {
 	// OperatorNamespace holds the stage pods, which stay on the node.
 	OperatorNamespace string
-	// StagePodLabel marks the operator's stage pods.
-	StagePodLabel string
+	// StagePodLabels mark the operator's stage pods (a label each kind
+	// of rollout names its own with): a pod with any of them stays.
+	StagePodLabels []string
 	// NonInterrupt selects pods that must end on their own before the node
 	// is drained; nil selects none.
 	NonInterrupt labels.Selector
@@ -127,7 +129,7 @@ func stays(pod *corev1.Pod, opts Options) bool {
 	if _, mirror := pod.Annotations[MirrorPodAnnotation]; mirror {
 		return true
 	}
-	if pod.Namespace == opts.OperatorNamespace && pod.Labels[opts.StagePodLabel] != "" {
+	if pod.Namespace == opts.OperatorNamespace && slices.ContainsFunc(opts.StagePodLabels, func(l string) bool { return pod.Labels[l] != "" }) {
 		return true
 	}
 	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "DaemonSet" {

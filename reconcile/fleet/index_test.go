@@ -118,7 +118,7 @@ func TestMarksAndNoteworthySets(t *testing.T) {
 // Changes: nodes noted between passes are taken once; All wins over
 // nodes until taken.
 func TestChangesAreTakenOnce(t *testing.T) {
-	var c Changes
+	var c Changes[string]
 	c.Node("demo", "n1")
 	c.Node("demo", "n2")
 	c.Node("demo", "n1")

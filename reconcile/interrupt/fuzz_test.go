@@ -16,6 +16,9 @@ import (
 // record read encodes, and reads back the same (what the
 // operator writes back is stable: one write, not a loop); Merge of its
 // interrupt with itself is its interrupt, services sorted and unique.
+// demo is the rollout whose record the target reads.
+var demo = skyhookv1.NodeWrights.Named("demo")
+
 func FuzzRecord(f *testing.F) {
 	for _, seed := range []string{
 		`{"generation":3,"phase":"verify","since":"2024-05-01T10:00:00Z","packages":["a|1","b|2"],"interrupt":{"type":"service","services":["kubelet","containerd"]},"bootID":"abc"}`,
@@ -29,8 +32,8 @@ func FuzzRecord(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{skyhookv1.InterruptAnnotation("demo"): raw}}}
-		rec := Read(node, "demo")
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{demo.InterruptAnnotation(): raw}}}
+		rec := Read(node, demo)
 		if rec == nil {
 			return
 		}
@@ -41,8 +44,8 @@ func FuzzRecord(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a record read from %q does not encode: %v", raw, err)
 		}
-		node.Annotations[skyhookv1.InterruptAnnotation("demo")] = encoded
-		again := Read(node, "demo")
+		node.Annotations[demo.InterruptAnnotation()] = encoded
+		again := Read(node, demo)
 		if again == nil {
 			t.Fatalf("the encoded record %q does not read back", encoded)
 		}

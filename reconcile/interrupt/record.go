@@ -62,13 +62,13 @@ func (p Phase) Known() bool {
 	return false
 }
 
-// Read returns the node's interrupt record for the Skyhook, nil when there
+// Read returns the node's interrupt record for the rollout, nil when there
 // is none (or it cannot be read, or names no phase this operator knows:
 // the interrupt path then starts over, which the agent's run-once record
 // keeps from repeating an interrupt; a record of an unknown phase kept
 // would hold the node in no step at all).
-func Read(node *corev1.Node, skyhook string) *Record {
-	raw, ok := node.Annotations[skyhookv1.InterruptAnnotation(skyhook)]
+func Read(node *corev1.Node, rollout skyhookv1.RolloutRef) *Record {
+	raw, ok := node.Annotations[rollout.InterruptAnnotation()]
 	if !ok {
 		return nil
 	}
@@ -86,12 +86,12 @@ func Read(node *corev1.Node, skyhook string) *Record {
 	return &r
 }
 
-// Problem describes the node's interrupt annotation for the Skyhook when
+// Problem describes the node's interrupt annotation for the rollout when
 // it is there and Read takes it for none (someone else wrote it); empty
 // otherwise.
-func Problem(node *corev1.Node, skyhook string) string {
-	raw, ok := node.Annotations[skyhookv1.InterruptAnnotation(skyhook)]
-	if !ok || Read(node, skyhook) != nil {
+func Problem(node *corev1.Node, rollout skyhookv1.RolloutRef) string {
+	raw, ok := node.Annotations[rollout.InterruptAnnotation()]
+	if !ok || Read(node, rollout) != nil {
 		return ""
 	}
 	if len(raw) > 64 {
@@ -100,7 +100,7 @@ func Problem(node *corev1.Node, skyhook string) string {
 		raw = fmt.Sprintf("%q", raw)
 	}
 	return fmt.Sprintf("annotation %s holds %s, not an interrupt record this operator can read (an unknown phase, or a time it cannot write back); read as none (the interrupt, if one is due, starts over)",
-		skyhookv1.InterruptAnnotation(skyhook), raw)
+		rollout.InterruptAnnotation(), raw)
 }
 
 // Encode is the annotation value of a record; empty for nil.

@@ -9,9 +9,10 @@
 // (the records it parsed, and each Skyhook's view of its fleet with the
 // changes the watches noted since).
 //
-// Every store is kept per Skyhook, and one call forgets all of them
-// (Forget): when the Skyhook is deleted, or replaced by another of the same
-// name (Track). Held says what is left, for the operator's memory metric
+// Every store is kept per rollout (a Skyhook or a NodeWright: by its UID,
+// or by its skyhookv1.RolloutRef), and one call forgets all of them
+// (Forget): when the rollout's object is deleted, or replaced by another of
+// the same kind and name (Track). Held says what is left, for the operator's memory metric
 // and for the test that checks nothing outlives its Skyhook. Every store is
 // safe for the pass's pool of goroutines.
 package memory
@@ -22,6 +23,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/fleet"
 )
 
@@ -47,50 +49,51 @@ type Memory[W any] struct {
 	// StageEnds are the stage pods whose end was counted, by pod UID.
 	StageEnds StageEnds
 	// Changes are the nodes the watches noted changed since each
-	// Skyhook's last pass, by name.
-	Changes fleet.Changes
+	// rollout's last pass.
+	Changes fleet.Changes[skyhookv1.RolloutRef]
 
-	// views are each Skyhook's view of its fleet, by name.
+	// views are each rollout's view of its fleet.
 	views views[W]
 
 	mu sync.Mutex
-	// uids is the UID last seen under each Skyhook name.
-	uids map[string]types.UID
+	// uids is the UID last seen under each rollout's kind and name.
+	uids map[skyhookv1.RolloutRef]types.UID
 }
 
-// Track notes the Skyhook a reconcile handles. Another Skyhook known under
-// the same name was deleted meanwhile (its delete and this create reached
-// the reconciler as one request): what is remembered of it is forgotten.
-func (m *Memory[W]) Track(uid types.UID, name string) {
+// Track notes the rollout a reconcile handles. Another object known under
+// the same kind and name was deleted meanwhile (its delete and this create
+// reached the reconciler as one request): what is remembered of it is
+// forgotten.
+func (m *Memory[W]) Track(uid types.UID, rollout skyhookv1.RolloutRef) {
 	m.mu.Lock()
-	old, known := m.uids[name]
+	old, known := m.uids[rollout]
 	if m.uids == nil {
-		m.uids = map[string]types.UID{}
+		m.uids = map[skyhookv1.RolloutRef]types.UID{}
 	}
-	m.uids[name] = uid
+	m.uids[rollout] = uid
 	m.mu.Unlock()
 	if known && old != uid {
 		m.forgetUID(old)
-		m.views.drop(name)
+		m.views.drop(rollout)
 	}
 }
 
-// Forget drops everything remembered of a Skyhook: every store keyed by
-// its UID and every one keyed by its name. An empty uid stands for the UID
-// last tracked under name (a reconcile that finds the Skyhook gone knows
-// only its name).
-func (m *Memory[W]) Forget(uid types.UID, name string) {
+// Forget drops everything remembered of a rollout: every store keyed by
+// its UID and every one keyed by its kind and name. An empty uid stands for
+// the UID last tracked under them (a reconcile that finds the object gone
+// knows only its name).
+func (m *Memory[W]) Forget(uid types.UID, rollout skyhookv1.RolloutRef) {
 	m.mu.Lock()
-	tracked := m.uids[name]
-	delete(m.uids, name)
+	tracked := m.uids[rollout]
+	delete(m.uids, rollout)
 	m.mu.Unlock()
 	for _, u := range []types.UID{uid, tracked} {
 		if u != "" {
 			m.forgetUID(u)
 		}
 	}
-	m.views.drop(name)
-	m.Changes.Forget(name)
+	m.views.drop(rollout)
+	m.Changes.Forget(rollout)
 }
 
 func (m *Memory[W]) forgetUID(uid types.UID) {
@@ -116,48 +119,54 @@ func (m *Memory[W]) byUID() []namedStore {
 		{"records", &m.Records}, {"deleted", &m.Deleted}, {"created", &m.Created}, {"stageEnds", &m.StageEnds}}
 }
 
-// Holding is what one store holds for one Skyhook: Entries may be 0 when
+// Holding is what one store holds for one rollout: Entries may be 0 when
 // the store keeps an empty place for it.
 type Holding struct {
-	// Skyhook is the Skyhook's name, or its UID when no name is known
-	// for it (which Forget would then miss).
-	Skyhook string
-	Store   string
-	Entries int
+	// Kind and Name are the rollout's; Kind is empty, and Name its UID,
+	// when the store knows the rollout by a UID not tracked (which Forget
+	// would then miss).
+	Kind, Name string
+	Store      string
+	Entries    int
 }
 
-// Held lists what every store holds, per Skyhook, sorted.
+// Held lists what every store holds, per rollout, sorted.
 func (m *Memory[W]) Held() []Holding {
 	m.mu.Lock()
-	names := make(map[types.UID]string, len(m.uids))
+	refs := make(map[types.UID]skyhookv1.RolloutRef, len(m.uids))
 	var out []Holding
-	for name, uid := range m.uids {
-		names[uid] = name
-		out = append(out, Holding{Skyhook: name, Store: "names", Entries: 1})
+	for ref, uid := range m.uids {
+		refs[uid] = ref
+		out = append(out, holding(ref, "names", 1))
 	}
 	m.mu.Unlock()
 	for _, s := range m.byUID() {
 		for uid, n := range s.store.sizes() {
-			skyhook, ok := names[uid]
-			if !ok {
-				skyhook = string(uid)
+			h := Holding{Name: string(uid), Store: s.name, Entries: n}
+			if ref, ok := refs[uid]; ok {
+				h = holding(ref, s.name, n)
 			}
-			out = append(out, Holding{Skyhook: skyhook, Store: s.name, Entries: n})
+			out = append(out, h)
 		}
 	}
-	for name, n := range m.views.sizes() {
-		out = append(out, Holding{Skyhook: name, Store: "views", Entries: n})
+	for ref, n := range m.views.sizes() {
+		out = append(out, holding(ref, "views", n))
 	}
-	for name, n := range m.Changes.Sizes() {
-		out = append(out, Holding{Skyhook: name, Store: "changes", Entries: n})
+	for ref, n := range m.Changes.Sizes() {
+		out = append(out, holding(ref, "changes", n))
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Skyhook != out[j].Skyhook {
-			return out[i].Skyhook < out[j].Skyhook
+		a, b := out[i], out[j]
+		if a.Kind != b.Kind || a.Name != b.Name {
+			return a.Kind+"/"+a.Name < b.Kind+"/"+b.Name
 		}
-		return out[i].Store < out[j].Store
+		return a.Store < b.Store
 	})
 	return out
+}
+
+func holding(ref skyhookv1.RolloutRef, store string, entries int) Holding {
+	return Holding{Kind: ref.Kind.Kind, Name: ref.Name, Store: store, Entries: entries}
 }
 
 // perSkyhook is a map per Skyhook UID, the shape of every store kept by

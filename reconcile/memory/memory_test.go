@@ -21,7 +21,8 @@ func skyhook(uid types.UID) *skyhookv1.Skyhook {
 func fill(m *Memory[int], uid types.UID, name string) {
 	sk := skyhook(uid)
 	sk.Name = name
-	m.Track(uid, name)
+	ref := skyhookv1.Skyhooks.Named(name)
+	m.Track(uid, ref)
 	m.Started.Add(uid, "node-1")
 	m.StatusWrites.Wrote(uid)
 	m.Written.Record(uid, "node-uid", []byte(`{}`))
@@ -30,16 +31,16 @@ func fill(m *Memory[int], uid types.UID, name string) {
 	m.Deleted.Add(uid, "pod-uid")
 	m.Created.Add(uid, "pod-name")
 	m.StageEnds.First(uid, "pod-uid")
-	view, _, _ := m.BeginPass(name, "basis", time.Now())
+	view, _, _ := m.BeginPass(ref, "basis", time.Now())
 	view.Works["node-1"] = 1
-	m.Changes.Node(name, "node-2")
+	m.Changes.Node(ref, "node-2")
 }
 
 // stores names the stores holding something for the Skyhook.
 func stores(m *Memory[int], skyhook string) map[string]bool {
 	out := map[string]bool{}
 	for _, h := range m.Held() {
-		if h.Skyhook == skyhook {
+		if h.Name == skyhook {
 			out[h.Store] = true
 		}
 	}
@@ -53,7 +54,7 @@ func TestForgetDropsEveryStore(t *testing.T) {
 	if got := stores(&m, "a"); len(got) != 11 {
 		t.Fatalf("filled stores of a: %v, want all 11 (every store and the name)", got)
 	}
-	m.Forget("uid-a", "a")
+	m.Forget("uid-a", skyhookv1.Skyhooks.Named("a"))
 	if got := stores(&m, "a"); len(got) != 0 {
 		t.Fatalf("after Forget, still held for a: %v", got)
 	}
@@ -61,7 +62,7 @@ func TestForgetDropsEveryStore(t *testing.T) {
 		t.Fatalf("Forget of a took from b: %v", got)
 	}
 	// Found gone by name only: the UID tracked under the name.
-	m.Forget("", "b")
+	m.Forget("", skyhookv1.Skyhooks.Named("b"))
 	if held := m.Held(); len(held) != 0 {
 		t.Fatalf("after Forget by name, still held: %+v", held)
 	}
@@ -70,15 +71,15 @@ func TestForgetDropsEveryStore(t *testing.T) {
 func TestTrackForgetsASkyhookReplacedUnderItsName(t *testing.T) {
 	var m Memory[int]
 	fill(&m, "uid-old", "a")
-	m.Track("uid-new", "a")
+	m.Track("uid-new", skyhookv1.Skyhooks.Named("a"))
 	for _, h := range m.Held() {
 		if h.Store != "names" && h.Store != "changes" {
 			t.Errorf("the replaced Skyhook's memory is left: %+v", h)
 		}
 	}
-	m.Track("uid-new", "a") // the same one again forgets nothing
+	m.Track("uid-new", skyhookv1.Skyhooks.Named("a")) // the same one again forgets nothing
 	m.Started.Add("uid-new", "node-1")
-	m.Track("uid-new", "a")
+	m.Track("uid-new", skyhookv1.Skyhooks.Named("a"))
 	if !m.Started.Has("uid-new", "node-1") {
 		t.Fatal("tracking the same Skyhook again forgot it")
 	}
@@ -87,7 +88,7 @@ func TestTrackForgetsASkyhookReplacedUnderItsName(t *testing.T) {
 func TestHeldNamesAnUntrackedSkyhookByUID(t *testing.T) {
 	var m Memory[int]
 	m.StatusWrites.Wrote("orphan")
-	if held := m.Held(); len(held) != 1 || held[0].Skyhook != "orphan" || held[0].Store != "statusWrites" {
+	if held := m.Held(); len(held) != 1 || held[0].Name != "orphan" || held[0].Kind != "" || held[0].Store != "statusWrites" {
 		t.Fatalf("held: %+v", held)
 	}
 }
@@ -223,25 +224,49 @@ func TestBatchStatesPreferTheNewerBatch(t *testing.T) {
 
 func TestBeginPassVisitsChangedAndDueNodesUntilTheBasisChanges(t *testing.T) {
 	var m Memory[int]
+	a := skyhookv1.Skyhooks.Named("a")
 	now := time.Now()
-	if _, _, full := m.BeginPass("a", "gen-1", now); !full {
+	if _, _, full := m.BeginPass(a, "gen-1", now); !full {
 		t.Fatal("the first pass is not full")
 	}
-	m.Changes.Node("a", "node-2")
-	m.Changes.Node("a", "node-1")
-	view, visit, full := m.BeginPass("a", "gen-1", now)
+	m.Changes.Node(a, "node-2")
+	m.Changes.Node(a, "node-1")
+	view, visit, full := m.BeginPass(a, "gen-1", now)
 	if full || len(visit) != 2 || visit[0] != "node-1" || visit[1] != "node-2" {
 		t.Fatalf("visit %v full %v, want node-1 and node-2", visit, full)
 	}
 	view.Works["node-1"] = 1
-	if _, _, full := m.BeginPass("a", "gen-2", now); !full {
+	if _, _, full := m.BeginPass(a, "gen-2", now); !full {
 		t.Fatal("a new basis is not a full pass")
 	}
-	if _, _, full := m.BeginPass("a", "gen-2", now.Add(FullPassEvery+time.Second)); !full {
+	if _, _, full := m.BeginPass(a, "gen-2", now.Add(FullPassEvery+time.Second)); !full {
 		t.Fatal("a view older than FullPassEvery is trusted")
 	}
-	m.DropView("a")
-	if _, _, full := m.BeginPass("a", "gen-2", now); !full {
+	m.DropView(a)
+	if _, _, full := m.BeginPass(a, "gen-2", now); !full {
 		t.Fatal("a dropped view is kept")
+	}
+}
+
+// A Skyhook and a NodeWright of the same name are two rollouts: forgetting
+// one leaves the other's memory, and their views and changes are apart.
+func TestRolloutsOfTwoKindsWithOneNameAreApart(t *testing.T) {
+	var m Memory[int]
+	sk, nw := skyhookv1.Skyhooks.Named("gpu"), skyhookv1.NodeWrights.Named("gpu")
+	m.Track("uid-sk", sk)
+	m.Track("uid-nw", nw)
+	m.StatusWrites.Wrote("uid-sk")
+	m.StatusWrites.Wrote("uid-nw")
+	m.Changes.Node(nw, "node-1")
+	if _, visit, _ := m.BeginPass(sk, "b", time.Now()); visit != nil {
+		t.Fatalf("the Skyhook's pass took the NodeWright's changes: %v", visit)
+	}
+	m.Forget("", sk)
+	var left []string
+	for _, h := range m.Held() {
+		left = append(left, h.Kind+"/"+h.Name+"/"+h.Store)
+	}
+	if len(left) != 3 || left[0] != "NodeWright/gpu/changes" || left[1] != "NodeWright/gpu/names" || left[2] != "NodeWright/gpu/statusWrites" {
+		t.Fatalf("after forgetting the Skyhook: %v, want the NodeWright's changes, name and status write", left)
 	}
 }

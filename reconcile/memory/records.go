@@ -51,7 +51,7 @@ func (r *Records) Read(sk *skyhookv1.Skyhook, nodes []corev1.Node, full bool, go
 		node := &nodes[i]
 		rec, ok := last[node.Name]
 		if !ok || rec.UID != node.UID || rec.ResourceVersion != node.ResourceVersion {
-			rec = parse(node, sk.Name)
+			rec = parse(node, skyhookv1.RefOf(sk))
 			out[i] = rec
 			out[i].Fresh = true
 		} else {
@@ -66,13 +66,13 @@ func (r *Records) Read(sk *skyhookv1.Skyhook, nodes []corev1.Node, full bool, go
 	return out
 }
 
-func parse(node *corev1.Node, skyhook string) Parsed {
+func parse(node *corev1.Node, rollout skyhookv1.RolloutRef) Parsed {
 	rec := Parsed{UID: node.UID, ResourceVersion: node.ResourceVersion}
-	rec.Record.State, rec.Err = nodestate.Read(node, skyhook)
-	rec.Record.Config = nodestate.ReadConfig(node, skyhook)
-	rec.Record.Batch = nodestate.ReadBatch(node, skyhook)
-	rec.Problems = nodestate.Problems(node, skyhook)
-	if p := interrupt.Problem(node, skyhook); p != "" {
+	rec.Record.State, rec.Err = nodestate.Read(node, rollout)
+	rec.Record.Config = nodestate.ReadConfig(node, rollout)
+	rec.Record.Batch = nodestate.ReadBatch(node, rollout)
+	rec.Problems = nodestate.Problems(node, rollout)
+	if p := interrupt.Problem(node, rollout); p != "" {
 		rec.Problems = append(rec.Problems, p)
 	}
 	return rec

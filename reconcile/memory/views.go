@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/fleet"
 )
 
@@ -32,27 +33,27 @@ type View[W any] struct {
 	fullAt time.Time
 }
 
-// views keeps a view per Skyhook, by name (the basis names the UID).
+// views keeps a view per rollout (the basis names the UID).
 type views[W any] struct {
 	mu    sync.Mutex
-	views map[string]*View[W]
+	views map[skyhookv1.RolloutRef]*View[W]
 }
 
-// BeginPass returns the Skyhook's view and the nodes its pass visits,
+// BeginPass returns the rollout's view and the nodes its pass visits,
 // sorted: the changed ones and the due ones. full says it visits every
 // node, with a new, empty view.
-func (m *Memory[W]) BeginPass(name, basis string, now time.Time) (view *View[W], visit []string, full bool) {
+func (m *Memory[W]) BeginPass(rollout skyhookv1.RolloutRef, basis string, now time.Time) (view *View[W], visit []string, full bool) {
 	v := &m.views
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	changed, all := m.Changes.Take(name)
-	view = v.views[name]
+	changed, all := m.Changes.Take(rollout)
+	view = v.views[rollout]
 	if view == nil || all || view.basis != basis || now.Sub(view.fullAt) > FullPassEvery {
 		view = &View[W]{Index: fleet.New(), Works: map[string]W{}, basis: basis, fullAt: now}
 		if v.views == nil {
-			v.views = map[string]*View[W]{}
+			v.views = map[skyhookv1.RolloutRef]*View[W]{}
 		}
-		v.views[name] = view
+		v.views[rollout] = view
 		return view, nil, true
 	}
 	seen := make(map[string]bool, len(changed))
@@ -66,23 +67,23 @@ func (m *Memory[W]) BeginPass(name, basis string, now time.Time) (view *View[W],
 	return view, visit, false
 }
 
-// DropView forgets the Skyhook's view: its next pass visits every node. A
+// DropView forgets the rollout's view: its next pass visits every node. A
 // pass that failed half way drops it.
-func (m *Memory[W]) DropView(name string) { m.views.drop(name) }
+func (m *Memory[W]) DropView(rollout skyhookv1.RolloutRef) { m.views.drop(rollout) }
 
-func (v *views[W]) drop(name string) {
+func (v *views[W]) drop(rollout skyhookv1.RolloutRef) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	delete(v.views, name)
+	delete(v.views, rollout)
 }
 
-// sizes are the nodes each view keeps, by Skyhook name.
-func (v *views[W]) sizes() map[string]int {
+// sizes are the nodes each view keeps, by rollout.
+func (v *views[W]) sizes() map[skyhookv1.RolloutRef]int {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	out := make(map[string]int, len(v.views))
-	for name, view := range v.views {
-		out[name] = len(view.Works)
+	out := make(map[skyhookv1.RolloutRef]int, len(v.views))
+	for ref, view := range v.views {
+		out[ref] = len(view.Works)
 	}
 	return out
 }

@@ -15,13 +15,19 @@ import (
 // prefixed with skyhook.nvidia.com/ (its older releases wrote only the
 // prefixed ones), so that its readers find them here.
 
-// upstreamConditionTypes are the types mirrorConditions owns.
-var upstreamConditionTypes = []string{
-	skyhookv1.PrefixedReadyCondition, skyhookv1.TransitionCondition,
-	skyhookv1.TaintNotTolerableCondition, skyhookv1.MetadataPrefix + "/" + skyhookv1.TaintNotTolerableCondition,
-	skyhookv1.NodesIgnoredCondition, skyhookv1.MetadataPrefix + "/" + skyhookv1.NodesIgnoredCondition,
-	skyhookv1.ApplyPackageCondition, skyhookv1.MetadataPrefix + "/" + skyhookv1.ApplyPackageCondition,
+// upstreamConditionTypes are the types mirrorConditions owns on an object
+// of the kind: NodeWright's, bare and under the kind's prefix.
+func upstreamConditionTypes(kind skyhookv1.RolloutKind) []string {
+	var out []string
+	for _, t := range []string{skyhookv1.TaintNotTolerableCondition, skyhookv1.NodesIgnoredCondition, skyhookv1.ApplyPackageCondition} {
+		out = append(out, t, prefixed(kind, t))
+	}
+	return append(out, prefixed(kind, "Ready"), prefixed(kind, "Transition"))
 }
+
+// prefixed is the condition type under the kind's prefix, as NodeWright
+// mirrors its conditions: skyhook.nvidia.com/Ready, nodewright.nvidia.com/Ready.
+func prefixed(kind skyhookv1.RolloutKind, t string) string { return kind.Prefix + "/" + t }
 
 // readyReason is NodeWright's reason of its Ready condition for a status.
 func readyReason(s skyhookv1.Status) string {
@@ -52,8 +58,9 @@ func mirrorReady(sk *skyhookv1.Skyhook) {
 		return
 	}
 	status, msg := ready.Status, ready.Message
-	set(sk, skyhookv1.PrefixedReadyCondition, status, readyReason(sk.Status.Status), msg)
-	set(sk, skyhookv1.TransitionCondition, metav1.ConditionTrue, string(sk.Status.Status), msg)
+	kind := skyhookv1.KindOf(sk)
+	set(sk, prefixed(kind, "Ready"), status, readyReason(sk.Status.Status), msg)
+	set(sk, prefixed(kind, "Transition"), metav1.ConditionTrue, string(sk.Status.Status), msg)
 }
 
 // mirrorNodeConditions writes TaintNotTolerable, NodesIgnored and
@@ -67,7 +74,7 @@ func mirrorNodeConditions(sk *skyhookv1.Skyhook, p Progress) {
 	if p.Ignored == 0 {
 		setBoth(sk, skyhookv1.NodesIgnoredCondition, metav1.ConditionFalse, "No nodes have ignore label set.")
 	} else {
-		setBoth(sk, skyhookv1.NodesIgnoredCondition, metav1.ConditionTrue, fmt.Sprintf("%d nodes have the ignore label set (%s=true).", p.Ignored, skyhookv1.IgnoreNodeLabel))
+		setBoth(sk, skyhookv1.NodesIgnoredCondition, metav1.ConditionTrue, fmt.Sprintf("%d nodes have the ignore label set (%s=true).", p.Ignored, skyhookv1.KindOf(sk).IgnoreNodeLabel()))
 	}
 	if p.Applying != "" {
 		setBoth(sk, skyhookv1.ApplyPackageCondition, metav1.ConditionTrue, p.Applying)
@@ -99,7 +106,7 @@ func reportMalformed(sk *skyhookv1.Skyhook, malformed []skyhookv1.NodeAttention)
 // type, with the type as its reason, as NodeWright does.
 func setBoth(sk *skyhookv1.Skyhook, t string, status metav1.ConditionStatus, msg string) {
 	set(sk, t, status, t, msg)
-	set(sk, skyhookv1.MetadataPrefix+"/"+t, status, t, msg)
+	set(sk, prefixed(skyhookv1.KindOf(sk), t), status, t, msg)
 }
 
 func set(sk *skyhookv1.Skyhook, t string, status metav1.ConditionStatus, reason, msg string) {

@@ -19,24 +19,26 @@ import (
 // patch of the node's status, which merges conditions by type and leaves
 // the kubelet's alone.
 
-func notReadyType(skyhook string) corev1.NodeConditionType {
-	return corev1.NodeConditionType(skyhookv1.MetadataPrefix + "/" + skyhook + "/NotReady")
+func notReadyType(rollout skyhookv1.RolloutRef) corev1.NodeConditionType {
+	return corev1.NodeConditionType(rollout.NodeConditionType("NotReady"))
 }
 
-func erroringType(skyhook string) corev1.NodeConditionType {
-	return corev1.NodeConditionType(skyhookv1.MetadataPrefix + "/" + skyhook + "/Erroring")
+func erroringType(rollout skyhookv1.RolloutRef) corev1.NodeConditionType {
+	return corev1.NodeConditionType(rollout.NodeConditionType("Erroring"))
 }
 
-// NodeConditions are the Skyhook's conditions for a node in the status,
-// with the record.
-func NodeConditions(skyhook string, status skyhookv1.Status, state skyhookv1.NodeState) []corev1.NodeCondition {
+// NodeConditions are the rollout's conditions for a node in the status,
+// with the record; their messages name the rollout's kind ("Skyhook demo
+// Ready", "NodeWright demo Ready").
+func NodeConditions(rollout skyhookv1.RolloutRef, status skyhookv1.Status, state skyhookv1.NodeState) []corev1.NodeCondition {
+	skyhook := rollout.Name
 	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
-	notReady := corev1.NodeCondition{Type: notReadyType(skyhook), Status: corev1.ConditionTrue, Reason: "Incomplete",
-		Message: "Skyhook " + skyhook + " Ready", LastHeartbeatTime: now, LastTransitionTime: now}
+	notReady := corev1.NodeCondition{Type: notReadyType(rollout), Status: corev1.ConditionTrue, Reason: "Incomplete",
+		Message: rollout.Kind.Kind + " " + skyhook + " Ready", LastHeartbeatTime: now, LastTransitionTime: now}
 	if status == skyhookv1.StatusComplete {
 		notReady.Status, notReady.Reason = corev1.ConditionFalse, "Complete"
 	}
-	erroring := corev1.NodeCondition{Type: erroringType(skyhook), Status: corev1.ConditionFalse, Reason: "Not Erroring",
+	erroring := corev1.NodeCondition{Type: erroringType(rollout), Status: corev1.ConditionFalse, Reason: "Not Erroring",
 		Message: "Package Erroring or Unknown for " + skyhook, LastHeartbeatTime: now, LastTransitionTime: now}
 	for _, e := range state {
 		if e.State == skyhookv1.StateErroring || e.State == skyhookv1.StateUnknown {
@@ -82,9 +84,9 @@ func ConditionSummary(cs []corev1.NodeCondition) string {
 
 // ForgetConditionsPatch is the strategic merge patch that removes the
 // Skyhook's conditions from the node, or nil when it has none.
-func ForgetConditionsPatch(node *corev1.Node, skyhook string) ([]byte, error) {
+func ForgetConditionsPatch(node *corev1.Node, rollout skyhookv1.RolloutRef) ([]byte, error) {
 	var gone []map[string]any
-	for _, t := range []corev1.NodeConditionType{notReadyType(skyhook), erroringType(skyhook)} {
+	for _, t := range []corev1.NodeConditionType{notReadyType(rollout), erroringType(rollout)} {
 		if findCondition(node, t) != nil {
 			gone = append(gone, map[string]any{"type": t, "$patch": "delete"})
 		}

@@ -11,12 +11,14 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
-// OwnedConditions are the condition types the reconciler owns on a
-// Skyhook: the status patch keeps its values of them over a stale read.
-var OwnedConditions = append([]string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition,
-	skyhookv1.NodesBlockedCondition, skyhookv1.RolloutHaltedCondition, skyhookv1.DrainBlockedCondition,
-	skyhookv1.InterruptWindowClosedCondition, skyhookv1.UninstallInProgressCondition, skyhookv1.UninstallFailedCondition,
-	skyhookv1.BlockedCondition, skyhookv1.DeletionBlockedCondition}, upstreamConditionTypes...)
+// OwnedConditions are the condition types the reconciler owns on an object
+// of the kind: the status patch keeps its values of them over a stale read.
+func OwnedConditions(kind skyhookv1.RolloutKind) []string {
+	return append([]string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition,
+		skyhookv1.NodesBlockedCondition, skyhookv1.RolloutHaltedCondition, skyhookv1.DrainBlockedCondition,
+		skyhookv1.InterruptWindowClosedCondition, skyhookv1.UninstallInProgressCondition, skyhookv1.UninstallFailedCondition,
+		skyhookv1.BlockedCondition, skyhookv1.DeletionBlockedCondition}, upstreamConditionTypes(kind)...)
+}
 
 // Rollout is how the pass ran, beyond what it found: whether the Skyhook
 // is paused, and after how many attempts a stage is given up.
@@ -86,7 +88,7 @@ func summariseFlux(sk *skyhookv1.Skyhook, p Progress, r Rollout) {
 func MarkDisabled(sk *skyhookv1.Skyhook) {
 	sk.Status.Status = skyhookv1.StatusDisabled
 	conditions.Delete(sk, meta.ReconcilingCondition)
-	conditions.MarkFalse(sk, meta.ReadyCondition, "Disabled", "the %s annotation is set", skyhookv1.DisableAnnotation)
+	conditions.MarkFalse(sk, meta.ReadyCondition, "Disabled", "the %s annotation is set", skyhookv1.KindOf(sk).DisableAnnotation())
 	mirrorReady(sk)
 }
 

@@ -137,3 +137,23 @@ func TestReportPolicyHaltsWithConditionAndClearsIt(t *testing.T) {
 		t.Fatalf("no policy: %+v", sk.Status)
 	}
 }
+
+// NodeWright's mirrored conditions go under the prefix of the rollout's
+// kind, and the reconciler owns those.
+func TestNodeWrightsConditionsAreUnderItsPrefix(t *testing.T) {
+	nw := testSkyhook()
+	nw.APIVersion, nw.Kind = "nodewright.nvidia.com/v1alpha1", "NodeWright"
+	Summarise(nw, Progress{Selected: 2, Complete: 2}, rollout)
+	for _, want := range []string{"nodewright.nvidia.com/Ready", "nodewright.nvidia.com/Transition", "nodewright.nvidia.com/NodesIgnored", "Ready", "NodesIgnored"} {
+		if !conditions.Has(nw, want) {
+			t.Errorf("no %s condition", want)
+		}
+	}
+	if conditions.Has(nw, "skyhook.nvidia.com/Ready") {
+		t.Error("a NodeWright has the Skyhook's prefixed Ready")
+	}
+	owned := OwnedConditions(skyhookv1.NodeWrights)
+	if !slices.Contains(owned, "nodewright.nvidia.com/Ready") || slices.Contains(owned, "skyhook.nvidia.com/Ready") || !slices.Contains(OwnedConditions(skyhookv1.Skyhooks), "skyhook.nvidia.com/Ready") {
+		t.Errorf("owned conditions %v", owned)
+	}
+}

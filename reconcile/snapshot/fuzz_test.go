@@ -24,11 +24,11 @@ func FuzzSnapshot(f *testing.F) {
 		f.Add(seed, "k", "v")
 	}
 	f.Fuzz(func(t *testing.T, annotation, key, value string) {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "demo-tuning-1234", Annotations: map[string]string{PackageAnnotation: annotation}},
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "demo-tuning-1234", Annotations: map[string]string{keys.Spec: annotation}},
 			Data: map[string]string{key: value}}
-		pkg, err := Read(cm)
+		pkg, err := keys.Read(cm)
 		if err != nil {
-			if !strings.Contains(err.Error(), "snapshot demo-tuning-1234") || !strings.Contains(err.Error(), PackageAnnotation) {
+			if !strings.Contains(err.Error(), "snapshot demo-tuning-1234") || !strings.Contains(err.Error(), keys.Spec) {
 				t.Fatalf("the error names neither the snapshot nor the annotation: %v", err)
 			}
 			return
@@ -37,17 +37,17 @@ func FuzzSnapshot(f *testing.F) {
 			t.Fatalf("configMap %v; the snapshot's data is %q: %q", pkg.ConfigMap, key, value)
 		}
 		written := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cm.Name}}
-		if err := Write(written, "demo", "tuning", pkg); err != nil {
+		if err := Write(written, demo, "tuning", pkg); err != nil {
 			t.Fatalf("a package read does not write: %v", err)
 		}
-		again, err := Read(written)
+		again, err := keys.Read(written)
 		if err != nil {
 			t.Fatalf("a snapshot written does not read: %v", err)
 		}
 		if !equality.Semantic.DeepEqual(again, pkg) {
 			t.Fatalf("read back %+v; wrote %+v", again, pkg)
 		}
-		if Of([]corev1.ConfigMap{*written})[Key("tuning", pkg.Version)] == nil && written.Annotations[PackageAnnotation] != "" {
+		if keys.Of([]corev1.ConfigMap{*written})[Key("tuning", pkg.Version)] == nil && written.Annotations[keys.Spec] != "" {
 			t.Fatalf("Of does not index the snapshot written")
 		}
 	})

@@ -29,7 +29,11 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
-// Labels and annotations of stage pods.
+// Labels and annotations of stage pods. A pod's rollout is named by its
+// kind's owner label (SkyhookLabel for a Skyhook's,
+// nodewright.nvidia.com/nodewright for a NodeWright's: OwnerLabel) and
+// under the NameLabel of its kind; the other keys are this operator's
+// bookkeeping, the same for every kind.
 const (
 	SkyhookLabel = skyhookv1.MetadataPrefix + "/skyhook"
 	PackageLabel = skyhookv1.MetadataPrefix + "/package"
@@ -155,10 +159,20 @@ type Spec struct {
 	NodeOrder int
 }
 
-// Name is the pod's name: readable, unique per (skyhook, package, version,
-// stage, node, generation, attempt), within 63 characters.
+// OwnerLabel labels the stage pods of the kind's rollouts with the
+// rollout's name.
+func OwnerLabel(kind skyhookv1.RolloutKind) string { return kind.OwnerLabel() }
+
+// Name is the pod's name: readable, unique per (rollout, package, version,
+// stage, node, generation, attempt), within 63 characters. A NodeWright's
+// hash also takes its kind, so a Skyhook of the same name has pods of its
+// own.
 func (s Spec) Name() string {
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s/%s/%s/%s/%s/%d/%d", s.Skyhook.Name, s.Package, s.Version, s.Stage, s.Node, s.Skyhook.Generation, s.Attempt))
+	owner := s.Skyhook.Name
+	if kind := skyhookv1.KindOf(s.Skyhook); kind != skyhookv1.Skyhooks {
+		owner = kind.Kind + "/" + owner
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s/%s/%s/%s/%s/%d/%d", owner, s.Package, s.Version, s.Stage, s.Node, s.Skyhook.Generation, s.Attempt))
 	prefix := fmt.Sprintf("%s-%s-%s", s.Skyhook.Name, s.Package, s.Stage)
 	if len(prefix) > 52 {
 		prefix = prefix[:52]
@@ -218,12 +232,14 @@ func Build(s Spec) *corev1.Pod {
 	if agentMode(s.Stage) != string(skyhookv1.StageInterrupt) { // every other mode has a check
 		init = append(init, agentContainer(string(s.Stage)+"-check", string(s.Stage)+"-check"))
 	}
-	owner := metav1.NewControllerRef(s.Skyhook, skyhookv1.GroupVersion.WithKind(skyhookv1.SkyhookKind))
+	kind := skyhookv1.KindOf(s.Skyhook)
+	owner := metav1.NewControllerRef(s.Skyhook, kind.GroupVersionKind)
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            s.Name(),
-			Namespace:       s.Namespace,
-			Labels:          map[string]string{SkyhookLabel: s.Skyhook.Name, NameLabel: s.Skyhook.Name, PackageLabel: s.Package, StageLabel: string(s.Stage)},
+			Name:      s.Name(),
+			Namespace: s.Namespace,
+			Labels: map[string]string{kind.OwnerLabel(): s.Skyhook.Name, kind.Prefix + "/name": s.Skyhook.Name,
+				PackageLabel: s.Package, StageLabel: string(s.Stage)},
 			Annotations:     annotations(s),
 			OwnerReferences: []metav1.OwnerReference{*owner},
 		},

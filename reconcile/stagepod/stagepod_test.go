@@ -277,3 +277,28 @@ func TestFinishedAtIsTheLastContainerEnd(t *testing.T) {
 		t.Fatalf("past its deadline with no container ended: %s, want the deadline", got)
 	}
 }
+
+// A NodeWright's stage pod is owned by the NodeWright, named by the labels
+// of its kind, and has a name of its own beside a Skyhook's of the same
+// name.
+func TestNodeWrightsStagePods(t *testing.T) {
+	skyhooks := spec()
+	nodewrights := spec()
+	nodewrights.Skyhook = nodewrights.Skyhook.DeepCopy()
+	nodewrights.Skyhook.TypeMeta = metav1.TypeMeta{APIVersion: "nodewright.nvidia.com/v1alpha1", Kind: "NodeWright"}
+	pod := Build(nodewrights)
+	owner := metav1.GetControllerOf(pod)
+	if owner == nil || owner.Kind != "NodeWright" || owner.APIVersion != "nodewright.nvidia.com/v1alpha1" || owner.Name != "demo" {
+		t.Fatalf("owner %+v", owner)
+	}
+	if pod.Labels["nodewright.nvidia.com/nodewright"] != "demo" || pod.Labels["nodewright.nvidia.com/name"] != "demo" ||
+		pod.Labels[SkyhookLabel] != "" || pod.Labels[NameLabel] != "" || pod.Labels[StageLabel] != "apply" {
+		t.Errorf("labels %v", pod.Labels)
+	}
+	if pod.Name == Build(skyhooks).Name {
+		t.Errorf("the NodeWright's pod has the Skyhook's name %s", pod.Name)
+	}
+	if OwnerLabel(skyhookv1.NodeWrights) != "nodewright.nvidia.com/nodewright" || OwnerLabel(skyhookv1.Skyhooks) != SkyhookLabel {
+		t.Errorf("owner labels %s, %s", OwnerLabel(skyhookv1.NodeWrights), OwnerLabel(skyhookv1.Skyhooks))
+	}
+}

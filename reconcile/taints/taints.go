@@ -15,23 +15,25 @@ import (
 )
 
 // AutoTaintAnnotation marks, as NodeWright does, a node that got the taint
-// because it joined after a Skyhook with autoTaintNewNodes:
-// skyhook.nvidia.com/autoTaint_<taint key> = "true". A '/' in the key,
-// which an annotation name cannot hold, becomes '_'.
-func AutoTaintAnnotation(key string) string {
-	return skyhookv1.MetadataPrefix + "/autoTaint_" + strings.ReplaceAll(key, "/", "_")
+// because it joined after a rollout of the kind with autoTaintNewNodes:
+// <prefix>/autoTaint_<taint key> = "true". A '/' in the key, which an
+// annotation name cannot hold, becomes '_'.
+func AutoTaintAnnotation(kind skyhookv1.RolloutKind, key string) string {
+	return kind.Prefix + "/autoTaint_" + strings.ReplaceAll(key, "/", "_")
 }
 
-// AddToNew is Add for a node that joined after the Skyhook, with the
-// AutoTaintAnnotation mark.
-func AddToNew(node *corev1.Node, taint corev1.Taint) ([]byte, error) {
-	if Has(node, taint) {
-		return nil, nil
+// AddToNew returns a change that is Add for a node that joined after a
+// rollout of the kind, with the AutoTaintAnnotation mark.
+func AddToNew(kind skyhookv1.RolloutKind) func(*corev1.Node, corev1.Taint) ([]byte, error) {
+	return func(node *corev1.Node, taint corev1.Taint) ([]byte, error) {
+		if Has(node, taint) {
+			return nil, nil
+		}
+		return json.Marshal(map[string]any{
+			"metadata": map[string]any{"resourceVersion": node.ResourceVersion, "annotations": map[string]any{AutoTaintAnnotation(kind, taint.Key): "true"}},
+			"spec":     map[string]any{"taints": append(append([]corev1.Taint{}, node.Spec.Taints...), taint)},
+		})
 	}
-	return json.Marshal(map[string]any{
-		"metadata": map[string]any{"resourceVersion": node.ResourceVersion, "annotations": map[string]any{AutoTaintAnnotation(taint.Key): "true"}},
-		"spec":     map[string]any{"taints": append(append([]corev1.Taint{}, node.Spec.Taints...), taint)},
-	})
 }
 
 // Has reports whether the node carries the taint (key, value and effect).

@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
 func TestAddAndRemoveKeepOtherTaints(t *testing.T) {
@@ -58,15 +60,18 @@ func TestAddAndRemoveKeepOtherTaints(t *testing.T) {
 func TestAddToNewMarksTheNode(t *testing.T) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "7"}}
 	taint := corev1.Taint{Key: "skyhook.nvidia.com", Value: "runtime-required", Effect: corev1.TaintEffectNoSchedule}
-	patch, err := AddToNew(node, taint)
+	patch, err := AddToNew(skyhookv1.Skyhooks)(node, taint)
 	if err != nil || !strings.Contains(string(patch), `"skyhook.nvidia.com/autoTaint_skyhook.nvidia.com":"true"`) || !strings.Contains(string(patch), `"runtime-required"`) {
 		t.Fatalf("patch %s, %v", patch, err)
 	}
-	if got := AutoTaintAnnotation("nvidia.com/gpu"); got != "skyhook.nvidia.com/autoTaint_nvidia.com_gpu" {
+	if got := AutoTaintAnnotation(skyhookv1.Skyhooks, "nvidia.com/gpu"); got != "skyhook.nvidia.com/autoTaint_nvidia.com_gpu" {
 		t.Errorf("annotation for a key with a slash: %s", got)
 	}
+	if got := AutoTaintAnnotation(skyhookv1.NodeWrights, "nodewright.nvidia.com"); got != "nodewright.nvidia.com/autoTaint_nodewright.nvidia.com" {
+		t.Errorf("a NodeWright's mark: %s", got)
+	}
 	node.Spec.Taints = []corev1.Taint{taint}
-	if again, _ := AddToNew(node, taint); again != nil {
+	if again, _ := AddToNew(skyhookv1.Skyhooks)(node, taint); again != nil {
 		t.Errorf("patched a node that has the taint: %s", again)
 	}
 }

@@ -239,7 +239,7 @@ func checkEnd(t *testing.T, c client.Client, driver string, admin map[string]boo
 		if node.Spec.Unschedulable != admin[n.Name] {
 			t.Errorf("node %s: unschedulable=%v, want %v (cordoned by an admin: %v)", n.Name, node.Spec.Unschedulable, admin[n.Name], admin[n.Name])
 		}
-		state, err := nodestate.Read(node, skyhookName)
+		state, err := nodestate.Read(node, skyhookv1.Skyhooks.Named(skyhookName))
 		if err != nil {
 			t.Errorf("node %s: its record does not read: %v", n.Name, err)
 			continue

@@ -83,7 +83,7 @@ func capture(t *testing.T, f recordFormat) {
 		if err != nil {
 			return false
 		}
-		r := interrupt.Read(n, f.name)
+		r := interrupt.Read(n, skyhookv1.Skyhooks.Named(f.name))
 		return r != nil && r.Phase == interrupt.PhaseVerify
 	})
 	time.Sleep(2 * time.Second) // the status of the last pass written

@@ -84,7 +84,7 @@ func resumeFrom(t *testing.T, f recordFormat) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := interrupt.Read(node, f.name); r == nil || r.Phase != interrupt.PhaseVerify || !node.Spec.Unschedulable {
+	if r := interrupt.Read(node, skyhookv1.Skyhooks.Named(f.name)); r == nil || r.Phase != interrupt.PhaseVerify || !node.Spec.Unschedulable {
 		t.Fatalf("node %s, waiting for its reboot, is no longer: interrupt record %s, unschedulable %v",
 			hold, node.Annotations[skyhookv1.InterruptAnnotation(f.name)], node.Spec.Unschedulable)
 	}

@@ -240,7 +240,7 @@ func checkNodeEnd(t *testing.T, node *corev1.Node, skyhook string, want skyhookv
 	if s := node.Labels[skyhookv1.StatusKey(skyhook)]; s != string(skyhookv1.StatusComplete) {
 		t.Errorf("node %s is %q, want complete", node.Name, s)
 	}
-	state, err := nodestate.Read(node, skyhook)
+	state, err := nodestate.Read(node, skyhookv1.Skyhooks.Named(skyhook))
 	if err != nil {
 		t.Errorf("node %s: %v", node.Name, err)
 	} else if len(state) != len(want) {
@@ -289,7 +289,7 @@ func survey(t *testing.T) fleetSurvey {
 		case skyhookv1.StatusInProgress, skyhookv1.StatusErroring:
 			s.busy = append(s.busy, n.Name)
 		}
-		if r := interrupt.Read(n, skyhookName); r != nil {
+		if r := interrupt.Read(n, skyhookv1.Skyhooks.Named(skyhookName)); r != nil {
 			s.interrupts[n.Name] = r.Phase
 		}
 	}
@@ -304,7 +304,7 @@ func (s fleetSurvey) inProgress() int { return len(s.busy) }
 func (s fleetSurvey) describeInProgress() string {
 	var parts []string
 	for _, name := range s.busy {
-		state, _ := nodestate.Read(s.nodes[name], skyhookName)
+		state, _ := nodestate.Read(s.nodes[name], skyhookv1.Skyhooks.Named(skyhookName))
 		var stages []string
 		for _, key := range sortedKeys(state) {
 			stages = append(stages, fmt.Sprintf("%s %s %s", key, state[key].Stage, state[key].State))

@@ -125,7 +125,7 @@ func packageState(t *testing.T, skyhook, pkg, version string) (skyhookv1.Package
 	if err != nil {
 		return skyhookv1.PackageStatus{}, false
 	}
-	state, err := nodestate.Read(n, skyhook)
+	state, err := nodestate.Read(n, skyhookv1.Skyhooks.Named(skyhook))
 	if err != nil {
 		t.Fatalf("reading the node state of %s: %v", skyhook, err)
 	}

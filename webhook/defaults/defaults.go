@@ -38,6 +38,19 @@ type Options struct {
 // It returns the admission warnings for what it changed that the writer may
 // not expect: a dropped image tag.
 func Skyhook(sk *skyhookv1.Skyhook, opts Options) []string {
+	return packages(sk, opts, true)
+}
+
+// NodeWright fills in the defaults of a NodeWright's view: as a Skyhook's,
+// but its images are left as written: NodeWright v0.20 refuses a tag or a
+// digest in one (validate.NodeWright), rather than moving it out.
+func NodeWright(nw *skyhookv1.Skyhook, opts Options) []string {
+	return packages(nw, opts, false)
+}
+
+// packages fills in the packages' names and resources, and with split
+// moves tags and digests out of their images.
+func packages(sk *skyhookv1.Skyhook, opts Options, split bool) []string {
 	var warnings []string
 	for key, pkg := range sk.Spec.Packages {
 		if !validate.PackageName.MatchString(key) {
@@ -46,8 +59,10 @@ func Skyhook(sk *skyhookv1.Skyhook, opts Options) []string {
 		if pkg.Name == "" {
 			pkg.Name = key
 		}
-		if w := splitImage(&pkg); w != "" {
-			warnings = append(warnings, fmt.Sprintf("spec.packages.%s.image: %s", key, w))
+		if split {
+			if w := splitImage(&pkg); w != "" {
+				warnings = append(warnings, fmt.Sprintf("spec.packages.%s.image: %s", key, w))
+			}
 		}
 		if pkg.Resources == nil && opts.Resources != nil {
 			pkg.Resources = opts.Resources.DeepCopy()

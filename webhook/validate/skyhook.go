@@ -31,14 +31,15 @@ var PackageName = regexp.MustCompile(`^[a-z][-a-z0-9]{0,41}[a-z]$`)
 // PolicyExists reports whether a DeploymentPolicy of that name exists.
 type PolicyExists func(name string) (bool, error)
 
-// Skyhook returns every problem of sk. policyExists may be nil to skip the
-// check of spec.deploymentPolicy.
+// Skyhook returns every problem of sk, a Skyhook or the view of a
+// NodeWright (NodeWright adds the rules of that kind). policyExists may be
+// nil to skip the check of spec.deploymentPolicy.
 func Skyhook(sk *skyhookv1.Skyhook, policyExists PolicyExists) field.ErrorList {
 	var errs field.ErrorList
 	if n := len(sk.Name); n > skyhookv1.MaxSkyhookNameLength {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), sk.Name, fmt.Sprintf(
-			"may have at most %d characters (has %d), so that the node keys skyhook.nvidia.com/nodeState_<name> fit 63 characters",
-			skyhookv1.MaxSkyhookNameLength, n)))
+			"may have at most %d characters (has %d), so that the node keys %s/nodeState_<name> fit 63 characters",
+			skyhookv1.MaxSkyhookNameLength, n, skyhookv1.KindOf(sk).Prefix)))
 	}
 	spec := field.NewPath("spec")
 	errs = append(errs, budget(sk.Spec, spec)...)
@@ -160,6 +161,37 @@ func image(pk skyhookv1.Package, p *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(p.Child("containerSHA"), pk.ContainerSHA, fmt.Sprintf("disagrees with the digest %s in the image", ref.Digest)))
 	}
 	return errs
+}
+
+// NodeWright returns every problem of the view of a NodeWright: a
+// Skyhook's, and the rules NodeWright v0.20 keeps for its group: a
+// package's image is a bare repository, its version the tag and
+// containerSHA the digest; an image with an inline tag or digest is
+// refused, naming containerSHA.
+func NodeWright(nw *skyhookv1.Skyhook, policyExists PolicyExists) field.ErrorList {
+	errs := Skyhook(nw, policyExists)
+	p := field.NewPath("spec", "packages")
+	for _, key := range slices.Sorted(maps.Keys(nw.Spec.Packages)) {
+		errs = append(errs, bareImage(nw.Spec.Packages[key].Image, p.Child(key, "image"))...)
+	}
+	return errs
+}
+
+// bareImage refuses an image that holds a tag or a digest, or their
+// separator with nothing after it ("repo:", "repo@"); a colon before the
+// last '/' is a registry's port.
+func bareImage(image string, p *field.Path) field.ErrorList {
+	if strings.ContainsAny(image, " \t\n") {
+		return field.ErrorList{field.Invalid(p, image, "must not hold whitespace")}
+	}
+	rest := image
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		return field.ErrorList{field.Invalid(p, image, "must not hold a digest: give the repository alone, and the digest in containerSHA (sha256:<64 hex digits>)")}
+	}
+	if colon := strings.LastIndex(rest, ":"); colon > strings.LastIndex(rest, "/") {
+		return field.ErrorList{field.Invalid(p, image, "must not hold a tag: give the repository alone; version is the tag it runs, and containerSHA pins a digest")}
+	}
+	return nil
 }
 
 // SameDigest reports whether two sha256 digests are the same, with or

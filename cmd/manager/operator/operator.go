@@ -15,9 +15,7 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -165,14 +163,15 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		// the namespace from.
 		LeaderElectionNamespace: opts.Namespace,
 		Controller:              ctrlconfig.Controller{SkipNameValidation: &opts.inProcess},
-		// Only the operator's own Secret, ConfigMaps and stage pods are
+		// Only the operator's own Secret, ConfigMaps and pods (its stage
+		// pods, of every kind of rollout, live in its namespace) are
 		// cached, and nodes without what the operator never reads.
 		Cache: cache.Options{
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.Secret{}:    inNamespace,
 				&corev1.ConfigMap{}: inNamespace,
-				&corev1.Pod{}:       {Namespaces: map[string]cache.Config{opts.Namespace: {}}, Label: stagePods, Transform: trimStagePod},
+				&corev1.Pod{}:       {Namespaces: map[string]cache.Config{opts.Namespace: {}}, Transform: trimStagePod},
 				&corev1.Node{}:      {Transform: trimNode},
 			},
 		},
@@ -282,17 +281,6 @@ func selfManagedCerts(ctx context.Context, mgr manager.Manager, server webhook.S
 			return nil
 		}
 	}))
-}
-
-// stagePods selects the pods the operator made.
-var stagePods = labels.SelectorFromSet(nil).Add(mustRequirement(stagepod.SkyhookLabel, selection.Exists))
-
-func mustRequirement(key string, op selection.Operator) labels.Requirement {
-	r, err := labels.NewRequirement(key, op, nil)
-	if err != nil {
-		panic(err)
-	}
-	return *r
 }
 
 // trimNode drops what the operator never reads from cached nodes (image

@@ -71,7 +71,7 @@ func progressLine(ctx context.Context, c client.Client, sk *skyhookv1.Skyhook) (
 	stages := map[string]int{}
 	for i := range nodes.Items {
 		counts[skyhookv1.Status(nodes.Items[i].Labels[skyhookv1.StatusKey(sk.Name)])]++
-		state, err := nodestate.Read(&nodes.Items[i], sk.Name)
+		state, err := nodestate.Read(&nodes.Items[i], skyhookv1.RefOf(sk))
 		if err != nil {
 			continue
 		}
