@@ -7,9 +7,11 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/skyhook-go/skyhook/api/rollouts"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
@@ -20,9 +22,13 @@ import (
 // do from the cluster as it is, with the reconciler's own decision code.
 func newPlanCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "plan <skyhook.yaml|skyhook-name>",
+		Use:   "plan <skyhook.yaml|nodewright.yaml|name>",
 		Short: "Show which nodes would run which stages, in which batches, and which are blocked; changes nothing",
-		Args:  cobra.ExactArgs(1),
+		Long: `Plans a Skyhook or a NodeWright, from a file (its kind as the file says) or
+from the cluster by name (the Skyhook of that name, else the NodeWright),
+with the reconciler's own decisions: the other rollouts of both kinds go
+before it by priority, and its DeploymentPolicy is of its own group.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			output, err := checkOutput(cmd, planFormats)
 			if err != nil {
@@ -40,18 +46,15 @@ func newPlanCommand() *cobra.Command {
 			if err := c.List(cmd.Context(), &nodes); err != nil {
 				return err
 			}
-			var others skyhookv1.SkyhookList
-			if err := c.List(cmd.Context(), &others); err != nil {
+			others, err := rollouts.ListAll(cmd.Context(), c)
+			if err != nil {
 				return err
 			}
-			var policy *skyhookv1.DeploymentPolicy
-			if sk.Spec.DeploymentPolicy != "" {
-				policy = &skyhookv1.DeploymentPolicy{}
-				if err := c.Get(cmd.Context(), client.ObjectKey{Name: sk.Spec.DeploymentPolicy}, policy); err != nil {
-					return fmt.Errorf("spec.deploymentPolicy %s: %w", sk.Spec.DeploymentPolicy, err)
-				}
+			policy, err := policyOf(cmd, c, sk)
+			if err != nil {
+				return err
 			}
-			plan, err := reconcile.PlanRollout(sk, nodes.Items, policy, others.Items, stagepod.DefaultRuntimeRequiredTaint)
+			plan, err := reconcile.PlanRollout(sk, nodes.Items, policy, values(others), stagepod.DefaultRuntimeRequiredTaint)
 			if err != nil {
 				return err
 			}
@@ -61,24 +64,77 @@ func newPlanCommand() *cobra.Command {
 	return cmd
 }
 
-// loadSkyhook reads a Skyhook from a file (with the defaults admission
-// would add) or from the cluster.
+// loadSkyhook reads a rollout, as its view, from a file (a Skyhook or a
+// NodeWright, with the defaults admission would add) or from the cluster
+// (the Skyhook of that name, else the NodeWright).
 func loadSkyhook(cmd *cobra.Command, c client.Client, arg string) (*skyhookv1.Skyhook, error) {
-	sk := &skyhookv1.Skyhook{}
 	if data, err := os.ReadFile(arg); err == nil {
-		if err := yaml.UnmarshalStrict(data, sk); err != nil {
-			return nil, fmt.Errorf("%s: %w", arg, err)
-		}
-		defaults.Skyhook(sk, defaults.Options{})
-		if sk.Spec.Priority == 0 {
-			sk.Spec.Priority = 200 // the schema's default
-		}
-		return sk, nil
+		return rolloutFromFile(arg, data)
 	}
-	if err := c.Get(cmd.Context(), client.ObjectKey{Name: arg}, sk); err != nil {
-		return nil, fmt.Errorf("%s is neither a file nor a Skyhook in the cluster: %w", arg, err)
+	for _, k := range rollouts.Kinds {
+		obj := k.New()
+		err := c.Get(cmd.Context(), client.ObjectKey{Name: arg}, obj)
+		if err == nil {
+			return k.View(obj), nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("%s is neither a file nor a Skyhook or NodeWright in the cluster", arg)
+}
+
+// rolloutFromFile reads a Skyhook or a NodeWright manifest as its view,
+// with the defaults admission would add.
+func rolloutFromFile(name string, data []byte) (*skyhookv1.Skyhook, error) {
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := yaml.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	k := rollouts.Skyhooks
+	if head.Kind == rollouts.NodeWrights.Kind && strings.HasPrefix(head.APIVersion, rollouts.NodeWrights.Group+"/") {
+		k = rollouts.NodeWrights
+	}
+	obj := k.New()
+	if err := yaml.UnmarshalStrict(data, obj); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	sk := k.View(obj)
+	if k == rollouts.NodeWrights {
+		defaults.NodeWright(sk, defaults.Options{})
+	} else {
+		defaults.Skyhook(sk, defaults.Options{})
+	}
+	if sk.Spec.Priority == 0 {
+		sk.Spec.Priority = 200 // the schema's default
 	}
 	return sk, nil
+}
+
+// policyOf reads the rollout's DeploymentPolicy (of its own group), nil
+// for none.
+func policyOf(cmd *cobra.Command, c client.Client, sk *skyhookv1.Skyhook) (*skyhookv1.DeploymentPolicy, error) {
+	if sk.Spec.DeploymentPolicy == "" {
+		return nil, nil
+	}
+	k := rollouts.Of(sk)
+	policy := k.Policy()
+	if err := c.Get(cmd.Context(), client.ObjectKey{Name: sk.Spec.DeploymentPolicy}, policy); err != nil {
+		return nil, fmt.Errorf("spec.deploymentPolicy %s: %w", sk.Spec.DeploymentPolicy, err)
+	}
+	return k.PolicyView(policy), nil
+}
+
+// values are the rollouts' views as values.
+func values(views []*skyhookv1.Skyhook) []skyhookv1.Skyhook {
+	out := make([]skyhookv1.Skyhook, len(views))
+	for i, v := range views {
+		out[i] = *v
+	}
+	return out
 }
 
 func printPlan(cmd *cobra.Command, plan *reconcile.Plan, output string) error {

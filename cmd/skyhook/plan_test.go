@@ -82,6 +82,23 @@ spec:
 		t.Errorf("-o json: %v\n%s", err, out)
 	}
 
+	// The same as a NodeWright: the seeds' ignore label does not hold it
+	// (NodeWright's is nodewright.nvidia.com/ignore), the taint does.
+	nwFile := filepath.Join(t.TempDir(), "nodewright.yaml")
+	manifest, _ := os.ReadFile(file)
+	nw := strings.NewReplacer("skyhook.nvidia.com/v1alpha1", "nodewright.nvidia.com/v1alpha1", "kind: Skyhook", "kind: NodeWright").Replace(string(manifest))
+	if err := os.WriteFile(nwFile, []byte(nw), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = run(t, withCluster("plan", nwFile, "-o", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.Blocked, plan.Batches = nil, nil
+	if err := json.Unmarshal([]byte(out), &plan); err != nil || len(plan.Batches) != 3 || len(plan.Blocked) != 1 || plan.Blocked[0].Name != "plan-3" {
+		t.Errorf("a NodeWright's plan: %v\n%s", err, out)
+	}
+
 	nowhere := filepath.Join(t.TempDir(), "nowhere.yaml")
 	if err := os.WriteFile(nowhere, []byte(`apiVersion: skyhook.nvidia.com/v1alpha1
 kind: Skyhook

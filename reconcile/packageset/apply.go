@@ -14,12 +14,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skyhook-go/skyhook/api/rollouts"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/packageset/manifests"
 )
 
 // Applying a revision's objects (dry run first, then for real), keeping the
-// inventory, pruning, and waiting for applied Skyhooks.
+// inventory, pruning, and waiting for applied rollouts (Skyhooks and
+// NodeWrights).
 
 // apply server-side applies the objects under one field manager, through
 // c (the PackageSet's ServiceAccount or the operator); with dryRun only the
@@ -42,7 +44,7 @@ func (r *Reconciler) apply(ctx context.Context, c client.Client, objects []manif
 		opts := []client.PatchOption{client.FieldOwner(FieldOwner), client.ForceOwnership}
 		if dryRun {
 			opts = append(opts, client.DryRunAll)
-			if policy, _, _ := unstructured.NestedString(obj.Object, "spec", "deploymentPolicy"); newPolicies[policy] && obj.GetKind() == "Skyhook" {
+			if policy, _, _ := unstructured.NestedString(obj.Object, "spec", "deploymentPolicy"); newPolicies[policyKey(obj.GetAPIVersion(), policy)] && isRollout(obj) {
 				unstructured.RemoveNestedField(obj.Object, "spec", "deploymentPolicy")
 			}
 		}
@@ -65,19 +67,35 @@ func policiesFirst(objects []manifests.Object) []manifests.Object {
 }
 
 // newPolicies names the DeploymentPolicies of the revision that the
-// cluster does not have yet.
+// cluster does not have yet (policyKey: by group and name).
 func (r *Reconciler) newPolicies(ctx context.Context, c client.Client, objects []manifests.Object) map[string]bool {
 	out := map[string]bool{}
 	for _, o := range objects {
 		if o.Object.GetKind() != "DeploymentPolicy" {
 			continue
 		}
-		err := c.Get(ctx, client.ObjectKey{Name: o.Object.GetName()}, &skyhookv1.DeploymentPolicy{})
+		existing := &unstructured.Unstructured{}
+		existing.SetGroupVersionKind(o.Object.GroupVersionKind())
+		err := c.Get(ctx, client.ObjectKey{Name: o.Object.GetName()}, existing)
 		if apierrors.IsNotFound(err) {
-			out[o.Object.GetName()] = true
+			out[policyKey(o.Object.GetAPIVersion(), o.Object.GetName())] = true
 		}
 	}
 	return out
+}
+
+// policyKey names a DeploymentPolicy by its apiVersion and name: a rollout
+// names a policy of its own group.
+func policyKey(apiVersion, name string) string { return apiVersion + "/" + name }
+
+// isRollout reports whether the object is a rollout (Skyhook, NodeWright).
+func isRollout(u *unstructured.Unstructured) bool {
+	for _, k := range rollouts.Kinds {
+		if u.GroupVersionKind() == k.GroupVersionKind {
+			return true
+		}
+	}
+	return false
 }
 
 // refusal is an API error as its causes (field: rule), or its message.
@@ -141,18 +159,31 @@ func (r *Reconciler) delete(ctx context.Context, c client.Client, ref skyhookv1.
 	return client.IgnoreNotFound(c.Delete(ctx, u))
 }
 
-// notReady names the first applied Skyhook that is not Ready for its
-// current generation, or is empty; c reads them.
+// notReady names the first applied rollout (Skyhook, NodeWright) that is
+// not Ready for its current generation, or is empty; c reads them.
 func (r *Reconciler) notReady(ctx context.Context, c client.Client, objects []manifests.Object) string {
 	for _, o := range objects {
-		if o.Object.GetKind() != skyhookv1.SkyhookKind {
+		if !isRollout(o.Object) {
 			continue
 		}
-		sk := &skyhookv1.Skyhook{}
-		if err := c.Get(ctx, client.ObjectKey{Name: o.Object.GetName()}, sk); err != nil ||
-			!conditions.IsReady(sk) || sk.Status.ObservedGeneration != sk.Generation {
-			return "Skyhook " + o.Object.GetName()
+		k := rolloutKind(o.Object)
+		obj := k.New()
+		if err := c.Get(ctx, client.ObjectKey{Name: o.Object.GetName()}, obj); err != nil {
+			return k.Kind + " " + o.Object.GetName()
+		}
+		if sk := k.View(obj); !conditions.IsReady(sk) || sk.Status.ObservedGeneration != sk.Generation {
+			return k.Kind + " " + o.Object.GetName()
 		}
 	}
 	return ""
+}
+
+// rolloutKind is the kind of a rollout's manifest.
+func rolloutKind(u *unstructured.Unstructured) *rollouts.Kind {
+	for _, k := range rollouts.Kinds {
+		if u.GroupVersionKind() == k.GroupVersionKind {
+			return k
+		}
+	}
+	return rollouts.Skyhooks
 }

@@ -1,6 +1,7 @@
 // Package packageset is the GitOps side of the operator: the PackageSet
-// reconciler applies the Skyhook and DeploymentPolicy manifests of a Flux
-// GitRepository or OCIRepository artifact, all or nothing, and reports
+// reconciler applies the rollout manifests (Skyhooks, NodeWrights and the
+// DeploymentPolicies of both groups) of a Flux GitRepository or
+// OCIRepository artifact, all or nothing, and reports
 // Flux-compatible conditions. Package manifests (beside it) reads the files.
 package packageset
 
@@ -28,6 +29,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	nodewrightv1 "github.com/skyhook-go/skyhook/api/nodewright/v1alpha1"
+	"github.com/skyhook-go/skyhook/api/rollouts"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
@@ -55,7 +58,7 @@ const (
 	AccessDeniedReason = "AccessDenied"
 )
 
-// Reconciler applies the Skyhook and DeploymentPolicy manifests
+// Reconciler applies the rollout manifests (see package manifests)
 // of a Flux source artifact: all of them, after the API server (and with it
 // the admission webhooks) accepted every one in a dry run, or none.
 type Reconciler struct {
@@ -326,7 +329,7 @@ func (r *Reconciler) finalize(ctx context.Context, ps *skyhookv1.PackageSet) err
 }
 
 // SetupWithManager watches PackageSets, their sources (only a new artifact
-// revision counts) and the Skyhooks they applied (for wait).
+// revision counts) and the rollouts they applied (for wait).
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &skyhookv1.PackageSet{}, sourceIndex, func(o client.Object) []string {
 		ps := o.(*skyhookv1.PackageSet)
@@ -345,7 +348,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 			builder.WithPredicates(SourceRevisionChanged{})).
 		Watches(&sourcev1.OCIRepository{}, handler.EnqueueRequestsFromMapFunc(r.forSource(sourcev1.OCIRepositoryKind)),
 			builder.WithPredicates(SourceRevisionChanged{})).
-		Watches(&skyhookv1.Skyhook{}, handler.EnqueueRequestsFromMapFunc(r.forSkyhook)).
+		Watches(&skyhookv1.Skyhook{}, handler.EnqueueRequestsFromMapFunc(r.forRollout(rollouts.Skyhooks))).
+		Watches(&nodewrightv1.NodeWright{}, handler.EnqueueRequestsFromMapFunc(r.forRollout(rollouts.NodeWrights))).
 		Complete(r)
 }
 
@@ -364,13 +368,20 @@ func (r *Reconciler) forSource(kind string) handler.MapFunc {
 	}
 }
 
-// forSkyhook maps a Skyhook to the waiting PackageSets that applied it.
-func (r *Reconciler) forSkyhook(ctx context.Context, o client.Object) []ctrl.Request {
+// forRollout maps a rollout of the kind to the waiting PackageSets that
+// applied it.
+func (r *Reconciler) forRollout(k *rollouts.Kind) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []ctrl.Request {
+		return r.waitingFor(ctx, "_"+o.GetName()+"_"+k.Group+"_"+k.Kind)
+	}
+}
+
+// waitingFor are the waiting PackageSets whose inventory holds id.
+func (r *Reconciler) waitingFor(ctx context.Context, id string) []ctrl.Request {
 	var list skyhookv1.PackageSetList
 	if err := r.Client.List(ctx, &list); err != nil {
 		return nil
 	}
-	id := "_" + o.GetName() + "_" + skyhookv1.GroupVersion.Group + "_" + skyhookv1.SkyhookKind
 	var reqs []ctrl.Request
 	for i := range list.Items {
 		ps := &list.Items[i]

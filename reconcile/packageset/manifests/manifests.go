@@ -1,7 +1,9 @@
-// Package manifests reads the Skyhook and DeploymentPolicy manifests of a
-// directory (a PackageSet's path in a source artifact). Anything else in a
-// YAML file there is an error that names the file and the kind, so a set
-// never applies objects it was not meant to carry.
+// Package manifests reads the rollout manifests of a directory (a
+// PackageSet's path in a source artifact): Skyhooks and DeploymentPolicies
+// of skyhook.nvidia.com, NodeWrights and DeploymentPolicies of
+// nodewright.nvidia.com. Anything else in a YAML file there is an error
+// that names the file and the kind, so a set never applies objects it was
+// not meant to carry.
 package manifests
 
 import (
@@ -13,10 +15,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
@@ -28,8 +32,23 @@ type Object struct {
 	Object *unstructured.Unstructured
 }
 
-// Name is "Kind/name" for messages.
-func (o Object) Name() string { return o.Object.GetKind() + "/" + o.Object.GetName() }
+// Name is "Kind/name" for messages, "Kind.group/name" for a kind of
+// NodeWright's group (two groups have a DeploymentPolicy).
+func (o Object) Name() string {
+	if group := o.Object.GroupVersionKind().Group; group != skyhookv1.GroupVersion.Group {
+		return o.Object.GetKind() + "." + group + "/" + o.Object.GetName()
+	}
+	return o.Object.GetKind() + "/" + o.Object.GetName()
+}
+
+// allowed are the kinds a PackageSet applies, by group and version.
+var allowed = map[schema.GroupVersion][]string{
+	skyhookv1.GroupVersion:               {skyhookv1.SkyhookKind, skyhookv1.DeploymentPolicyKind},
+	skyhookv1.NodeWrights.GroupVersion(): {skyhookv1.NodeWrights.Kind, skyhookv1.DeploymentPolicyKind},
+}
+
+// allowedList says which kinds a PackageSet applies, for messages.
+const allowedList = "Skyhook and DeploymentPolicy of skyhook.nvidia.com/v1alpha1, NodeWright and DeploymentPolicy of nodewright.nvidia.com/v1alpha1"
 
 // Load reads every .yaml, .yml and .json file under dir, in name order,
 // and returns the objects, or every problem found (file, document, why).
@@ -69,7 +88,7 @@ func Load(dir string) ([]Object, []string) {
 		}
 	}
 	if len(objects) == 0 && len(problems) == 0 {
-		problems = append(problems, fmt.Sprintf("no Skyhook or DeploymentPolicy manifests under %s", filepath.Base(dir)))
+		problems = append(problems, fmt.Sprintf("no Skyhook, NodeWright or DeploymentPolicy manifests under %s", filepath.Base(dir)))
 	}
 	return objects, problems
 }
@@ -103,12 +122,13 @@ func loadFile(path, rel string) ([]Object, []string) {
 			continue
 		}
 		gvk := u.GroupVersionKind()
+		kinds, known := allowed[gvk.GroupVersion()]
 		switch {
-		case gvk.Group != skyhookv1.GroupVersion.Group || gvk.Version != skyhookv1.GroupVersion.Version:
-			problems = append(problems, fmt.Sprintf("%s: document %d: %s %q (%s) is not allowed: a PackageSet applies only %s Skyhook and DeploymentPolicy",
-				rel, doc, orUnset(u.GetKind()), u.GetName(), orUnset(u.GetAPIVersion()), skyhookv1.GroupVersion))
-		case gvk.Kind != skyhookv1.SkyhookKind && gvk.Kind != skyhookv1.DeploymentPolicyKind:
-			problems = append(problems, fmt.Sprintf("%s: document %d: kind %s is not allowed: a PackageSet applies only Skyhook and DeploymentPolicy", rel, doc, orUnset(gvk.Kind)))
+		case !known:
+			problems = append(problems, fmt.Sprintf("%s: document %d: %s %q (%s) is not allowed: a PackageSet applies only %s",
+				rel, doc, orUnset(u.GetKind()), u.GetName(), orUnset(u.GetAPIVersion()), allowedList))
+		case !slices.Contains(kinds, gvk.Kind):
+			problems = append(problems, fmt.Sprintf("%s: document %d: kind %s of %s is not allowed: a PackageSet applies only %s", rel, doc, orUnset(gvk.Kind), gvk.GroupVersion(), allowedList))
 		case u.GetName() == "":
 			problems = append(problems, fmt.Sprintf("%s: document %d: %s without metadata.name", rel, doc, gvk.Kind))
 		default:

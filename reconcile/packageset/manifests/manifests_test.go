@@ -67,7 +67,7 @@ metadata: {name: gpu}
 	got := strings.Join(problems, "\n")
 	for _, want := range []string{
 		`bad.yaml: document 1: ConfigMap "sneaky" (v1) is not allowed`,
-		`bad.yaml: document 2: kind PackageSet is not allowed`,
+		`bad.yaml: document 2: kind PackageSet of skyhook.nvidia.com/v1alpha1 is not allowed`,
 		`ok.yaml: Skyhook/gpu is also in bad.yaml`,
 		`bad.yaml: document 4: not YAML`,
 	} {
@@ -75,7 +75,40 @@ metadata: {name: gpu}
 			t.Errorf("problems lack %q:\n%s", want, got)
 		}
 	}
-	if _, problems := Load(t.TempDir()); len(problems) != 1 || !strings.Contains(problems[0], "no Skyhook or DeploymentPolicy manifests") {
+	if _, problems := Load(t.TempDir()); len(problems) != 1 || !strings.Contains(problems[0], "no Skyhook, NodeWright or DeploymentPolicy manifests") {
 		t.Errorf("an empty directory: %v", problems)
+	}
+}
+
+// A set may carry NodeWright's kinds beside the seeds' ones; a
+// DeploymentPolicy of each group with one name are two objects.
+func TestLoadTakesNodeWrightsAndTheirPolicies(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "nw.yaml", `apiVersion: nodewright.nvidia.com/v1alpha1
+kind: NodeWright
+metadata: {name: gpu}
+---
+apiVersion: nodewright.nvidia.com/v1alpha1
+kind: DeploymentPolicy
+metadata: {name: careful}
+---
+apiVersion: skyhook.nvidia.com/v1alpha1
+kind: DeploymentPolicy
+metadata: {name: careful}
+---
+apiVersion: nodewright.nvidia.com/v1alpha1
+kind: Skyhook
+metadata: {name: wrong-group}
+`)
+	objects, problems := Load(dir)
+	var names []string
+	for _, o := range objects {
+		names = append(names, o.Name())
+	}
+	if got := strings.Join(names, ","); got != "NodeWright.nodewright.nvidia.com/gpu,DeploymentPolicy.nodewright.nvidia.com/careful,DeploymentPolicy/careful" {
+		t.Errorf("objects %s", got)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0], "kind Skyhook of nodewright.nvidia.com/v1alpha1 is not allowed") {
+		t.Errorf("problems %v", problems)
 	}
 }
