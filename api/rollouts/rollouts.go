@@ -109,3 +109,13 @@ func ListAll(ctx context.Context, c client.Reader, opts ...client.ListOption) ([
 	}
 	return out, nil
 }
+
+// Twin is the other kind. An object of each kind under one name is one
+// rollout: NodeWright's migration mirrors a Skyhook into a NodeWright of
+// its name, and renaming a manifest's kind in Git gives the same pair.
+func (k *Kind) Twin() *Kind {
+	if k == NodeWrights {
+		return Skyhooks
+	}
+	return NodeWrights
+}

@@ -132,4 +132,24 @@ func (r RolloutRef) NodeConditionType(condition string) string {
 	return r.Kind.Prefix + "/" + r.Name + "/" + condition
 }
 
+// RecordAnnotations are the node annotation keys of the rollout's record
+// on a node: nodeState_, status_, config_, batch_, interrupt_, version_.
+// The status_ key is a label too. (cordon_ belongs to its cordon, not its
+// record: see reconcile/cordon.)
+func (r RolloutRef) RecordAnnotations() []string {
+	return []string{r.NodeStateAnnotation(), r.StatusKey(), r.ConfigAnnotation(), r.BatchAnnotation(),
+		r.InterruptAnnotation(), r.VersionAnnotation()}
+}
+
+// RecordOf is the rollout whose nodeState annotation key is key, if it is
+// one of any kind's.
+func RecordOf(key string) (RolloutRef, bool) {
+	for _, k := range RolloutKinds {
+		if name, ok := strings.CutPrefix(key, k.Prefix+"/nodeState_"); ok && name != "" {
+			return k.Named(name), true
+		}
+	}
+	return RolloutRef{}, false
+}
+
 func (r RolloutRef) key(prefix string) string { return r.Kind.Prefix + "/" + prefix + r.Name }

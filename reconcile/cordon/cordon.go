@@ -5,6 +5,7 @@ package cordon
 
 import (
 	"encoding/json"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -59,4 +60,25 @@ func Release(node *corev1.Node, sk *skyhookv1.Skyhook) ([]byte, error) {
 		"metadata": map[string]any{"annotations": map[string]any{AnnotationOf(skyhookv1.KindOf(sk)): nil, skyhookv1.RefOf(sk).CordonAnnotation(): nil}},
 		"spec":     map[string]any{"unschedulable": nil},
 	})
+}
+
+// Handover makes the cordon from placed on the node the cordon of to (the
+// same rollout under the other kind, see nodestate.Handover), in place:
+// signed by to and marked with to's cordon_<name>, so that to lifts it
+// after the interrupt. It reports whether it changed the node; from may be
+// gone, its cordons are known by name.
+func Handover(node *corev1.Node, from skyhookv1.RolloutRef, to *skyhookv1.Skyhook) bool {
+	signatureKey := AnnotationOf(from.Kind)
+	signature, signed := node.Annotations[signatureKey]
+	signedByFrom := signed && strings.HasPrefix(signature, from.Name+"/")
+	mark, marked := node.Annotations[from.CordonAnnotation()]
+	if signedByFrom {
+		delete(node.Annotations, signatureKey)
+		node.Annotations[AnnotationOf(skyhookv1.KindOf(to))] = Owner(to)
+	}
+	if marked {
+		delete(node.Annotations, from.CordonAnnotation())
+		node.Annotations[skyhookv1.RefOf(to).CordonAnnotation()] = mark
+	}
+	return signedByFrom || marked
 }

@@ -122,3 +122,32 @@ func TestNodeWrightsCordonsAreUnderItsPrefix(t *testing.T) {
 		t.Errorf("released: unschedulable %v, annotations %v", node.Spec.Unschedulable, node.Annotations)
 	}
 }
+
+// A cordon a Skyhook placed becomes its NodeWright twin's: the twin lifts
+// it, the Skyhook no longer can; a cordon of another name stays where it is.
+func TestHandoverGivesTheCordonToTheTwin(t *testing.T) {
+	sk := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "gpu", UID: "u1"}}
+	twin := &skyhookv1.Skyhook{TypeMeta: metav1.TypeMeta{APIVersion: "nodewright.nvidia.com/v1alpha1", Kind: "NodeWright"},
+		ObjectMeta: metav1.ObjectMeta{Name: "gpu", UID: "u2"}}
+	node := &corev1.Node{}
+	patch, _ := Patch(node, sk)
+	apply(t, node, patch)
+	if !Handover(node, skyhookv1.RefOf(sk), twin) {
+		t.Fatal("no handover of the Skyhook's cordon")
+	}
+	if OwnedBy(node, sk) || !OwnedBy(node, twin) {
+		t.Fatalf("after the handover the cordon is not the twin's alone: %v", node.Annotations)
+	}
+	if node.Annotations["nodewright.nvidia.com/cordon_gpu"] != "true" || node.Annotations["skyhook.nvidia.com/cordon_gpu"] != "" {
+		t.Errorf("cordon_ marks after the handover: %v", node.Annotations)
+	}
+	if Handover(node, skyhookv1.RefOf(sk), twin) {
+		t.Error("a second handover changed the node")
+	}
+	other := &corev1.Node{}
+	patch, _ = Patch(other, &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "other", UID: "u3"}})
+	apply(t, other, patch)
+	if Handover(other, skyhookv1.RefOf(sk), twin) {
+		t.Errorf("the cordon of another Skyhook was handed over: %v", other.Annotations)
+	}
+}

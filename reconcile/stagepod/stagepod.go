@@ -397,3 +397,24 @@ func Untolerated(sk *skyhookv1.Skyhook, node *corev1.Node, runtimeRequired corev
 	}
 	return out
 }
+
+// Adopt makes a stage pod of to's twin (the same rollout under the other
+// kind) to's own, in place: its owner labels and controller reference name
+// to, so that to's passes find it and read its outcome, and the pod is not
+// garbage collected when the twin is deleted mid-stage. It reports whether
+// it changed the pod.
+func Adopt(pod *corev1.Pod, to *skyhookv1.Skyhook) bool {
+	kind := skyhookv1.KindOf(to)
+	owner := metav1.NewControllerRef(to, kind.GroupVersionKind)
+	if current := metav1.GetControllerOf(pod); current != nil && current.UID == owner.UID {
+		return false
+	}
+	for _, other := range skyhookv1.RolloutKinds {
+		delete(pod.Labels, other.OwnerLabel())
+		delete(pod.Labels, other.Prefix+"/name")
+	}
+	pod.Labels[kind.OwnerLabel()] = to.Name
+	pod.Labels[kind.Prefix+"/name"] = to.Name
+	pod.OwnerReferences = []metav1.OwnerReference{*owner}
+	return true
+}

@@ -302,3 +302,27 @@ func TestNodeWrightsStagePods(t *testing.T) {
 		t.Errorf("owner labels %s, %s", OwnerLabel(skyhookv1.NodeWrights), OwnerLabel(skyhookv1.Skyhooks))
 	}
 }
+
+// A Skyhook's stage pod adopted by its NodeWright twin is the twin's as if
+// the twin had made it: found under its labels, owned by it.
+func TestAdoptGivesAStagePodToTheTwin(t *testing.T) {
+	s := spec()
+	pod := Build(s)
+	twin := s.Skyhook.DeepCopy()
+	twin.TypeMeta = metav1.TypeMeta{APIVersion: "nodewright.nvidia.com/v1alpha1", Kind: "NodeWright"}
+	twin.UID = "u2"
+	if !Adopt(pod, twin) {
+		t.Fatal("not adopted")
+	}
+	owner := metav1.GetControllerOf(pod)
+	if owner == nil || owner.Kind != "NodeWright" || owner.UID != "u2" || len(pod.OwnerReferences) != 1 {
+		t.Errorf("owner references %+v", pod.OwnerReferences)
+	}
+	if pod.Labels["nodewright.nvidia.com/nodewright"] != "demo" || pod.Labels["nodewright.nvidia.com/name"] != "demo" ||
+		pod.Labels[SkyhookLabel] != "" || pod.Labels[NameLabel] != "" || pod.Labels[StageLabel] != "apply" || pod.Labels[PackageLabel] != "tuning" {
+		t.Errorf("labels %v", pod.Labels)
+	}
+	if Adopt(pod, twin) {
+		t.Error("adopted twice")
+	}
+}
