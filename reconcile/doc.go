@@ -18,6 +18,9 @@
 //	skyhook_manager.go     SetupWithManager: the watches, the cache's field indexes, the
 //	                       map functions and the node event predicate
 //	reconciler.go          SkyhookReconciler: its settings, their defaults, its memory
+//	twins.go               a Skyhook and a NodeWright of one name are one rollout: which
+//	                       leads, the other reporting its status, the handover of records,
+//	                       cordons and stage pods
 //	deletion.go            a deleted Skyhook: uninstall, clean the nodes, drop the
 //	                       finalizer, forget it
 //	pass.go                what a pass carries (rolloutPass) and one node's turn (nodePass)
@@ -76,7 +79,7 @@
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=nodes/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
-// +kubebuilder:rbac:groups="",namespace=skyhook-system,resources=pods,verbs=get;list;watch;create;delete;deletecollection
+// +kubebuilder:rbac:groups="",namespace=skyhook-system,resources=pods,verbs=get;list;watch;create;patch;delete;deletecollection
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
 // +kubebuilder:rbac:groups="",namespace=skyhook-system,resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",namespace=skyhook-system,resources=secrets,verbs=get;list;watch;create;update;patch

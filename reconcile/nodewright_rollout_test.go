@@ -87,10 +87,11 @@ func TestNodeWrightRollsOutUnderItsPrefix(t *testing.T) {
 	})
 }
 
-// A Skyhook and a NodeWright of the same name on the same nodes are two
-// rollouts with records of their own; and the one that goes first (the
-// lower priority number) is complete on a node before the other starts
-// there, across kinds, so the two never interrupt a node at once.
+// A Skyhook and a NodeWright on the same nodes are two rollouts with
+// records of their own; and the one that goes first (the lower priority
+// number) is complete on a node before the other starts there, across
+// kinds, so the two never interrupt a node at once. (Of the same name they
+// are one rollout: nodewright_twins_test.go.)
 func TestSkyhookAndNodeWrightShareNodesInPriorityOrder(t *testing.T) {
 	createNodes(t, cluster.NumberedNodes("kinds", 2, map[string]string{"pool": "kinds"})...)
 	c := k8sClient(t)
@@ -105,20 +106,20 @@ func TestSkyhookAndNodeWrightShareNodesInPriorityOrder(t *testing.T) {
 				Interrupt: &skyhookv1.Interrupt{Type: skyhookv1.InterruptReboot}}},
 		}
 	}
-	busy := watchBusyKinds(t, "kinds")
-	nw := &nodewrightv1.NodeWright{ObjectMeta: metav1.ObjectMeta{Name: "kinds"}, Spec: spec(1)}
-	sk := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "kinds"}, Spec: spec(2)}
+	busy := watchBusyKinds(t, "kinds", "kinds-sk", "kinds-nw")
+	nw := &nodewrightv1.NodeWright{ObjectMeta: metav1.ObjectMeta{Name: "kinds-nw"}, Spec: spec(1)}
+	sk := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "kinds-sk"}, Spec: spec(2)}
 	for _, obj := range []client.Object{sk, nw} {
 		if err := c.Create(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = c.Delete(ctx, obj) })
 	}
-	waitNodeWright(t, "kinds", 3*time.Minute, func(nw *nodewrightv1.NodeWright) bool { return nw.Status.Status == skyhookv1.StatusComplete })
-	waitSkyhook(t, "kinds", 3*time.Minute, isReady)
+	waitNodeWright(t, "kinds-nw", 3*time.Minute, func(nw *nodewrightv1.NodeWright) bool { return nw.Status.Status == skyhookv1.StatusComplete })
+	waitSkyhook(t, "kinds-sk", 3*time.Minute, isReady)
 	for _, n := range nodesOf(t, "kinds") {
-		if n.Labels["skyhook.nvidia.com/status_kinds"] != "complete" || n.Labels["nodewright.nvidia.com/status_kinds"] != "complete" ||
-			n.Annotations["skyhook.nvidia.com/nodeState_kinds"] == "" || n.Annotations["nodewright.nvidia.com/nodeState_kinds"] == "" {
+		if n.Labels["skyhook.nvidia.com/status_kinds-sk"] != "complete" || n.Labels["nodewright.nvidia.com/status_kinds-nw"] != "complete" ||
+			n.Annotations["skyhook.nvidia.com/nodeState_kinds-sk"] == "" || n.Annotations["nodewright.nvidia.com/nodeState_kinds-nw"] == "" {
 			t.Errorf("node %s: labels %v", n.Name, n.Labels)
 		}
 		if hosts.Reboots()[n.Name] != 2 {
@@ -196,10 +197,9 @@ func watchStagePodOwners(t *testing.T) func() []string {
 	}
 }
 
-// watchBusyKinds records the nodes of the pool where rollouts of both kinds
-// were in progress at once (status_<name> in_progress under both
-// prefixes).
-func watchBusyKinds(t *testing.T, pool string) func() []string {
+// watchBusyKinds records the nodes of the pool where the Skyhook and the
+// NodeWright named were in progress at once.
+func watchBusyKinds(t *testing.T, pool, skyhook, nodewright string) func() []string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -215,7 +215,7 @@ func watchBusyKinds(t *testing.T, pool string) func() []string {
 			if !ok {
 				continue
 			}
-			if node.Labels["skyhook.nvidia.com/status_"+pool] == "in_progress" && node.Labels["nodewright.nvidia.com/status_"+pool] == "in_progress" {
+			if node.Labels["skyhook.nvidia.com/status_"+skyhook] == "in_progress" && node.Labels["nodewright.nvidia.com/status_"+nodewright] == "in_progress" {
 				mu.Lock()
 				overlaps = append(overlaps, node.Name)
 				mu.Unlock()

@@ -49,10 +49,11 @@ func (r *SkyhookReconciler) otherSkyhooks(ctx context.Context, keep func(*skyhoo
 }
 
 // selectorsOf are the rollouts that count for keep, skipping disabled and
-// deleted ones, with their selectors parsed.
+// deleted ones and those whose twin leads (twins.go), with their selectors
+// parsed.
 func selectorsOf(rollouts []*skyhookv1.Skyhook, keep func(*skyhookv1.Skyhook) bool) []skyhookAhead {
 	var out []skyhookAhead
-	for _, other := range rollouts {
+	for _, other := range leaders(rollouts) {
 		kind := skyhookv1.KindOf(other)
 		if !other.DeletionTimestamp.IsZero() || other.Annotations[kind.DisableAnnotation()] == "true" || !keep(other) {
 			continue

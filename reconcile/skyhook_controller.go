@@ -14,7 +14,8 @@ import (
 )
 
 // reconcileKind reconciles one rollout object of the kind, Flux style: get,
-// patch helper with a deferred status patch, finalizer, suspend
+// patch helper with a deferred status patch, the twin (twins.go: which of
+// a Skyhook and a NodeWright of one name leads), finalizer, suspend
 // (disable/pause), rollout. The engine works on the object's view
 // (rolloutKind); the patch helper patches the object itself.
 func (r *SkyhookReconciler) reconcileKind(ctx context.Context, k *rollouts.Kind, req ctrl.Request) (result ctrl.Result, retErr error) {
@@ -40,6 +41,9 @@ func (r *SkyhookReconciler) reconcileKind(ctx context.Context, k *rollouts.Kind,
 		}
 	}()
 
+	if result, done, err := r.leadOrDefer(ctx, sk); done {
+		return result, err
+	}
 	if !sk.DeletionTimestamp.IsZero() {
 		return r.delete(ctx, sk)
 	}

@@ -37,6 +37,11 @@ const podNodeField = "spec.nodeName"
 // without a copy (see readVisited).
 const nodeNameField = "metadata.name"
 
+// nodeRecordsField indexes the cached nodes by the rollouts that keep a
+// record on them ("<Kind>/<name>", see skyhookv1.RecordOf), so a leader
+// finds its twin's records (takeOver) without reading every node.
+const nodeRecordsField = "rollout.records"
+
 // SetupWithManager watches the rollouts of every kind, their stage pods,
 // the nodes and the DeploymentPolicies.
 func (r *SkyhookReconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -52,6 +57,9 @@ func (r *SkyhookReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Node{}, nodeNameField, func(o client.Object) []string {
 		return []string{o.GetName()}
 	}); err != nil {
+		return err
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Node{}, nodeRecordsField, recordsOn); err != nil {
 		return err
 	}
 	for _, k := range rollouts.Kinds {
@@ -75,6 +83,8 @@ func (r *SkyhookReconciler) setupKind(mgr ctrl.Manager, k *rollouts.Kind) error 
 	for _, other := range rollouts.Kinds { // the rollouts that go first may be of any kind
 		b = b.Watches(other.New(), handler.EnqueueRequestsFromMapFunc(r.rolloutsAfter(k, other)))
 	}
+	// A rollout follows its twin: the twin's status, and who leads.
+	b = b.Watches(k.Twin().New(), handler.EnqueueRequestsFromMapFunc(r.twinOfObject(k)))
 	return b.Complete(reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 		return r.reconcileKind(ctx, k, req)
 	}))
@@ -147,6 +157,28 @@ func (r *SkyhookReconciler) rolloutsAfter(k, other *rollouts.Kind) handler.MapFu
 			return true
 		})
 	}
+}
+
+// twinOfObject maps a rollout of the other kind to the kind's rollout of
+// its name, if there is one (see twins.go).
+func (r *SkyhookReconciler) twinOfObject(k *rollouts.Kind) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []ctrl.Request {
+		if err := r.Client.Get(ctx, client.ObjectKey{Name: o.GetName()}, k.New()); err != nil {
+			return nil
+		}
+		return []ctrl.Request{{NamespacedName: types.NamespacedName{Name: o.GetName()}}}
+	}
+}
+
+// recordsOn are the rollouts with a record on a node, for nodeRecordsField.
+func recordsOn(o client.Object) []string {
+	var refs []string
+	for key := range o.GetAnnotations() {
+		if ref, ok := skyhookv1.RecordOf(key); ok {
+			refs = append(refs, ref.String())
+		}
+	}
+	return refs
 }
 
 // rolloutsWhere are the requests of the kind's rollouts that concerns says

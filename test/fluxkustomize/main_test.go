@@ -32,6 +32,7 @@ var (
 const (
 	rolloutPool = "rollout"
 	failurePool = "failure"
+	renamePool  = "rename"
 )
 
 func TestMain(m *testing.M) {
@@ -68,6 +69,7 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(gitRoot)
 	nodes := append(cluster.NumberedNodes(rolloutPool, 3, map[string]string{"pool": rolloutPool}),
 		cluster.NumberedNodes(failurePool, 3, map[string]string{"pool": failurePool})...)
+	nodes = append(nodes, cluster.NumberedNodes(renamePool, 2, map[string]string{"pool": renamePool})...)
 	return clustertest.Main(m, cluster.Options{CRDs: crds, Nodes: nodes}, &env,
 		func(ctx context.Context, c *cluster.Cluster) error {
 			if err := c.StartSourceController(ctx, sc); err != nil {
