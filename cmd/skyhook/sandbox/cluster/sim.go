@@ -50,6 +50,8 @@ import (
 //   - An image whose registry host is under the reserved .invalid domain
 //     (InvalidRegistry) cannot be pulled: that container waits in
 //     ErrImagePull.
+//   - A running pod whose only container is named "done" (NodeWright's
+//     stage Job pods) succeeds: its Job completes.
 //   - A deleted pod goes away once it has no finalizers, after
 //     ShutdownDurationAnnotation (default immediately).
 const (
