@@ -6,7 +6,8 @@
 // and skyhook_manager.go starts one controller per kind. The PackageSet controller is in
 // reconcile/packageset; the leaf packages beside this one each hold one
 // idea (lifecycle, stagepod, budget, compartment, snapshot, cordon, drain,
-// interrupt, taints, fleet), and two hold what the reconciler keeps and
+// interrupt, taints, fleet, upstreamjob: NodeWright's stage Jobs read as
+// stand-in stage pods when taking over from it), and two hold what the reconciler keeps and
 // says: memory (what it remembers between passes, of each Skyhook) and
 // report (what the status says, decided from what a pass found). The node
 // record's format is api/nodestate.
@@ -81,6 +82,7 @@
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups="",namespace=skyhook-system,resources=pods,verbs=get;list;watch;create;patch;delete;deletecollection
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
+// +kubebuilder:rbac:groups=batch,namespace=skyhook-system,resources=jobs,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups="",namespace=skyhook-system,resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",namespace=skyhook-system,resources=secrets,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch

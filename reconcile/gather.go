@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -13,6 +14,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/fleet"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+	"github.com/skyhook-go/skyhook/reconcile/upstreamjob"
 )
 
 // What a pass reads from the cache: the selected nodes, their records and
@@ -137,6 +139,11 @@ func (r *SkyhookReconciler) readVisited(ctx context.Context, sk *skyhookv1.Skyho
 			return nil, nil, nil, err
 		}
 		pods = list.Items
+		standIns, err := r.upstreamJobs(ctx, sk, "")
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		pods = append(pods, standIns...)
 	} else {
 		for _, name := range visit.names {
 			node, err := r.cachedNode(ctx, name)
@@ -154,6 +161,11 @@ func (r *SkyhookReconciler) readVisited(ctx context.Context, sk *skyhookv1.Skyho
 				return nil, nil, nil, err
 			}
 			pods = append(pods, list.Items...)
+			standIns, err := r.upstreamJobs(ctx, sk, name)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			pods = append(pods, standIns...)
 		}
 	}
 	byNode, leaving := map[string]map[string][]*corev1.Pod{}, map[string]map[string][]*corev1.Pod{}
@@ -172,6 +184,33 @@ func (r *SkyhookReconciler) readVisited(ctx context.Context, sk *skyhookv1.Skyho
 		pkgs[pod.Labels[stagepod.PackageLabel]] = append(pkgs[pod.Labels[stagepod.PackageLabel]], pod)
 	}
 	return nodes.Items, byNode, leaving, nil
+}
+
+// upstreamJobs are the stage Jobs NodeWright left for the rollout (on the
+// node, or on every node when node is empty), as stand-in stage pods
+// (package upstreamjob).
+func (r *SkyhookReconciler) upstreamJobs(ctx context.Context, sk *skyhookv1.Skyhook, node string) ([]corev1.Pod, error) {
+	kind := skyhookv1.KindOf(sk)
+	opts := []client.ListOption{client.InNamespace(r.Namespace), client.MatchingLabels{upstreamjob.NameLabel(kind): sk.Name}, client.UnsafeDisableDeepCopy}
+	if node != "" {
+		opts = append(opts, client.MatchingFields{jobNodeField: node})
+	}
+	var jobs batchv1.JobList
+	if err := r.Client.List(ctx, &jobs, opts...); err != nil {
+		return nil, err
+	}
+	var out []corev1.Pod
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		step, ok := upstreamjob.StepOf(job, kind)
+		if !ok || !job.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if pod, ok := upstreamjob.StandIn(job, kind, stagepod.ConfigHash(sk.Spec.Packages[step.Package].ConfigMap)); ok {
+			out = append(out, *pod)
+		}
+	}
+	return out, nil
 }
 
 // taintList names the taints for a message.

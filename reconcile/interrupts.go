@@ -19,6 +19,7 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
 	"github.com/skyhook-go/skyhook/reconcile/report"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+	"github.com/skyhook-go/skyhook/reconcile/upstreamjob"
 )
 
 // Defaults of the interrupt path.
@@ -187,19 +188,15 @@ func (n *nodePass) drainNode(ctx context.Context, rec *interrupt.Record) (bool, 
 // runInterrupt runs the merged interrupt as one stage pod (labelled with
 // the first package due) and follows it.
 func (n *nodePass) runInterrupt(ctx context.Context, due []string, rec *interrupt.Record) (bool, *interrupt.Record, error) {
-	first := due[0]
-	d := declared(n.sk, first)
-	stage := n.state[skyhookv1.NodeStateKey(first, d.Version)].Stage // interrupt or uninstall-interrupt (enterInterrupt)
-	step := lifecycle.Step{Action: lifecycle.Run, Stage: stage, Version: d.Version, Image: d.Image}
-	pod := stagePodFor(n.sk, first, n.work.pods[first], step)
+	first, step, pod := n.interruptPod(due)
 	if pod == nil {
-		return false, rec, n.createStagePod(ctx, first, step, n.state[skyhookv1.NodeStateKey(first, d.Version)].Restarts)
+		return false, rec, n.createStagePod(ctx, first, step, n.state[skyhookv1.NodeStateKey(first, step.Version)].Restarts)
 	}
 	switch outcome := n.outcome(first, pod); outcome.Result {
 	case stagepod.Running:
 		return false, rec, nil
 	case stagepod.Succeeded:
-		if rec.Interrupt.Type == skyhookv1.InterruptReboot {
+		if rec.Interrupt.Type == skyhookv1.InterruptReboot && !upstreamjob.Interrupted(pod) {
 			rec.Phase, rec.Since = interrupt.PhaseVerify, time.Now().UTC()
 			return n.verifyReboot(rec.Packages, rec)
 		}
@@ -211,6 +208,26 @@ func (n *nodePass) runInterrupt(ctx context.Context, due []string, rec *interrup
 		// An interrupt under way is followed through, paused or not.
 		return false, rec, n.retry(ctx, pod, first, step, true)
 	}
+}
+
+// interruptPod is the stage pod of the node's interrupt, filed under the
+// first package due (this operator's) or under any of them (NodeWright's
+// Job, which names one of the packages it serves), with that package and
+// its step; without one, the first package and its step, to start it.
+func (n *nodePass) interruptPod(due []string) (string, lifecycle.Step, *corev1.Pod) {
+	var first lifecycle.Step
+	for i, name := range due {
+		d := declared(n.sk, name)
+		stage := n.state[skyhookv1.NodeStateKey(name, d.Version)].Stage // interrupt or uninstall-interrupt (enterInterrupt)
+		step := lifecycle.Step{Action: lifecycle.Run, Stage: stage, Version: d.Version, Image: d.Image}
+		if i == 0 {
+			first = step
+		}
+		if pod := stagePodFor(n.sk, name, n.work.pods[name], step); pod != nil {
+			return name, step, pod
+		}
+	}
+	return due[0], first, nil
 }
 
 // verifyReboot counts a reboot as done only when the node is back Ready
@@ -264,9 +281,11 @@ func finishInterrupt(state skyhookv1.NodeState, keys []string) bool {
 // stagePodLabels name the operator's stage pods of every kind, which a
 // drain leaves on the node.
 func stagePodLabels() []string {
-	out := make([]string, len(skyhookv1.RolloutKinds))
-	for i, kind := range skyhookv1.RolloutKinds {
-		out[i] = stagepod.OwnerLabel(kind)
+	var out []string
+	for _, kind := range skyhookv1.RolloutKinds {
+		// <prefix>/name also marks the pods of NodeWright's stage Jobs,
+		// which a takeover waits for (upstreamjob).
+		out = append(out, stagepod.OwnerLabel(kind), kind.Prefix+"/name")
 	}
 	return out
 }

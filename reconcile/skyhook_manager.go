@@ -5,6 +5,7 @@ import (
 	"maps"
 	"strings"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/skyhook-go/skyhook/api/rollouts"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/upstreamjob"
 )
 
 // The watches of the rollout reconciler: what it is set up with, the field
@@ -36,6 +38,10 @@ const podNodeField = "spec.nodeName"
 // nodeNameField indexes the cached nodes by name, so a pass reads one node
 // without a copy (see readVisited).
 const nodeNameField = "metadata.name"
+
+// jobNodeField indexes the cached Jobs (NodeWright's stage Jobs, see
+// upstreamjob) by the node their pods are pinned to.
+const jobNodeField = "spec.template.spec.nodeName"
 
 // nodeRecordsField indexes the cached nodes by the rollouts that keep a
 // record on them ("<Kind>/<name>", see skyhookv1.RecordOf), so a leader
@@ -62,6 +68,11 @@ func (r *SkyhookReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Node{}, nodeRecordsField, recordsOn); err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &batchv1.Job{}, jobNodeField, func(o client.Object) []string {
+		return []string{o.(*batchv1.Job).Spec.Template.Spec.NodeName}
+	}); err != nil {
+		return err
+	}
 	for _, k := range rollouts.Kinds {
 		if err := r.setupKind(mgr, k); err != nil {
 			return err
@@ -76,6 +87,9 @@ func (r *SkyhookReconciler) setupKind(mgr ctrl.Manager, k *rollouts.Kind) error 
 		Named(strings.ToLower(k.Kind)).
 		For(k.New()).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.rolloutForPod(k)), builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return o.GetNamespace() == r.Namespace
+		}))).
+		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(r.rolloutForJob(k)), builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetNamespace() == r.Namespace
 		}))).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsForNode(k)), builder.WithPredicates(nodeChanged)).
@@ -124,6 +138,25 @@ func (r *SkyhookReconciler) rolloutForPod(k *rollouts.Kind) handler.MapFunc {
 			r.memory.Changes.Node(k.Named(owner.Name), pod.Spec.NodeName)
 		}
 		return []ctrl.Request{{NamespacedName: types.NamespacedName{Name: owner.Name}}}
+	}
+}
+
+// rolloutForJob maps a stage Job NodeWright left for a rollout of the kind
+// (upstreamjob) to that rollout, noting its node as changed.
+func (r *SkyhookReconciler) rolloutForJob(k *rollouts.Kind) handler.MapFunc {
+	return func(_ context.Context, o client.Object) []ctrl.Request {
+		job, ok := o.(*batchv1.Job)
+		if !ok {
+			return nil
+		}
+		name := job.Labels[upstreamjob.NameLabel(k.RolloutKind)]
+		if name == "" {
+			return nil
+		}
+		if node := job.Spec.Template.Spec.NodeName; node != "" {
+			r.memory.Changes.Node(k.Named(name), node)
+		}
+		return []ctrl.Request{{NamespacedName: types.NamespacedName{Name: name}}}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +15,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+	"github.com/skyhook-go/skyhook/reconcile/upstreamjob"
 )
 
 // Stage pods: finding the pod of a step among a node's, creating one,
@@ -214,7 +216,11 @@ func (r *SkyhookReconciler) deletePod(ctx context.Context, sk *skyhookv1.Skyhook
 	if r.memory.Deleted.Has(sk.UID, string(pod.UID)) {
 		return nil
 	}
-	if err := r.Client.Delete(ctx, pod, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+	var obj client.Object = pod
+	if job, standIn := upstreamjob.JobOf(pod); standIn { // NodeWright's Job: it goes, and its pods with it
+		obj = &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: job, Namespace: pod.Namespace}}
+	}
+	if err := r.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 		return err
 	}
 	r.memory.Deleted.Add(sk.UID, string(pod.UID))

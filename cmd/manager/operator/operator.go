@@ -14,6 +14,7 @@ import (
 
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -171,6 +172,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.Secret{}:    inNamespace,
 				&corev1.ConfigMap{}: inNamespace,
+				&batchv1.Job{}:      inNamespace, // NodeWright's stage Jobs, read when taking over
 				&corev1.Pod{}:       {Namespaces: map[string]cache.Config{opts.Namespace: {}}, Transform: trimStagePod},
 				&corev1.Node{}:      {Transform: trimNode},
 			},
