@@ -62,6 +62,14 @@ var nodeWrightCases = []admissionCase{
 		[]string{"spec.default.strategy", "set exactly one of fixed, linear and exponential"}},
 	{"NodeWright policy compartment selecting everything", nodeWrightPolicy("  default: {budget: {count: 1}}\n  compartments:\n  - {name: all, selector: {}, budget: {count: 1}}\n"),
 		[]string{nwDPHook, "spec.compartments[0].selector", "an empty selector selects every node"}},
+	// v0.18-v0.20's fields: durations must not be negative; "0" is no bound.
+	{"NodeWright v0.20's drain config", nodeWright("  drainConfig: {disableEviction: true, deleteEmptyDirData: false, force: false, ignoreDaemonSets: true, timeout: 5m, gracePeriod: 30s}\n  runtimeRequired: true\n  runtimeRequiredCordonAfter: true\n"), nil},
+	{"stage timeout of 0 (no bound)", nwPkg(okPkg + "stageTimeout: 0s"), nil},
+	{"negative stage timeout", nwPkg(okPkg + "stageTimeout: -1m"), []string{nwHook, "spec.packages.tuning.stageTimeout", "must not be negative"}},
+	{"negative drain timeout and grace period", nodeWright("  drainConfig: {timeout: -5s, gracePeriod: -1s}\n"),
+		[]string{nwHook, "spec.drainConfig.timeout", "spec.drainConfig.gracePeriod", "must not be negative"}},
+	{"two drain timeouts", nodeWright("  drain: {timeout: 5m}\n  drainConfig: {timeout: 10m}\n"),
+		[]string{nwHook, "spec.drainConfig.timeout", "spec.drain.timeout is set too"}},
 	// The seeds' group keeps its rules: a tag equal to the version passes.
 	{"Skyhook with a tag equal to the version", pkg("version: 1.0.0\nimage: ghcr.io/nvidia/tuning:1.0.0"), nil},
 }

@@ -89,6 +89,20 @@ type SkyhookSpec struct {
 	// +optional
 	Drain *DrainOptions `json:"drain,omitempty"`
 
+	// DrainConfig is NodeWright's (v0.18+) drain settings: which pods a
+	// drain before an interrupt may remove and how, and how long it may
+	// take. Unset, a drain evicts every pod but DaemonSet pods and waits
+	// as long as it takes (or as spec.drain says).
+	// +optional
+	DrainConfig *DrainConfig `json:"drainConfig,omitempty"`
+
+	// RuntimeRequiredCordonAfter, with runtimeRequired, cordons a node in
+	// the same write that lifts the runtime-required taint from it, marked
+	// <prefix>/runtimeRequiredCordon, so that an admin decides when it
+	// takes workloads (NodeWright v0.19). Uncordoning the node ends it.
+	// +optional
+	RuntimeRequiredCordonAfter bool `json:"runtimeRequiredCordonAfter,omitempty"`
+
 	// Packages maps a package name to the package to install. A package name
 	// starts with a lowercase letter, ends with a lowercase letter and has at
 	// most 43 characters of lowercase letters, digits and '-'.
@@ -152,6 +166,48 @@ type DrainOptions struct {
 	// +kubebuilder:default=Wait
 	// +optional
 	OnTimeout DrainOnTimeout `json:"onTimeout,omitempty"`
+}
+
+// DrainConfig is NodeWright's drain settings. Each bool is a pointer so
+// that unset keeps NodeWright's default.
+type DrainConfig struct {
+	// DisableEviction deletes pods instead of evicting them, so
+	// PodDisruptionBudgets do not hold the drain. Default false.
+	// +nullable
+	// +optional
+	DisableEviction *bool `json:"disableEviction,omitempty"`
+
+	// DeleteEmptyDirData lets the drain remove pods with emptyDir volumes
+	// (their data is lost); false makes such pods block it. Default true.
+	// +nullable
+	// +optional
+	DeleteEmptyDirData *bool `json:"deleteEmptyDirData,omitempty"`
+
+	// Force lets the drain remove pods that no controller recreates;
+	// false makes such pods block it. Default true.
+	// +nullable
+	// +optional
+	Force *bool `json:"force,omitempty"`
+
+	// IgnoreDaemonSets leaves DaemonSet pods on the node. Default true.
+	// +nullable
+	// +optional
+	IgnoreDaemonSets *bool `json:"ignoreDaemonSets,omitempty"`
+
+	// Timeout bounds a drain, from the first pass that finds the node not
+	// drained: past it the node is erroring, stays cordoned, and nothing
+	// more is evicted. Unset or 0 waits as long as it takes. Must not be
+	// negative.
+	// +nullable
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// GracePeriod is the termination grace period given to the pods the
+	// drain removes, rounded up to whole seconds; unset, each pod's own.
+	// Must not be negative.
+	// +nullable
+	// +optional
+	GracePeriod *metav1.Duration `json:"gracePeriod,omitempty"`
 }
 
 // InterruptionBudget caps the nodes worked on at once, either as a percentage
@@ -263,6 +319,13 @@ type Package struct {
 	// GracefulShutdown is the termination grace period of the stage pods.
 	// +optional
 	GracefulShutdown *metav1.Duration `json:"gracefulShutdown,omitempty"`
+
+	// StageTimeout bounds each run of one of the package's stages: past it
+	// the stage pod is stopped and the try has failed. Unset, the
+	// operator's default applies (JOB_STAGE_TIMEOUT, 1h); "0s" sets no
+	// bound. Must not be negative.
+	// +optional
+	StageTimeout *metav1.Duration `json:"stageTimeout,omitempty"`
 
 	// Uninstall declares that the package can be uninstalled (it has
 	// uninstall steps) and asks for it. Without enabled, removing the

@@ -50,6 +50,7 @@ func Skyhook(sk *skyhookv1.Skyhook, policyExists PolicyExists) field.ErrorList {
 	errs = append(errs, selector(&sk.Spec.NodeSelector, spec.Child("nodeSelectors"))...)
 	errs = append(errs, selector(&sk.Spec.PodNonInterruptLabels, spec.Child("podNonInterruptLabels"))...)
 	errs = append(errs, tolerations(sk.Spec.AdditionalTolerations, spec.Child("additionalTolerations"))...)
+	errs = append(errs, drainConfig(sk.Spec, spec.Child("drainConfig"))...)
 	errs = append(errs, packages(sk.Spec.Packages, spec.Child("packages"))...)
 	return errs
 }
@@ -125,10 +126,33 @@ func pkg(key string, pk skyhookv1.Package, p *field.Path) field.ErrorList {
 	if u := pk.Uninstall; u != nil && u.Apply && !u.Enabled {
 		errs = append(errs, field.Invalid(p.Child("uninstall", "apply"), true, "uninstall.apply requires uninstall.enabled: true (the package must declare that it can be uninstalled)"))
 	}
-	if pk.GracefulShutdown != nil && pk.GracefulShutdown.Duration < 0 {
-		errs = append(errs, field.Invalid(p.Child("gracefulShutdown"), pk.GracefulShutdown.Duration.String(), "must not be negative"))
+	errs = append(errs, notNegative(pk.GracefulShutdown, p.Child("gracefulShutdown"))...)
+	errs = append(errs, notNegative(pk.StageTimeout, p.Child("stageTimeout"))...)
+	return errs
+}
+
+// drainConfig checks NodeWright's drain settings: no negative duration
+// (NodeWright's webhook refuses them as "drain config: ..."); and no two
+// drain timeouts, whose meanings differ.
+func drainConfig(s skyhookv1.SkyhookSpec, p *field.Path) field.ErrorList {
+	d := s.DrainConfig
+	if d == nil {
+		return nil
+	}
+	errs := append(notNegative(d.Timeout, p.Child("timeout")), notNegative(d.GracePeriod, p.Child("gracePeriod"))...)
+	if d.Timeout != nil && d.Timeout.Duration > 0 && s.Drain != nil && s.Drain.Timeout != nil {
+		errs = append(errs, field.Forbidden(p.Child("timeout"),
+			"spec.drain.timeout is set too: give one drain timeout (drainConfig.timeout leaves a timed-out node erroring and cordoned, drain.timeout does what drain.onTimeout says)"))
 	}
 	return errs
+}
+
+// notNegative refuses a negative duration.
+func notNegative(d *metav1.Duration, p *field.Path) field.ErrorList {
+	if d != nil && d.Duration < 0 {
+		return field.ErrorList{field.Invalid(p, d.Duration.String(), "must not be negative")}
+	}
+	return nil
 }
 
 // Version parses a package version with Masterminds/semver, which accepts
