@@ -36,6 +36,8 @@
 //	stagepods.go           finding, creating, reading and deleting stage pods; retries
 //	interrupts.go          a node's interrupt: cordon, drain, run, verify the reboot
 //	drain_first.go         cordon and drain before the stage of a package that interrupts
+//	drains.go              a node's drain before its interrupt: cordon, wait, remove, the
+//	                       timeouts, its events, blockers and drainStart_/drainBlocked_ marks
 //	packages.go            the package lifecycle on a node: order, next step, node status
 //	priority.go            ordering between Skyhooks on a shared node
 //	policy.go              DeploymentPolicy compartments and batches in a pass, and their reset

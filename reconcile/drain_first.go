@@ -48,6 +48,9 @@ func (n *nodePass) drainFirst(ctx context.Context, name string, step lifecycle.S
 		case interrupt.PhaseSkipped:
 			n.early = rec // drain.onTimeout Skip: the node is given up for this generation
 			return false, nil
+		case interrupt.PhaseDrainTimedOut:
+			_, n.early, _ = n.drainStopped(rec) // drainConfig.timeout: erroring and cordoned until a reset
+			return false, nil
 		case interrupt.PhaseInterrupt, interrupt.PhaseVerify:
 			return true, nil // an interrupt under way drained the node already
 		}
@@ -78,5 +81,5 @@ func (n *nodePass) drainFirst(ctx context.Context, name string, step lifecycle.S
 // change: the package was applied on a drained node and its interrupt is
 // still to come.
 func (n *nodePass) holdsDrain(rec *interrupt.Record) bool {
-	return rec != nil && rec.Phase == interrupt.PhaseDrained && nodeStatus(n.sk, n.state, n.config) != skyhookv1.StatusComplete
+	return rec != nil && rec.Phase == interrupt.PhaseDrained && nodeStatus(n.sk, n.state, n.config, n.retrying) != skyhookv1.StatusComplete
 }

@@ -10,24 +10,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/reconcile/cordon"
-	"github.com/skyhook-go/skyhook/reconcile/drain"
 	"github.com/skyhook-go/skyhook/reconcile/interrupt"
 	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
 	"github.com/skyhook-go/skyhook/reconcile/report"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/reconcile/upstreamjob"
-)
-
-// Defaults of the interrupt path.
-const (
-	defaultDrainTimeout = 10 * time.Minute
-	// drainRecheck is how often a drain looks again at the node's pods:
-	// the operator does not watch pods outside its namespace.
-	drainRecheck = 2 * time.Second
 )
 
 // interruptDue reports whether the package's next stage is an interrupt
@@ -94,6 +83,8 @@ func (n *nodePass) interruptNode(ctx context.Context, due []string, rec *interru
 	switch rec.Phase {
 	case interrupt.PhaseSkipped:
 		return false, rec, nil // reported by skippedDrain once its status says blocked
+	case interrupt.PhaseDrainTimedOut:
+		return n.drainStopped(rec)
 	case interrupt.PhaseDrain:
 		return n.drainNode(ctx, rec)
 	case interrupt.PhaseInterrupt:
@@ -140,51 +131,6 @@ func (n *nodePass) enterInterrupt(due []string) ([]string, *skyhookv1.Interrupt)
 	return keys, merged
 }
 
-// drainNode cordons the node (signing the cordon), waits for pods that must
-// not be interrupted, and evicts the rest; once the node is empty the
-// interrupt pod starts.
-func (n *nodePass) drainNode(ctx context.Context, rec *interrupt.Record) (bool, *interrupt.Record, error) {
-	r, sk, node := n.r, n.sk, n.work.node
-	if !node.Spec.Unschedulable {
-		patch, err := cordon.Patch(node, sk)
-		if err != nil {
-			return false, rec, err
-		}
-		if err := r.patchNode(ctx, node.Name, patch); err != nil {
-			return false, rec, err
-		}
-		rec.Since = time.Now().UTC()
-		return false, rec, nil // the node event brings the next step
-	}
-	timeout, onTimeout := drainOptions(sk)
-	timedOut := time.Since(rec.Since) > timeout
-	nonInterrupt, err := metav1.LabelSelectorAsSelector(&sk.Spec.PodNonInterruptLabels)
-	if err != nil {
-		return false, rec, err
-	}
-	res, err := drain.Step(ctx, r.Client, r.APIReader, node.Name, drain.Options{
-		OperatorNamespace: r.Namespace, StagePodLabels: stagePodLabels(), NonInterrupt: nonInterrupt,
-		Force: timedOut && onTimeout == skyhookv1.DrainDelete,
-	})
-	if err != nil {
-		return false, rec, err
-	}
-	r.reportBarePods(sk, node.Name, res.EvictedBare)
-	if !res.Done() {
-		n.progress.DrainWaits(node.Name, podBlockers(res.Blockers))
-		n.progress.RequeueIn(drainRecheck)
-		// Skip gives up on the node whatever holds it, pods matching
-		// podNonInterruptLabels included: skipping disturbs nobody.
-		if timedOut && onTimeout == skyhookv1.DrainSkip {
-			rec.Phase = interrupt.PhaseSkipped
-			return false, rec, r.releaseCordon(ctx, sk, node)
-		}
-		return false, rec, nil
-	}
-	rec.Phase, rec.Since, rec.BootID = interrupt.PhaseInterrupt, time.Now().UTC(), node.Status.NodeInfo.BootID
-	return false, rec, nil // the interrupt pod starts in the next pass, after the record says drained
-}
-
 // runInterrupt runs the merged interrupt as one stage pod (labelled with
 // the first package due) and follows it.
 func (n *nodePass) runInterrupt(ctx context.Context, due []string, rec *interrupt.Record) (bool, *interrupt.Record, error) {
@@ -203,10 +149,15 @@ func (n *nodePass) runInterrupt(ctx context.Context, due []string, rec *interrup
 		return finishInterrupt(n.state, rec.Packages), nil, nil
 	default:
 		markErroring(n.state, rec.Packages)
-		n.progress.NodeErroring(n.work.node.Name, fmt.Sprintf("interrupt %s for %s: %s (logs: %s)",
-			rec.Interrupt.Type, strings.Join(rec.Packages, ", "), outcome.Message, logsHint(pod, outcome.Container)))
 		// An interrupt under way is followed through, paused or not.
-		return false, rec, n.retry(ctx, pod, first, step, true)
+		err := n.failed(ctx, failedTry{pod: pod, name: first, step: step, message: fmt.Sprintf("interrupt %s for %s: %s (logs: %s)",
+			rec.Interrupt.Type, strings.Join(rec.Packages, ", "), outcome.Message, logsHint(pod, outcome.Container))}, true)
+		if n.retrying[skyhookv1.NodeStateKey(first, step.Version)] {
+			for _, key := range rec.Packages {
+				n.retrying[key] = true
+			}
+		}
+		return false, rec, err
 	}
 }
 
@@ -249,24 +200,6 @@ func (n *nodePass) verifyReboot(keys []string, rec *interrupt.Record) (bool, *in
 	return false, rec, nil
 }
 
-// podBlockers are the drain's blockers for the status.
-func podBlockers(blockers []drain.Blocker) []report.PodBlocker {
-	out := make([]report.PodBlocker, len(blockers))
-	for i, b := range blockers {
-		out[i] = report.PodBlocker(b)
-	}
-	return out
-}
-
-// markErroring records the packages' interrupt erroring.
-func markErroring(state skyhookv1.NodeState, keys []string) {
-	for _, k := range keys {
-		e := state[k]
-		e.State = skyhookv1.StateErroring
-		state[k] = e
-	}
-}
-
 // finishInterrupt records the interrupt complete for its packages, in the
 // interrupt stage each is in (enterInterrupt).
 func finishInterrupt(state skyhookv1.NodeState, keys []string) bool {
@@ -276,32 +209,6 @@ func finishInterrupt(state skyhookv1.NodeState, keys []string) bool {
 		state[k] = e
 	}
 	return true
-}
-
-// stagePodLabels name the operator's stage pods of every kind, which a
-// drain leaves on the node.
-func stagePodLabels() []string {
-	var out []string
-	for _, kind := range skyhookv1.RolloutKinds {
-		// <prefix>/name also marks the pods of NodeWright's stage Jobs,
-		// which a takeover waits for (upstreamjob).
-		out = append(out, stagepod.OwnerLabel(kind), kind.Prefix+"/name")
-	}
-	return out
-}
-
-// drainOptions are the Skyhook's drain timeout and what happens after it.
-func drainOptions(sk *skyhookv1.Skyhook) (time.Duration, skyhookv1.DrainOnTimeout) {
-	timeout, onTimeout := defaultDrainTimeout, skyhookv1.DrainWait
-	if d := sk.Spec.Drain; d != nil {
-		if d.Timeout != nil && d.Timeout.Duration > 0 {
-			timeout = d.Timeout.Duration
-		}
-		if d.OnTimeout != "" {
-			onTimeout = d.OnTimeout
-		}
-	}
-	return timeout, onTimeout
 }
 
 // configInterruptMarker is the rerun marker for a config stage that ran

@@ -28,7 +28,7 @@ func (n *nodePass) advance(ctx context.Context) error {
 	if rec == nil {
 		rec = n.early // a drain before a stage, under way or done
 	}
-	status := nodeStatus(n.sk, n.state, n.config)
+	status := nodeStatus(n.sk, n.state, n.config, n.retrying)
 	if rec != nil && rec.Phase == interrupt.PhaseSkipped {
 		status = skyhookv1.StatusBlocked // given up for this generation (drain.onTimeout: Skip)
 	}
@@ -60,7 +60,9 @@ func (n *nodePass) advance(ctx context.Context) error {
 	if n.paused {
 		shown = skyhookv1.StatusPaused // as NodeWright marks every node of a paused Skyhook
 	}
-	if err := n.r.writeRecord(ctx, n.sk, n.work, nodestate.Record{State: n.state, Config: n.config, Status: shown, Batch: n.work.batch, Interrupt: encoded}); err != nil {
+	drainStart, drainBlocked := n.drainMarks()
+	if err := n.r.writeRecord(ctx, n.sk, n.work, nodestate.Record{State: n.state, Config: n.config, Status: shown, Batch: n.work.batch, Interrupt: encoded,
+		DrainStart: drainStart, DrainBlocked: drainBlocked}); err != nil {
 		return err
 	}
 	return n.r.writeNodeConditions(ctx, n.sk, n.work.node, status, n.state)
@@ -182,9 +184,8 @@ func (n *nodePass) advancePackage(ctx context.Context, name string) (bool, error
 		}
 		entry.State = skyhookv1.StateErroring
 		n.state[key] = entry
-		n.progress.NodeErroring(n.work.node.Name, fmt.Sprintf("package %s %s, stage %s: %s (logs: %s)",
-			name, step.Version, step.Stage, outcome.Message, logsHint(pod, outcome.Container)))
-		return false, n.retry(ctx, pod, name, step, n.start)
+		return false, n.failed(ctx, failedTry{pod: pod, name: name, step: step, message: fmt.Sprintf("package %s %s, stage %s: %s (logs: %s)",
+			name, step.Version, step.Stage, outcome.Message, logsHint(pod, outcome.Container))}, n.start)
 	}
 	return false, nil
 }

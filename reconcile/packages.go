@@ -123,13 +123,15 @@ func nextStep(sk *skyhookv1.Skyhook, name string, state skyhookv1.NodeState, con
 	return lifecycle.Next(d, recorded(state, name), configChanged(sk, name, config), interrupt)
 }
 
-// nodeStatus summarises the node's record for the status label.
-func nodeStatus(sk *skyhookv1.Skyhook, state skyhookv1.NodeState, config map[string]string) skyhookv1.Status {
+// nodeStatus summarises the node's record for the status label: erroring
+// when a package's stage failed for good, not while one that failed is
+// tried again (retrying names their record keys).
+func nodeStatus(sk *skyhookv1.Skyhook, state skyhookv1.NodeState, config map[string]string, retrying map[string]bool) skyhookv1.Status {
 	if packagesDone(sk, state, config) {
 		return skyhookv1.StatusComplete
 	}
-	for _, e := range state {
-		if e.State == skyhookv1.StateErroring {
+	for key, e := range state {
+		if e.State == skyhookv1.StateErroring && !retrying[key] {
 			return skyhookv1.StatusErroring
 		}
 	}

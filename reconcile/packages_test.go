@@ -129,7 +129,7 @@ func TestNodeStatusSummarisesTheRecord(t *testing.T) {
 		{"a stage failed", nodeStateOf(done("a"), entry("b", "1.0.0", skyhookv1.StageApply, skyhookv1.StateErroring)), skyhookv1.StatusErroring},
 		{"every package done", nodeStateOf(done("a"), done("b")), skyhookv1.StatusComplete},
 	} {
-		if got := nodeStatus(sk, tc.state, map[string]string{}); got != tc.want {
+		if got := nodeStatus(sk, tc.state, map[string]string{}, nil); got != tc.want {
 			t.Errorf("%s: nodeStatus = %s, want %s", tc.name, got, tc.want)
 		}
 		w := &nodeWork{state: tc.state, config: map[string]string{}}

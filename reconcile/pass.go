@@ -2,11 +2,13 @@ package reconcile
 
 import (
 	"maps"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/skyhook-go/skyhook/api/timewindow"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/drain"
 	"github.com/skyhook-go/skyhook/reconcile/interrupt"
 	"github.com/skyhook-go/skyhook/reconcile/report"
 )
@@ -56,9 +58,25 @@ type nodePass struct {
 	// nil when none ran.
 	early    *interrupt.Record
 	progress *report.Progress
+	// drain is the node's drain in this turn, nil when none lasts: its
+	// start and blockers go on the node as NodeWright writes them.
+	drain *drainState
+	// retrying are the record keys of the packages whose failed stage is
+	// tried again (after its backoff): erroring on their entry, but the
+	// node stays in progress until a stage fails for good, as NodeWright
+	// v0.20 shows it.
+	retrying map[string]bool
 }
 
 // nodePass begins the node's turn.
 func (pass *rolloutPass) nodePass(w *nodeWork, start bool) *nodePass {
 	return &nodePass{rolloutPass: pass, work: w, state: maps.Clone(w.state), config: maps.Clone(w.config), start: start, progress: &report.Progress{}}
+}
+
+// drainState is the node's drain in a turn.
+type drainState struct {
+	since    time.Time
+	blockers []drain.Blocker
+	// keep: the drain timed out; its marks stay as they are.
+	keep bool
 }

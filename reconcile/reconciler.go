@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/drain"
 	"github.com/skyhook-go/skyhook/reconcile/memory"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
@@ -49,8 +50,9 @@ type SkyhookReconciler struct {
 	// keeps its budget slot before the rollout skips it (10 minutes when
 	// zero).
 	NotReadyTimeout time.Duration
-	// StageTimeout bounds one stage pod's run (1 hour when zero): past it
-	// the kubelet stops the pod and the stage is erroring, then retried.
+	// StageTimeout bounds one stage pod's run (1 hour when zero,
+	// NoStageTimeout for no bound) unless its package sets stageTimeout:
+	// past it the kubelet stops the pod and the try has failed.
 	StageTimeout time.Duration
 	// RuntimeRequiredTaint is the taint runtimeRequired Skyhooks hold on
 	// their nodes (stagepod.DefaultRuntimeRequiredTaint when its key is
@@ -68,11 +70,20 @@ type SkyhookReconciler struct {
 	// memory is what the reconciler remembers between passes, of each
 	// Skyhook (reconcile/memory): forget drops all of it.
 	memory memory.Memory[*nodeWork]
+	// throttle remembers the evictions PodDisruptionBudgets refused lately,
+	// by pod, so drains ask again at most every 30 s; it forgets by itself.
+	throttle *drain.Throttle
 }
+
+// NoStageTimeout as the reconciler's StageTimeout sets no bound on a
+// stage's run (JOB_STAGE_TIMEOUT=0, as NodeWright reads it).
+const NoStageTimeout time.Duration = -1
 
 // The reconciler's defaults, for the settings left zero.
 const (
-	defaultMaxAttempts = 5
+	// defaultMaxAttempts is NodeWright's JOB_BACKOFF_LIMIT 3: a first try
+	// and three more.
+	defaultMaxAttempts = 4
 	// defaultParallelism is how many nodes a pass works on at once.
 	defaultParallelism     = 16
 	defaultNotReadyTimeout = 10 * time.Minute
@@ -103,5 +114,8 @@ func (r *SkyhookReconciler) setDefaults(apiReader client.Reader) {
 	}
 	if r.APIReader == nil {
 		r.APIReader = apiReader
+	}
+	if r.throttle == nil {
+		r.throttle = drain.NewThrottle()
 	}
 }

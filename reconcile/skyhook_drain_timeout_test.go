@@ -81,7 +81,7 @@ func TestDrainTimeoutDeletesWhatEvictionCannotMove(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
 	got := waitSkyhook(t, "drainto", time.Minute, func(s *skyhookv1.Skyhook) bool {
-		return strings.Contains(conditions.GetMessage(s, skyhookv1.DrainBlockedCondition), "default/stuck (a PodDisruptionBudget")
+		return strings.Contains(conditions.GetMessage(s, skyhookv1.DrainBlockedCondition), "default/stuck on drainto-0: ")
 	})
 	if isReady(got) {
 		t.Fatal("Ready while the drain is blocked")

@@ -151,7 +151,9 @@ func TestMergedRebootIsVerifiedBeforeTheNextWave(t *testing.T) {
 }
 
 // A pod matching podNonInterruptLabels holds the interrupt, with the node
-// cordoned and the DrainBlocked condition naming the pod, until it ends.
+// cordoned, until it ends: NodeWright v0.20's Blocked condition
+// (NonInterruptPodsRunning) names the node and a Warning event on the node
+// names the pod; it is no drain blocker.
 func TestNonInterruptPodHoldsTheInterrupt(t *testing.T) {
 	createNodes(t, cluster.NumberedNodes("hold", 1, map[string]string{"pool": "hold"})...)
 	c := k8sClient(t)
@@ -178,11 +180,15 @@ func TestNonInterruptPodHoldsTheInterrupt(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
 	got := waitSkyhook(t, "hold", time.Minute, func(s *skyhookv1.Skyhook) bool {
-		return conditions.IsTrue(s, skyhookv1.DrainBlockedCondition)
+		return conditions.GetReason(s, skyhookv1.BlockedCondition) == "NonInterruptPodsRunning"
 	})
-	if msg := conditions.GetMessage(got, skyhookv1.DrainBlockedCondition); !strings.Contains(msg, "default/training") || !strings.Contains(msg, "podNonInterruptLabels") {
-		t.Errorf("DrainBlocked says %q; want the pod and why", msg)
+	if msg := conditions.GetMessage(got, skyhookv1.BlockedCondition); msg != "1 node(s) blocked by non-interrupt pods (hold-0). Waiting." {
+		t.Errorf("Blocked says %q", msg)
 	}
+	if conditions.Has(got, skyhookv1.DrainBlockedCondition) {
+		t.Errorf("DrainBlocked for a non-interrupt pod: %+v", got.Status.Conditions)
+	}
+	waitWarning(t, "hold-0", "Drain", "default/training")
 	if n := getNode(t, "hold-0"); !n.Spec.Unschedulable {
 		t.Error("the node waits for the pod without being cordoned")
 	}
@@ -198,8 +204,8 @@ func TestNonInterruptPodHoldsTheInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = waitSkyhook(t, "hold", time.Minute, isReady)
-	if conditions.Has(got, skyhookv1.DrainBlockedCondition) {
-		t.Errorf("DrainBlocked stayed: %+v", got.Status.Conditions)
+	if conditions.Has(got, skyhookv1.DrainBlockedCondition) || conditions.Has(got, skyhookv1.BlockedCondition) {
+		t.Errorf("DrainBlocked or Blocked stayed: %+v", got.Status.Conditions)
 	}
 	if n := getNode(t, "hold-0"); n.Spec.Unschedulable {
 		t.Error("the node stayed cordoned")
@@ -257,8 +263,17 @@ func TestPodDisruptionBudgetBlocksTheDrain(t *testing.T) {
 	got := waitSkyhook(t, "pdb", time.Minute, func(s *skyhookv1.Skyhook) bool {
 		return strings.Contains(conditions.GetMessage(s, skyhookv1.DrainBlockedCondition), "default/web")
 	})
-	if msg := conditions.GetMessage(got, skyhookv1.DrainBlockedCondition); !strings.Contains(msg, "PodDisruptionBudget") {
-		t.Errorf("DrainBlocked says %q; want the disruption budget named as the reason", msg)
+	// NodeWright v0.20's words: the nodes, then each refused pod with the
+	// API server's reason verbatim.
+	if reason, msg := conditions.GetReason(got, skyhookv1.DrainBlockedCondition), conditions.GetMessage(got, skyhookv1.DrainBlockedCondition); reason != "PodDisruptionBudget" ||
+		!strings.HasPrefix(msg, "1/1 nodes blocked draining (pdb-0); default/web on pdb-0: ") || !strings.Contains(msg, "needs 1 healthy pods") {
+		t.Errorf("DrainBlocked %s: %q", reason, msg)
+	}
+	n := getNode(t, "pdb-0")
+	if _, err := time.Parse(time.RFC3339Nano, n.Annotations["skyhook.nvidia.com/drainStart_pdb"]); err != nil ||
+		!strings.HasPrefix(n.Annotations["skyhook.nvidia.com/drainBlocked_pdb"], `[{"namespace":"default","name":"web","reason":"PodDisruptionBudget","detail":"`) {
+		t.Errorf("drain marks on the node: drainStart %q (%v), drainBlocked %q", n.Annotations["skyhook.nvidia.com/drainStart_pdb"], err,
+			n.Annotations["skyhook.nvidia.com/drainBlocked_pdb"])
 	}
 	waitWarning(t, "pdb", "DrainBlocked", "default/web")
 
@@ -268,6 +283,11 @@ func TestPodDisruptionBudgetBlocksTheDrain(t *testing.T) {
 	waitSkyhook(t, "pdb", time.Minute, isReady)
 	if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err == nil && web.DeletionTimestamp.IsZero() {
 		t.Error("the drained pod is still on the node")
+	}
+	for _, key := range []string{"skyhook.nvidia.com/drainStart_pdb", "skyhook.nvidia.com/drainBlocked_pdb"} {
+		if v, ok := getNode(t, "pdb-0").Annotations[key]; ok {
+			t.Errorf("%s left on the drained node: %q", key, v)
+		}
 	}
 }
 

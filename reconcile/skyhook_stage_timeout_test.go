@@ -60,3 +60,54 @@ func TestStageOverItsTimeoutIsStoppedAndRetried(t *testing.T) {
 	eventually(t, "a second try of the stage", func() bool { return created()["stagetimeout-0/apply"] >= 2 })
 
 }
+
+// A package's own stageTimeout (NodeWright v0.18) wins over the
+// operator's: its pods carry that deadline, rounded up to whole seconds,
+// and "0s" sets none.
+func TestPackageStageTimeoutWinsOverTheOperators(t *testing.T) {
+	createNodes(t, cluster.NumberedNodes("pkgtimeout", 1, map[string]string{"pool": "pkgtimeout"})...)
+	c := k8sClient(t)
+	ctx := context.Background()
+	short, unbounded := pkg("1.0.0", "ghcr.io/x/short", nil), pkg("1.0.0", "ghcr.io/x/unbounded", nil)
+	short.StageTimeout = &metav1.Duration{Duration: 3500 * time.Millisecond}
+	unbounded.StageTimeout = &metav1.Duration{}
+	for _, p := range []*skyhookv1.Package{&short, &unbounded} {
+		p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1h"}}
+	}
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "pkgtimeout"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "pkgtimeout"}},
+			Packages:     skyhookv1.Packages{"short": short, "unbounded": unbounded},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), sk) })
+	deadlines := map[string]*int64{}
+	eventually(t, "both packages' stage pods", func() bool {
+		var pods corev1.PodList
+		if c.List(ctx, &pods, client.InNamespace(operatorNamespace), client.MatchingLabels{stagepod.SkyhookLabel: "pkgtimeout"}) != nil {
+			return false
+		}
+		for _, p := range pods.Items {
+			deadlines[p.Labels[stagepod.PackageLabel]] = p.Spec.ActiveDeadlineSeconds
+		}
+		return len(deadlines) == 2
+	})
+	if d := deadlines["short"]; d == nil || *d != 4 {
+		t.Errorf("short's deadline %v, want 4 s (3.5 s rounded up)", d)
+	}
+	if d := deadlines["unbounded"]; d != nil {
+		t.Errorf("unbounded's deadline %d, want none", *d)
+	}
+	waitSkyhook(t, "pkgtimeout", time.Minute, func(sk *skyhookv1.Skyhook) bool {
+		for _, a := range sk.Status.NodesNeedingAttention {
+			if strings.Contains(a.Message, "package short 1.0.0") && strings.Contains(a.Message, "did not finish within the stage timeout (4s)") {
+				return true
+			}
+		}
+		return false
+	})
+}

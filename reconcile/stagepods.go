@@ -152,7 +152,7 @@ func (n *nodePass) createStagePod(ctx context.Context, name string, step lifecyc
 	spec := stagepod.Spec{
 		Skyhook: n.sk, Package: name, Definition: def, Version: step.Version, Image: step.Image, Stage: step.Stage, Node: n.work.node.Name,
 		Namespace: r.Namespace, AgentImage: r.AgentImage, PauseImage: r.PauseImage, ImagePullSecrets: r.ImagePullSecrets, Attempt: attempt, ConfigMap: configMap,
-		RuntimeRequiredTaint: r.RuntimeRequiredTaint, Timeout: r.StageTimeout,
+		RuntimeRequiredTaint: r.RuntimeRequiredTaint, Timeout: r.stageTimeout(declared(n.sk, name)),
 		NodeLabels: n.work.node.Labels, NodeAnnotations: n.work.node.Annotations, NodeOrder: n.work.order,
 	}
 	if lifecycle.IsInterrupt(step.Stage) {
@@ -191,7 +191,10 @@ func (n *nodePass) readOutcome(pod *corev1.Pod) stagepod.Outcome {
 	if outcome.Result != stagepod.Running {
 		return outcome
 	}
-	timeout := n.r.StageTimeout
+	if pod.Spec.ActiveDeadlineSeconds == nil {
+		return outcome // no stage timeout
+	}
+	timeout := time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second
 	grace := min(timeout/10, time.Minute)
 	if late, left := stagepod.TimedOut(pod, grace, time.Now()); late {
 		return stagepod.Outcome{Result: stagepod.Failed, Message: fmt.Sprintf("did not finish within the stage timeout (%s)", timeout)}
@@ -199,6 +202,19 @@ func (n *nodePass) readOutcome(pod *corev1.Pod) stagepod.Outcome {
 		n.progress.RequeueIn(left)
 	}
 	return outcome
+}
+
+// stageTimeout bounds one run of a stage of the package (nil: one no
+// longer declared): its own stageTimeout ("0s": no bound), else the
+// operator's (NoStageTimeout: no bound).
+func (r *SkyhookReconciler) stageTimeout(pkg *skyhookv1.Package) time.Duration {
+	if pkg != nil && pkg.StageTimeout != nil {
+		return pkg.StageTimeout.Duration
+	}
+	if r.StageTimeout == NoStageTimeout {
+		return 0
+	}
+	return r.StageTimeout
 }
 
 // logsHint is the kubectl command that shows the failed container's logs
@@ -228,29 +244,59 @@ func (r *SkyhookReconciler) deletePod(ctx context.Context, sk *skyhookv1.Skyhook
 	return nil
 }
 
+// failedTry is a try of a stage that failed: its pod, its package and
+// step, and what to say about it.
+type failedTry struct {
+	pod     *corev1.Pod
+	name    string
+	step    lifecycle.Step
+	message string
+}
+
+// failed follows a failed try of a stage (its entry already recorded
+// erroring): the next try (retry), reported as a failed attempt while the
+// node stays in progress, or, once the stage failed for good, the node
+// erroring with what failed.
+func (n *nodePass) failed(ctx context.Context, try failedTry, start bool) error {
+	key := skyhookv1.NodeStateKey(try.name, try.step.Version)
+	attempt := n.state[key].Restarts + 1
+	retrying, err := n.retry(ctx, try.pod, try.name, try.step, start)
+	if !retrying {
+		n.progress.NodeErroring(n.work.node.Name, try.message)
+		return err
+	}
+	if n.retrying == nil {
+		n.retrying = map[string]bool{}
+	}
+	n.retrying[key] = true
+	n.progress.NodeRetrying(n.work.node.Name, fmt.Sprintf("attempt %d of %d failed, tried again: %s", attempt, n.r.MaxAttempts, try.message))
+	return err
+}
+
 // retry starts the next try of a failed stage after its backoff, at once for
 // a new generation of the Skyhook (the spec may fix it), or gives up after
 // MaxAttempts, keeping the failed pod so its logs stay readable. The
-// package's entry is already recorded erroring; start=false only waits.
-func (n *nodePass) retry(ctx context.Context, pod *corev1.Pod, name string, step lifecycle.Step, start bool) error {
+// package's entry is already recorded erroring; start=false only waits. It
+// reports whether the stage is tried again.
+func (n *nodePass) retry(ctx context.Context, pod *corev1.Pod, name string, step lifecycle.Step, start bool) (bool, error) {
 	newGeneration := pod.Annotations[stagepod.GenerationAnnotation] != strconv.FormatInt(n.sk.Generation, 10)
 	if !start {
-		return nil
+		return false, nil
 	}
 	key := skyhookv1.NodeStateKey(name, step.Version)
 	entry := n.state[key]
 	if !newGeneration {
 		if entry.Restarts+1 >= n.r.MaxAttempts {
 			n.progress.GaveUp(fmt.Sprintf("%s on %s", name, n.work.node.Name))
-			return nil
+			return false, nil
 		}
 		if wait := backoff(entry.Restarts) - time.Since(stagepod.FinishedAt(pod, time.Now())); wait > 0 {
 			n.progress.RequeueIn(wait)
-			return nil
+			return true, nil
 		}
 	}
 	if err := n.r.deletePod(ctx, n.sk, pod); err != nil {
-		return err
+		return true, err
 	}
 	if newGeneration {
 		entry.Restarts = 0
@@ -258,7 +304,7 @@ func (n *nodePass) retry(ctx context.Context, pod *corev1.Pod, name string, step
 		entry.Restarts++
 	}
 	n.state[key] = entry
-	return n.createStagePod(ctx, name, step, entry.Restarts)
+	return true, n.createStagePod(ctx, name, step, entry.Restarts)
 }
 
 // backoff is the wait before the next try of a failed stage: 5 s, doubling,

@@ -131,6 +131,10 @@ type Record struct {
 	// Version is the operator's version, written to version_<name> as
 	// NodeWright does; empty leaves the annotation as it is.
 	Version string
+	// DrainStart and DrainBlocked are NodeWright's drainStart_ and
+	// drainBlocked_ annotations while a drain of the node lasts (when it
+	// began, RFC 3339; the pods that block it, JSON); empty removes them.
+	DrainStart, DrainBlocked string
 }
 
 // Patch is the merge patch that writes rec for the rollout on a node, or nil
@@ -142,6 +146,7 @@ func Patch(node *corev1.Node, rollout skyhookv1.RolloutRef, rec Record) ([]byte,
 		node.Labels[key] == string(rec.Status) && node.Annotations[key] == string(rec.Status) && ReadBatch(node, rollout) == rec.Batch &&
 		len(Problems(node, rollout)) == 0 && // a value someone else wrote is rewritten
 		node.Annotations[rollout.InterruptAnnotation()] == rec.Interrupt &&
+		node.Annotations[rollout.DrainStartAnnotation()] == rec.DrainStart && node.Annotations[rollout.DrainBlockedAnnotation()] == rec.DrainBlocked &&
 		(rec.Version == "" || node.Annotations[rollout.VersionAnnotation()] == rec.Version) {
 		return nil, nil
 	}
@@ -167,10 +172,19 @@ func Patch(node *corev1.Node, rollout skyhookv1.RolloutRef, rec Record) ([]byte,
 	if rec.Interrupt != "" {
 		annotations[rollout.InterruptAnnotation()] = rec.Interrupt
 	}
+	annotations[rollout.DrainStartAnnotation()], annotations[rollout.DrainBlockedAnnotation()] = orRemove(rec.DrainStart), orRemove(rec.DrainBlocked)
 	return json.Marshal(map[string]any{"metadata": map[string]any{
 		"labels":      map[string]any{key: string(rec.Status)},
 		"annotations": annotations,
 	}})
+}
+
+// orRemove is a merge patch's value: the string, or null to remove the key.
+func orRemove(v string) any {
+	if v == "" {
+		return nil
+	}
+	return v
 }
 
 // Forget is the merge patch that removes the rollout's record from a node, or
@@ -191,7 +205,9 @@ func ForgetKeeping(node *corev1.Node, rollout skyhookv1.RolloutRef, kept skyhook
 	_, hasBatch := node.Annotations[rollout.BatchAnnotation()]
 	_, hasInterrupt := node.Annotations[rollout.InterruptAnnotation()]
 	_, hasVersion := node.Annotations[rollout.VersionAnnotation()]
-	if !hasState && !hasLabel && !hasStatus && !hasBatch && !hasInterrupt && !hasVersion {
+	_, hasDrainStart := node.Annotations[rollout.DrainStartAnnotation()]
+	_, hasDrainBlocked := node.Annotations[rollout.DrainBlockedAnnotation()]
+	if !hasState && !hasLabel && !hasStatus && !hasBatch && !hasInterrupt && !hasVersion && !hasDrainStart && !hasDrainBlocked {
 		return nil, nil
 	}
 	var state any // nil removes the annotation
@@ -206,7 +222,7 @@ func ForgetKeeping(node *corev1.Node, rollout skyhookv1.RolloutRef, kept skyhook
 		"labels": map[string]any{key: nil},
 		"annotations": map[string]any{key: nil, rollout.NodeStateAnnotation(): state,
 			rollout.ConfigAnnotation(): nil, rollout.BatchAnnotation(): nil, rollout.InterruptAnnotation(): nil,
-			rollout.VersionAnnotation(): nil},
+			rollout.VersionAnnotation(): nil, rollout.DrainStartAnnotation(): nil, rollout.DrainBlockedAnnotation(): nil},
 	}})
 }
 

@@ -52,7 +52,7 @@ func TestPatchWritesOnlyChanges(t *testing.T) {
 	if ReadConfig(node, demo)["tuning"] != "abc" {
 		t.Errorf("config hashes %v", ReadConfig(node, demo))
 	}
-	if string(forget) != `{"metadata":{"annotations":{"skyhook.nvidia.com/batch_demo":null,"skyhook.nvidia.com/config_demo":null,"skyhook.nvidia.com/interrupt_demo":null,"skyhook.nvidia.com/nodeState_demo":null,"skyhook.nvidia.com/status_demo":null,"skyhook.nvidia.com/version_demo":null},"labels":{"skyhook.nvidia.com/status_demo":null}}}` {
+	if string(forget) != `{"metadata":{"annotations":{"skyhook.nvidia.com/batch_demo":null,"skyhook.nvidia.com/config_demo":null,"skyhook.nvidia.com/drainBlocked_demo":null,"skyhook.nvidia.com/drainStart_demo":null,"skyhook.nvidia.com/interrupt_demo":null,"skyhook.nvidia.com/nodeState_demo":null,"skyhook.nvidia.com/status_demo":null,"skyhook.nvidia.com/version_demo":null},"labels":{"skyhook.nvidia.com/status_demo":null}}}` {
 		t.Errorf("forget patch %s", forget)
 	}
 	if none, _ := Forget(&corev1.Node{}, demo); none != nil {

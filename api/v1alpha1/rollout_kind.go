@@ -122,6 +122,16 @@ func (r RolloutRef) InterruptAnnotation() string { return r.key("interrupt_") }
 // operator that last wrote the rollout's record.
 func (r RolloutRef) VersionAnnotation() string { return r.key("version_") }
 
+// DrainStartAnnotation is NodeWright's node annotation key holding when the
+// rollout's drain of the node began (RFC 3339, nanoseconds), while it
+// lasts.
+func (r RolloutRef) DrainStartAnnotation() string { return r.key("drainStart_") }
+
+// DrainBlockedAnnotation is NodeWright's node annotation key holding the
+// pods that block the rollout's drain of the node (a JSON array of
+// {namespace, name, reason, detail}).
+func (r RolloutRef) DrainBlockedAnnotation() string { return r.key("drainBlocked_") }
+
 // CordonAnnotation is NodeWright's node annotation key marking a cordon of
 // the rollout.
 func (r RolloutRef) CordonAnnotation() string { return r.key("cordon_") }
@@ -133,12 +143,12 @@ func (r RolloutRef) NodeConditionType(condition string) string {
 }
 
 // RecordAnnotations are the node annotation keys of the rollout's record
-// on a node: nodeState_, status_, config_, batch_, interrupt_, version_.
-// The status_ key is a label too. (cordon_ belongs to its cordon, not its
-// record: see reconcile/cordon.)
+// on a node: nodeState_, status_, config_, batch_, interrupt_, version_,
+// drainStart_, drainBlocked_. The status_ key is a label too. (cordon_
+// belongs to its cordon, not its record: see reconcile/cordon.)
 func (r RolloutRef) RecordAnnotations() []string {
 	return []string{r.NodeStateAnnotation(), r.StatusKey(), r.ConfigAnnotation(), r.BatchAnnotation(),
-		r.InterruptAnnotation(), r.VersionAnnotation()}
+		r.InterruptAnnotation(), r.VersionAnnotation(), r.DrainStartAnnotation(), r.DrainBlockedAnnotation()}
 }
 
 // RecordOf is the rollout whose nodeState annotation key is key, if it is

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 	_ "time/tzdata" // interrupt windows name IANA time zones; the image may have none
@@ -20,6 +21,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
+	"github.com/skyhook-go/skyhook/reconcile"
 )
 
 func main() {
@@ -42,7 +44,8 @@ func main() {
 	flag.StringVar(&opts.AgentImage, "agent-image", operator.DefaultAgentImage, "the image that runs the package stages (make images builds it); a package's agentImageOverride wins")
 	flag.StringVar(&opts.PauseImage, "pause-image", operator.DefaultPauseImage, "the image that keeps a finished stage pod until its outcome is recorded")
 	pullSecrets := flag.String("image-pull-secret", os.Getenv("IMAGE_PULL_SECRET"), "Secret(s) in --namespace, comma-separated, that stage pods pull the package, agent and pause images with (default: $IMAGE_PULL_SECRET, as upstream's operator reads it)")
-	flag.DurationVar(&opts.StageTimeout, "stage-timeout", 0, "how long one stage pod may run before it is stopped and the stage retried (default 1h)")
+	stageTimeout := flag.String("stage-timeout", envOr("JOB_STAGE_TIMEOUT", "1h"), "how long one run of a stage may take before it is stopped and counts as failed, unless the package sets stageTimeout; 0 for no bound (default: $JOB_STAGE_TIMEOUT, as NodeWright reads it, else 1h)")
+	backoffLimit := flag.String("backoff-limit", envOr("JOB_BACKOFF_LIMIT", "3"), "how many times a failed stage is tried again before the node is erroring (default: $JOB_BACKOFF_LIMIT, as NodeWright reads it, else 3)")
 	flag.DurationVar(&opts.RebootTimeout, "reboot-timeout", 0, "how long a rebooted node may take to come back Ready with a new boot ID (default 10m)")
 	flag.StringVar(&cpuRequest, "default-cpu-request", "", "cpuRequest for packages that set no resources (all four default flags or none)")
 	flag.StringVar(&cpuLimit, "default-cpu-limit", "", "cpuLimit for packages that set no resources")
@@ -78,6 +81,10 @@ func main() {
 			fmt.Fprintf(os.Stderr, "--default-service-account %q: %s\n", sa, strings.Join(errs, "; "))
 			os.Exit(2)
 		}
+	}
+	if err := retryLimits(&opts, *stageTimeout, *backoffLimit); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
 	opts.ImagePullSecrets = splitList(*pullSecrets)
 	if opts.RuntimeRequiredTaint, err = parseTaint(*taint); err != nil {
@@ -130,6 +137,25 @@ func defaultResources(values ...string) (*skyhookv1.ResourceRequirements, error)
 	default:
 		return nil, fmt.Errorf("set all four of %v, or none", names)
 	}
+}
+
+// retryLimits reads --stage-timeout (a duration, 0 for no bound) and
+// --backoff-limit (the tries after the first) into opts.
+func retryLimits(opts *operator.Options, stageTimeout, backoffLimit string) error {
+	d, err := time.ParseDuration(stageTimeout)
+	if err != nil || d < 0 {
+		return fmt.Errorf("--stage-timeout (JOB_STAGE_TIMEOUT) %q: want a duration of 0 or more, such as 1h or 90m", stageTimeout)
+	}
+	opts.StageTimeout = d
+	if d == 0 {
+		opts.StageTimeout = reconcile.NoStageTimeout
+	}
+	limit, err := strconv.ParseInt(backoffLimit, 10, 32)
+	if err != nil || limit < 0 || limit > 100 {
+		return fmt.Errorf("--backoff-limit (JOB_BACKOFF_LIMIT) %q: want a whole number from 0 to 100", backoffLimit)
+	}
+	opts.MaxAttempts = int32(limit) + 1
+	return nil
 }
 
 func envOr(name, fallback string) string {

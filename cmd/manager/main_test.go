@@ -3,8 +3,10 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
+	"github.com/skyhook-go/skyhook/reconcile"
 )
 
 // --version prints the version the build stamped (config/images stamps
@@ -58,5 +60,22 @@ func TestSplitListDropsBlanks(t *testing.T) {
 	}
 	if got := splitList(""); got != nil {
 		t.Fatalf("splitList of nothing = %q, want none", got)
+	}
+}
+
+// NodeWright's JOB_STAGE_TIMEOUT and JOB_BACKOFF_LIMIT, as its chart sets
+// them: 0 is no stage timeout, the limit counts the tries after the first.
+func TestRetryLimits(t *testing.T) {
+	var opts operator.Options
+	if err := retryLimits(&opts, "90m", "3"); err != nil || opts.StageTimeout != 90*time.Minute || opts.MaxAttempts != 4 {
+		t.Errorf("90m, 3: %v, %s, %d", err, opts.StageTimeout, opts.MaxAttempts)
+	}
+	if err := retryLimits(&opts, "0", "0"); err != nil || opts.StageTimeout != reconcile.NoStageTimeout || opts.MaxAttempts != 1 {
+		t.Errorf("0, 0: %v, %s, %d", err, opts.StageTimeout, opts.MaxAttempts)
+	}
+	for _, bad := range [][2]string{{"-1m", "3"}, {"soon", "3"}, {"1h", "-1"}, {"1h", "three"}, {"1h", "1000"}} {
+		if err := retryLimits(&opts, bad[0], bad[1]); err == nil || (!strings.Contains(err.Error(), "JOB_STAGE_TIMEOUT") && !strings.Contains(err.Error(), "JOB_BACKOFF_LIMIT")) {
+			t.Errorf("%v: %v, want an error naming the setting", bad, err)
+		}
 	}
 }

@@ -31,6 +31,10 @@ const (
 	// uninstall of a package that will interrupt (NodeWright's order); the
 	// node stays cordoned until its interrupt.
 	PhaseDrained Phase = "drained"
+	// PhaseDrainTimedOut: the drain outlived drainConfig.timeout
+	// (NodeWright's): the node is erroring and stays cordoned; nothing more
+	// is evicted until a reset or a new generation.
+	PhaseDrainTimedOut Phase = "drain-timed-out"
 )
 
 // Record is a node's interrupt in progress for one Skyhook, kept on the
@@ -45,6 +49,9 @@ type Record struct {
 	Interrupt skyhookv1.Interrupt `json:"interrupt"`
 	// BootID is the node's boot ID before the interrupt ran.
 	BootID string `json:"bootID,omitempty"`
+	// HeldReported: an event named the pods matching
+	// podNonInterruptLabels that hold this drain.
+	HeldReported bool `json:"heldReported,omitempty"`
 }
 
 // For reports whether the record is the interrupt of these packages in
@@ -56,7 +63,7 @@ func (r *Record) For(generation int64, packages []string) bool {
 // Known reports whether p is one of the phases above.
 func (p Phase) Known() bool {
 	switch p {
-	case PhaseDrain, PhaseInterrupt, PhaseVerify, PhaseSkipped, PhaseDrained:
+	case PhaseDrain, PhaseInterrupt, PhaseVerify, PhaseSkipped, PhaseDrained, PhaseDrainTimedOut:
 		return true
 	}
 	return false

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"strings"
+
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
@@ -46,8 +48,10 @@ func Announcements(before, after *skyhookv1.Skyhook) []Event {
 		e.Type, e.Reason = corev1.EventTypeWarning, "StageFailed"
 		if conditions.IsStalled(after) {
 			e.Reason, e.Note = "Stalled", conditions.GetMessage(after, meta.StalledCondition)
-		} else if len(after.Status.NodesNeedingAttention) > 0 {
-			e.Note = after.Status.NodesNeedingAttention[0].Name + ": " + after.Status.NodesNeedingAttention[0].Message
+		}
+		if len(after.Status.NodesNeedingAttention) > 0 { // what failed, and where its logs are
+			first := after.Status.NodesNeedingAttention[0]
+			e.Note = strings.TrimPrefix(e.Note+"; ", "; ") + first.Name + ": " + first.Message
 		}
 	case skyhookv1.StatusPaused, skyhookv1.StatusDisabled:
 		e.Reason = string(after.Status.Status)

@@ -22,7 +22,7 @@ func TestAnnouncementsSayWhatChanged(t *testing.T) {
 		t.Fatalf("a stage failed: %+v", got)
 	}
 	conditions.MarkStalled(after, "StageFailed", "gave up")
-	if got := Announcements(before, after); len(got) != 1 || got[0].Reason != "Stalled" || got[0].Note != "gave up" {
+	if got := Announcements(before, after); len(got) != 1 || got[0].Reason != "Stalled" || got[0].Note != "gave up; node-1: package a failed" {
 		t.Fatalf("stalled: %+v", got)
 	}
 	done := before.DeepCopy()

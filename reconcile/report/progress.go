@@ -31,6 +31,9 @@ type Progress struct {
 	Malformed []skyhookv1.NodeAttention
 	Blocked   []skyhookv1.NodeAttention
 	Erroring  []skyhookv1.NodeAttention
+	// Retrying are the nodes where a stage failed and is tried again: in
+	// progress, and needing attention.
+	Retrying []skyhookv1.NodeAttention
 	// Stalled name the stages (package on node) that failed for good.
 	Stalled []string
 	// DrainBlocked are the nodes whose interrupt waits on pods.
@@ -68,10 +71,19 @@ type DrainWait struct {
 	Blockers []PodBlocker
 }
 
-// PodBlocker is a pod a drain waits for, and why.
+// has reports whether a pod holds the node for the reason.
+func (d DrainWait) has(reason string) bool {
+	for _, b := range d.Blockers {
+		if b.Reason == reason {
+			return true
+		}
+	}
+	return false
+}
+
+// PodBlocker is a pod a drain waits for, and why (drain.Blocker).
 type PodBlocker struct {
-	Pod    string // namespace/name
-	Reason string
+	Namespace, Name, Reason, Detail string
 }
 
 // Applied notes a stage pod created for the package on the node.
@@ -95,6 +107,11 @@ func (p *Progress) RequeueIn(d time.Duration) {
 
 func (p *Progress) NodeBlocked(node, message string) {
 	p.Blocked = append(p.Blocked, skyhookv1.NodeAttention{Name: node, Status: skyhookv1.StatusBlocked, Message: message})
+}
+
+// NodeRetrying notes a node where a stage failed and is tried again.
+func (p *Progress) NodeRetrying(node, message string) {
+	p.Retrying = append(p.Retrying, skyhookv1.NodeAttention{Name: node, Status: skyhookv1.StatusInProgress, Message: message})
 }
 
 func (p *Progress) NodeErroring(node, message string) {
@@ -146,6 +163,7 @@ func (p *Progress) Add(local Progress) {
 func (p *Progress) AddLists(local Progress) {
 	p.Malformed = append(p.Malformed, local.Malformed...)
 	p.Erroring = append(p.Erroring, local.Erroring...)
+	p.Retrying = append(p.Retrying, local.Retrying...)
 	p.Stalled = append(p.Stalled, local.Stalled...)
 	p.Blocked = append(p.Blocked, local.Blocked...)
 	p.DrainBlocked = append(p.DrainBlocked, local.DrainBlocked...)
@@ -161,7 +179,7 @@ func (p *Progress) AddLists(local Progress) {
 // Noteworthy reports whether a node's report has anything for the lists
 // (see AddLists).
 func (p *Progress) Noteworthy() bool {
-	return len(p.Malformed)+len(p.Erroring)+len(p.Stalled)+len(p.Blocked)+len(p.DrainBlocked)+len(p.Untolerated)+
+	return len(p.Malformed)+len(p.Erroring)+len(p.Retrying)+len(p.Stalled)+len(p.Blocked)+len(p.DrainBlocked)+len(p.Untolerated)+
 		p.WindowWaits+p.Uninstalling+p.UninstallFailing > 0
 }
 
@@ -169,6 +187,7 @@ func (p *Progress) Noteworthy() bool {
 // with the order the nodes finished in.
 func (p *Progress) SortByNode() {
 	sort.SliceStable(p.Erroring, func(i, j int) bool { return p.Erroring[i].Name < p.Erroring[j].Name })
+	sort.SliceStable(p.Retrying, func(i, j int) bool { return p.Retrying[i].Name < p.Retrying[j].Name })
 	sort.Strings(p.Stalled)
 	sort.SliceStable(p.Blocked, func(i, j int) bool { return p.Blocked[i].Name < p.Blocked[j].Name })
 	sort.Slice(p.DrainBlocked, func(i, j int) bool { return p.DrainBlocked[i].Node < p.DrainBlocked[j].Node })

@@ -42,12 +42,12 @@ func summariseFlux(sk *skyhookv1.Skyhook, p Progress, r Rollout) {
 	s.CompleteNodes = fmt.Sprintf("%d/%d", p.Complete, p.Selected)
 	s.NodesInProgress = p.Active
 	s.PackageList = packageList(sk)
-	s.NodesNeedingAttention = append(append([]skyhookv1.NodeAttention{}, p.Erroring...), p.Blocked...)
+	s.NodesNeedingAttention = append(append(append([]skyhookv1.NodeAttention{}, p.Erroring...), p.Retrying...), p.Blocked...)
 	reportBlocked(sk, p.Blocked)
-	reportDrains(sk, p.DrainBlocked)
 	reportWindow(sk, p.WindowWaits, p.NextWindow)
 	reportUninstalls(sk, p.Uninstalling, p.UninstallFailing)
 	reportDependencies(sk)
+	reportDrains(sk, p.DrainBlocked, p.Selected) // after the dependencies: their Blocked reason goes first
 	s.NodesNeedingAttention = firstPerNode(s.NodesNeedingAttention)
 	if len(s.NodesNeedingAttention) > skyhookv1.MaxAttentionNodes {
 		s.NodesNeedingAttention = s.NodesNeedingAttention[:skyhookv1.MaxAttentionNodes]

@@ -69,7 +69,7 @@ func testSkyhook() *skyhookv1.Skyhook {
 	return sk
 }
 
-var rollout = Rollout{MaxAttempts: 5}
+var rollout = Rollout{MaxAttempts: 4}
 
 func TestSummariseWritesStatusAndFluxConditions(t *testing.T) {
 	sk := testSkyhook()
@@ -90,7 +90,7 @@ func TestSummariseWritesStatusAndFluxConditions(t *testing.T) {
 	Summarise(sk, p, rollout)
 	if sk.Status.Status != skyhookv1.StatusErroring || !conditions.IsStalled(sk) || conditions.IsReconciling(sk) ||
 		sk.Status.ObservedGeneration != 3 || conditions.GetReason(sk, meta.ReadyCondition) != "StageFailed" ||
-		!strings.Contains(conditions.GetMessage(sk, meta.StalledCondition), "gave up after 5 attempts: [a on node-3]") {
+		!strings.Contains(conditions.GetMessage(sk, meta.StalledCondition), "gave up after 4 attempts: [a on node-3]") {
 		t.Fatalf("stalled: %+v", sk.Status)
 	}
 
@@ -155,5 +155,24 @@ func TestNodeWrightsConditionsAreUnderItsPrefix(t *testing.T) {
 	owned := OwnedConditions(skyhookv1.NodeWrights)
 	if !slices.Contains(owned, "nodewright.nvidia.com/Ready") || slices.Contains(owned, "skyhook.nvidia.com/Ready") || !slices.Contains(OwnedConditions(skyhookv1.Skyhooks), "skyhook.nvidia.com/Ready") {
 		t.Errorf("owned conditions %v", owned)
+	}
+}
+
+// A failed try that is tried again keeps the rollout in progress (NodeWright
+// v0.20): the node is listed as needing attention, in progress, with what
+// failed; a node whose stage failed for good makes the rollout erroring.
+func TestARetriedFailureKeepsTheRolloutInProgress(t *testing.T) {
+	sk := testSkyhook()
+	p := Progress{Selected: 3, Complete: 1, Active: 2}
+	p.NodeRetrying("node-2", "attempt 1 of 4 failed, tried again: exit 7")
+	Summarise(sk, p, rollout)
+	if sk.Status.Status != skyhookv1.StatusInProgress || len(sk.Status.NodesNeedingAttention) != 1 ||
+		sk.Status.NodesNeedingAttention[0].Status != skyhookv1.StatusInProgress || !conditions.IsReconciling(sk) {
+		t.Fatalf("retrying: %+v", sk.Status)
+	}
+	p.NodeErroring("node-3", "stage apply: exit 7")
+	Summarise(sk, p, rollout)
+	if sk.Status.Status != skyhookv1.StatusErroring || len(sk.Status.NodesNeedingAttention) != 2 || sk.Status.NodesNeedingAttention[0].Name != "node-3" {
+		t.Fatalf("erroring first: %+v", sk.Status)
 	}
 }

@@ -58,7 +58,9 @@ func reportDependencies(sk *skyhookv1.Skyhook) {
 		}
 	}
 	if len(msgs) == 0 {
-		conditions.Delete(sk, skyhookv1.BlockedCondition)
+		if conditions.GetReason(sk, skyhookv1.BlockedCondition) == "DependencyUninstalled" {
+			conditions.Delete(sk, skyhookv1.BlockedCondition) // a NonInterruptPodsRunning one is reportDrains'
+		}
 		return
 	}
 	conditions.MarkTrue(sk, skyhookv1.BlockedCondition, "DependencyUninstalled", "%s", strings.Join(msgs, "; "))

@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path"
 	"sort"
 	"strconv"
@@ -275,7 +276,8 @@ func deadline(timeout time.Duration) *int64 {
 	if timeout <= 0 {
 		return nil
 	}
-	seconds := max(int64(timeout/time.Second), 1)
+	// Rounded up and clamped, as NodeWright sets its Jobs' deadlines.
+	seconds := min(int64((timeout+time.Second-1)/time.Second), math.MaxInt32)
 	return &seconds
 }
 

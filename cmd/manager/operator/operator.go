@@ -101,8 +101,11 @@ type Options struct {
 	NotReadyTimeout time.Duration
 	RebootTimeout   time.Duration
 	// StageTimeout bounds one stage pod's run (the reconciler's default
-	// when zero).
+	// when zero, reconcile.NoStageTimeout for none).
 	StageTimeout time.Duration
+	// MaxAttempts bounds the tries of one stage (the reconciler's default,
+	// NodeWright's JOB_BACKOFF_LIMIT 3 plus the first try, when zero).
+	MaxAttempts int32
 	// DefaultServiceAccount is the ServiceAccount, in a PackageSet's
 	// namespace, that PackageSets naming none are applied as. Empty applies
 	// them as the operator itself: that is no lockdown, since whoever may
@@ -204,6 +207,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Client: mgr.GetClient(), Namespace: opts.Namespace, AgentImage: opts.AgentImage, PauseImage: opts.PauseImage, ImagePullSecrets: opts.ImagePullSecrets,
 		Recorder: mgr.GetEventRecorder("skyhook-operator"), APIReader: mgr.GetAPIReader(), OperatorVersion: RunningVersion(),
 		NotReadyTimeout: opts.NotReadyTimeout, RebootTimeout: opts.RebootTimeout, StageTimeout: opts.StageTimeout, RuntimeRequiredTaint: opts.RuntimeRequiredTaint,
+		MaxAttempts: opts.MaxAttempts,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
