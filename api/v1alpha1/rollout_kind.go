@@ -83,6 +83,14 @@ func (k RolloutKind) OwnerLabel() string { return k.Prefix + "/" + strings.ToLow
 // of the kind.
 func (k RolloutKind) IgnoreNodeLabel() string { return k.Prefix + "/ignore" }
 
+// RuntimeRequiredCordonAnnotation ("true") on a node marks the cordon
+// NodeWright v0.19 places, with runtimeRequiredCordonAfter, once the
+// runtime-required taint comes off: it outlasts interrupts and resets, and
+// only whoever removes the annotation lifts it.
+func (k RolloutKind) RuntimeRequiredCordonAnnotation() string {
+	return k.Prefix + "/runtimeRequiredCordon"
+}
+
 // RolloutRef names one rollout object, and so every key it writes on a
 // node.
 //
@@ -125,6 +133,10 @@ func (r RolloutRef) VersionAnnotation() string { return r.key("version_") }
 // CordonAnnotation is NodeWright's node annotation key marking a cordon of
 // the rollout.
 func (r RolloutRef) CordonAnnotation() string { return r.key("cordon_") }
+
+// DrainStartAnnotation is NodeWright's (v0.18+) node annotation key holding
+// when the rollout's drain of the node began.
+func (r RolloutRef) DrainStartAnnotation() string { return r.key("drainStart_") }
 
 // NodeConditionType is the type of the rollout's node condition named
 // condition (NotReady, Erroring), as NodeWright names them.
