@@ -37,7 +37,7 @@ func newRootCommand() *cobra.Command {
 	// skyhook --version, as NodeWright's plugin prints it.
 	root.SetVersionTemplate("Skyhook plugin: {{.Version}}\n")
 	root.AddCommand(newSandboxCommand(), newVersionCommand(), newValidateCommand(), newPushCommand(), newPullCommand(), newGetCommand(), newReconcileCommand(), newStatusCommand(),
-		newNodeCommand(), newResetCommand(), newDeploymentPolicyCommand(), newPlanCommand(), newPackageCommand())
+		newNodeCommand(), newResetCommand(), newDeploymentPolicyCommand(), newPlanCommand(), newPackageCommand(), newUpdateStateCommand())
 	root.AddCommand(newSteeringCommands()...)
 	addKubeFlags(root)
 	addGlobalFlags(root)

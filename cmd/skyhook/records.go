@@ -2,12 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
@@ -187,6 +191,30 @@ func selectNodes(nodes []corev1.Node, patterns []string) ([]*corev1.Node, error)
 		}
 	}
 	return out, nil
+}
+
+// writeState writes the node's record under key (nil state: the
+// annotation goes), only if the node is still as it was read: a record
+// changed meanwhile (by the operator) is not overwritten, and the write
+// fails with a conflict.
+func writeState(cmd *cobra.Command, c client.Client, n *corev1.Node, key string, state skyhookv1.NodeState) error {
+	value := any(nil)
+	if len(state) > 0 {
+		encoded, err := json.Marshal(state)
+		if err != nil {
+			return err
+		}
+		value = string(encoded)
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": n.ResourceVersion, "annotations": map[string]any{key: value}}})
+	if err != nil {
+		return err
+	}
+	err = c.Patch(cmd.Context(), &corev1.Node{ObjectMeta: objectMeta(n.Name)}, client.RawPatch(types.MergePatchType, patch), withDryRun(cmd)...)
+	if apierrors.IsConflict(err) {
+		return fmt.Errorf("the node changed since it was read; nothing written, run the command again")
+	}
+	return err
 }
 
 // stageNames are the stages --stage takes.

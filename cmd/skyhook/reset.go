@@ -7,9 +7,11 @@ import (
 )
 
 // newResetCommand forgets a rollout's records on every node and, unless
-// --skip-batch-reset, asks the operator to start its batches over.
+// --skip-batch-reset, asks the operator to start its batches over; with
+// --package it forgets one package's entries only (reset_package.go).
 func newResetCommand() *cobra.Command {
 	var yes, skipBatchReset bool
+	var pkg string
 	cmd := &cobra.Command{
 		Use:   "reset <name>",
 		Short: "Forget a NodeWright's or Skyhook's records on every node so that everything reruns, and start its batches over",
@@ -17,9 +19,14 @@ func newResetCommand() *cobra.Command {
 both exist): their records go from every node, under both kinds' keys.
 Its cordon stays where it still selects the node (the re-run lifts it); where
 no re-run comes (it is gone, or no longer selects the node) its cordon_ mark
-goes, and its cordon is lifted unless something else holds the node.`,
+goes, and its cordon is lifted unless something else holds the node.
+--package <name>[:<version>] forgets only that package's entries and never
+resets the batches.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if pkg != "" {
+				return resetPackage(cmd, args[0], pkg, yes)
+			}
 			c, nodes, err := clusterNodes(cmd)
 			if err != nil {
 				return err
@@ -44,5 +51,6 @@ goes, and its cordon is lifted unless something else holds the node.`,
 	}
 	addConfirmFlags(cmd, &yes)
 	cmd.Flags().BoolVar(&skipBatchReset, "skip-batch-reset", false, "keep the DeploymentPolicy batch state and node order")
+	cmd.Flags().StringVar(&pkg, "package", "", "forget only this package's entries, <name> or <name>:<version> (the batch state is kept)")
 	return cmd
 }
