@@ -27,6 +27,7 @@ type logsOptions struct {
 	node, stage, container string
 	named                  rolloutFlag
 	skyhook                string // the rollout --nodewright or --skyhook names
+	namespace              string // of the stage pods; "" for every namespace
 	follow                 bool
 	tail                   int64
 }
@@ -46,7 +47,11 @@ regular expression over the whole name. With -f it follows the newest pod's
 running container and the ones after it until the pod ends.
 
 The operator deletes a stage pod once its stage succeeded; a failed pod is
-kept. The agent also writes its logs on the node under /var/log/skyhook.`,
+kept. The agent also writes its logs on the node under /var/log/skyhook.
+
+The stage pods are looked for in the operator's namespace: -n, or else the
+first of nodewright, skyhook and skyhook-system with an operator Deployment,
+or else the namespace of one found anywhere, or else every namespace.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.stage != "" && !validStage(o.stage) {
@@ -64,6 +69,11 @@ kept. The agent also writes its logs on the node under /var/log/skyhook.`,
 			if err != nil {
 				return err
 			}
+			c, _, err := kubeClient()
+			if err != nil {
+				return err
+			}
+			o.namespace = operatorNamespace(cmd.Context(), cmd, c)
 			pods, err := stagePodsOf(cmd.Context(), cs, args[0], o)
 			if err != nil {
 				return err
@@ -89,14 +99,15 @@ kept. The agent also writes its logs on the node under /var/log/skyhook.`,
 	return cmd
 }
 
-// stagePodsOf finds the package's stage pods (in any namespace: they live
-// in the operator's) that the filters select, newest first.
+// stagePodsOf finds the package's stage pods (in the operator's namespace,
+// or in every one when it is not known) that the filters select, newest
+// first.
 func stagePodsOf(ctx context.Context, cs kubernetes.Interface, pkg string, o logsOptions) ([]corev1.Pod, error) {
 	selector := labels.Set{stagepod.PackageLabel: pkg}
 	if o.stage != "" {
 		selector[stagepod.StageLabel] = o.stage
 	}
-	list, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	list, err := cs.CoreV1().Pods(o.namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
 	if err != nil {
 		return nil, fmt.Errorf("listing the stage pods: %w", err)
 	}

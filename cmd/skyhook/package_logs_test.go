@@ -113,10 +113,13 @@ func TestPackageLogs(t *testing.T) {
 	golden(t, "package-logs-all.golden", out)
 
 	// One container of each try, as kubectl logs prints it; --node as a
-	// pattern; --tail.
-	out, err = run(t, withCluster("-n", "ignored", "package", "logs", "tuning", "--node", "logs-.*", "--skyhook", "logs", "-c", "apply")...)
+	// pattern; -n the stage pods' namespace; --tail.
+	out, err = run(t, withCluster("-n", "skyhook", "package", "logs", "tuning", "--node", "logs-.*", "--skyhook", "logs", "-c", "apply")...)
 	if err != nil || strings.Count(out, "installing") != 2 || !strings.Contains(out, "\n---\n") || strings.Contains(out, "==>") {
 		t.Fatalf("-c apply: %v\n%s", err, out)
+	}
+	if out := mustRun(t, "-n", "elsewhere", "package", "logs", "tuning", "--nodewright", "logs"); !strings.HasPrefix(out, "No pods matched the specified filters\n") {
+		t.Errorf("-n of a namespace without the pods:\n%s", out)
 	}
 	out, err = run(t, withCluster("package", "logs", "tuning", "-c", "apply", "--tail", "1", "--stage", "apply")...)
 	if err != nil || strings.Count(out, "installing") != 1 || !strings.Contains(out, "permission denied") {
