@@ -219,3 +219,24 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// --nodewright NAME selects the stage pods of either kind of that name: a
+// NodeWright's carry its kind's owner label.
+func TestStagePodOwnedBy(t *testing.T) {
+	pod := func(labels map[string]string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: labels}}
+	}
+	for _, c := range []struct {
+		labels map[string]string
+		want   bool
+	}{
+		{map[string]string{stagepod.OwnerLabel(skyhookv1.NodeWrights): "gpu"}, true},
+		{map[string]string{stagepod.SkyhookLabel: "gpu"}, true},
+		{map[string]string{stagepod.OwnerLabel(skyhookv1.NodeWrights): "other"}, false},
+		{map[string]string{stagepod.NameLabel: "gpu"}, false}, // not an owner label
+	} {
+		if got := ownedBy(pod(c.labels), "gpu"); got != c.want {
+			t.Errorf("ownedBy(%v, gpu) = %v, want %v", c.labels, got, c.want)
+		}
+	}
+}

@@ -25,7 +25,7 @@ func newVersionCommand() *cobra.Command {
 		Long: `Prints the client's version and the version the operator publishes (the
 ConfigMap skyhook-operator-version) in its namespace: -n, or else the one
 found as package logs finds it; every namespace's when none is found.`,
-		Args:  cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fmt.Fprintf(cmd.OutOrStdout(), "client: %s\n", clientVersion())
 			if clientOnly {
