@@ -38,6 +38,7 @@ all: build
 build:
 	$(GO) build -o bin/skyhook ./cmd/skyhook
 	ln -sf skyhook bin/kubectl-skyhook
+	ln -sf skyhook bin/kubectl-nodewright
 
 ## agent: the node agent, a static binary for this machine (`make images` builds the image's own).
 agent:

@@ -66,6 +66,10 @@ func leads(sk, twin *skyhookv1.Skyhook) bool {
 	return skyhookv1.KindOf(sk) == skyhookv1.NodeWrights
 }
 
+// Leads is leads for those outside the reconciler that must pick the same
+// object of a name (the CLI).
+func Leads(sk, twin *skyhookv1.Skyhook) bool { return leads(sk, twin) }
+
 // leaders are the rollouts among all that lead (see leads).
 func leaders(all []*skyhookv1.Skyhook) []*skyhookv1.Skyhook {
 	byRef := map[skyhookv1.RolloutRef]*skyhookv1.Skyhook{}

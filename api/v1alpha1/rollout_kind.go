@@ -83,6 +83,14 @@ func (k RolloutKind) OwnerLabel() string { return k.Prefix + "/" + strings.ToLow
 // of the kind.
 func (k RolloutKind) IgnoreNodeLabel() string { return k.Prefix + "/ignore" }
 
+// RuntimeRequiredCordonAnnotation ("true") on a node marks the cordon
+// NodeWright v0.19 places, with runtimeRequiredCordonAfter, once the
+// runtime-required taint comes off: it outlasts interrupts and resets, and
+// only whoever removes the annotation lifts it.
+func (k RolloutKind) RuntimeRequiredCordonAnnotation() string {
+	return k.Prefix + "/runtimeRequiredCordon"
+}
+
 // RolloutRef names one rollout object, and so every key it writes on a
 // node.
 //

@@ -22,6 +22,7 @@ var kubeFlags *genericclioptions.ConfigFlags
 // addKubeFlags puts kubectl's connection flags on the root command.
 func addKubeFlags(root *cobra.Command) {
 	kubeFlags = genericclioptions.NewConfigFlags(true)
+	foundNamespace = nil // the operator's namespace is found again
 	kubeFlags.AddFlags(root.PersistentFlags())
 }
 

@@ -14,24 +14,26 @@ import (
 // newDeploymentPolicyCommand is `deployment-policy` (`dp`): reset asks the
 // operator to start a Skyhook's batches over.
 func newDeploymentPolicyCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "deployment-policy", Aliases: []string{"dp"}, Short: "Steer a Skyhook's DeploymentPolicy batches"}
+	cmd := &cobra.Command{Use: "deployment-policy", Aliases: []string{"dp"}, Short: "Steer a NodeWright's or Skyhook's DeploymentPolicy batches"}
 	var yes bool
 	reset := &cobra.Command{
-		Use:   "reset <skyhook>",
-		Short: "Start a Skyhook's DeploymentPolicy batches over from batch 1 (and its node order)",
-		Long: `Asks the operator, through the annotation skyhook.nvidia.com/reset-batch-state,
-to start the Skyhook's batches over in every compartment (batch 1, no
+		Use:   "reset <name>",
+		Short: "Start a NodeWright's or Skyhook's DeploymentPolicy batches over from batch 1 (and its node order)",
+		Long: `Asks the operator, through the annotation <prefix>/reset-batch-state
+(nodewright.nvidia.com/ on a NodeWright, skyhook.nvidia.com/ on a Skyhook),
+to start the rollout's batches over in every compartment (batch 1, no
 failures, not halted) and to clear its node order (nodePriority,
-nodeOrderOffset). The operator removes the annotation once it has.`,
+nodeOrderOffset). The operator removes the annotation once it has. Acts on
+the NodeWright of that name, or else the Skyhook.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, _, err := kubeClient()
 			if err != nil {
 				return err
 			}
-			sk := &skyhookv1.Skyhook{}
-			if err := c.Get(cmd.Context(), client.ObjectKey{Name: args[0]}, sk); err != nil {
-				return fmt.Errorf("getting skyhook %q: %w", args[0], err)
+			sk, err := existingRollout(cmd.Context(), c, args[0])
+			if err != nil {
+				return err
 			}
 			return resetBatches(cmd, c, sk, yes)
 		},
@@ -47,7 +49,7 @@ func resetBatches(cmd *cobra.Command, c client.Client, sk *skyhookv1.Skyhook, ye
 	out := cmd.OutOrStdout()
 	compartments := sk.Status.CompartmentStatuses
 	if len(compartments) == 0 {
-		fmt.Fprintf(out, "Skyhook %q has no compartment statuses to reset\n", sk.Name)
+		fmt.Fprintf(out, "%s %q has no compartment statuses to reset\n", kindOf(sk), sk.Name)
 		return nil
 	}
 	withState := 0
@@ -56,7 +58,7 @@ func resetBatches(cmd *cobra.Command, c client.Client, sk *skyhookv1.Skyhook, ye
 			withState++
 		}
 	}
-	fmt.Fprintf(out, "Skyhook: %s\nCompartments: %d total, %d with batch state\n", sk.Name, len(compartments), withState)
+	fmt.Fprintf(out, "%s: %s\nCompartments: %d total, %d with batch state\n", kindOf(sk), sk.Name, len(compartments), withState)
 	if withState > 0 {
 		fmt.Fprintf(out, "\nCurrent batch state:\n")
 		for _, name := range slices.Sorted(maps.Keys(compartments)) {
@@ -65,7 +67,7 @@ func resetBatches(cmd *cobra.Command, c client.Client, sk *skyhookv1.Skyhook, ye
 			}
 		}
 	}
-	request := batchReset(cmd, c, sk, true, "it from batch 1")
+	request := batchReset(cmd, c, sk, "it from batch 1")
 	if dryRun(cmd) {
 		if err := request(client.DryRunAll); err != nil {
 			return err
@@ -74,7 +76,7 @@ func resetBatches(cmd *cobra.Command, c client.Client, sk *skyhookv1.Skyhook, ye
 			"  - nodePriority and nodeOrderOffset cleared\n\n[dry-run] No changes applied\n")
 		return nil
 	}
-	if !confirmed(cmd, yes, fmt.Sprintf("\nThis will reset the batch state for Skyhook %q.\nThe next reconciliation will start from batch 1.\nContinue?", sk.Name)) {
+	if !confirmed(cmd, yes, fmt.Sprintf("\nThis will reset the batch state for %s %q.\nThe next reconciliation will start from batch 1.\nContinue?", kindOf(sk), sk.Name)) {
 		return nil
 	}
 	fmt.Fprintln(out)

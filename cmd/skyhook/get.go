@@ -9,8 +9,10 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/spf13/cobra"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skyhook-go/skyhook/api/rollouts"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
@@ -32,11 +34,15 @@ func newGetCommand() *cobra.Command {
 	var all bool
 	var selector string
 	cmd := &cobra.Command{
-		Use:       "get (skyhooks|packagesets|all)",
-		Short:     "List Skyhooks and PackageSets the way flux get lists Flux objects",
-		Long:      "Columns: NAME, REVISION (a Skyhook's packages, a PackageSet's last applied revision), SUSPENDED\n(paused or disabled; suspend), READY and MESSAGE (the Ready condition).",
+		Use:   "get (skyhooks|nodewrights|packagesets|all)",
+		Short: "List NodeWrights, Skyhooks and PackageSets the way flux get lists Flux objects",
+		Long: `Columns: NAME (kind/name: skyhook/..., nodewright/..., packageset/...),
+REVISION (a rollout's packages, a PackageSet's last applied revision),
+SUSPENDED (paused or disabled; suspend), READY and MESSAGE (the Ready
+condition). skyhooks lists the rollouts of both kinds, nodewrights the
+NodeWrights only.`,
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{"skyhooks", "packagesets", "all"},
+		ValidArgs: []string{"skyhooks", "nodewrights", "packagesets", "all"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			output, err := checkOutput(cmd, listFormats)
 			if err != nil {
@@ -84,17 +90,19 @@ func parseStatusSelector(s string) (string, error) {
 
 func listRows(cmd *cobra.Command, c client.Client, kind, ns string) ([]row, error) {
 	var rows []row
-	if kind == "skyhooks" || kind == "all" {
-		var list skyhookv1.SkyhookList
-		if err := c.List(cmd.Context(), &list); err != nil {
+	for _, k := range rollouts.Kinds {
+		if kind != "skyhooks" && kind != "all" && kind != k.Plural {
+			continue
+		}
+		views, err := k.List(cmd.Context(), c)
+		if apimeta.IsNoMatchError(err) { // a cluster without NodeWright's CRD has none
+			continue
+		}
+		if err != nil {
 			return nil, err
 		}
-		for i := range list.Items {
-			sk := &list.Items[i]
-			rows = append(rows, row{Kind: skyhookv1.SkyhookKind, Name: sk.Name, Revision: sk.Status.PackageList,
-				Suspended: sk.Annotations[skyhookv1.PauseAnnotation] == "true" || sk.Annotations[skyhookv1.DisableAnnotation] == "true",
-				Ready:     readyOf(sk), Message: conditions.GetMessage(sk, meta.ReadyCondition),
-				Detail: fmt.Sprintf("%s, %s complete", orDash(string(sk.Status.Status)), orDash(sk.Status.CompleteNodes))})
+		for _, sk := range views {
+			rows = append(rows, rolloutRow(sk))
 		}
 	}
 	if kind == "packagesets" || kind == "all" {
@@ -109,16 +117,31 @@ func listRows(cmd *cobra.Command, c client.Client, kind, ns string) ([]row, erro
 				Detail: ps.Spec.SourceRef.Kind + "/" + ps.Spec.SourceRef.Name + " " + ps.Spec.Path})
 		}
 	}
-	if kind != "skyhooks" && kind != "packagesets" && kind != "all" {
-		return nil, fmt.Errorf("%q: want skyhooks, packagesets or all", kind)
+	if kind != "skyhooks" && kind != "nodewrights" && kind != "packagesets" && kind != "all" {
+		return nil, fmt.Errorf("%q: want skyhooks, nodewrights, packagesets or all", kind)
 	}
+	// Rollouts first, by name, a Skyhook before its NodeWright twin; then
+	// PackageSets.
 	sort.SliceStable(rows, func(i, j int) bool {
-		if rows[i].Kind != rows[j].Kind {
-			return rows[i].Kind > rows[j].Kind // Skyhooks first
+		a, b := rows[i], rows[j]
+		if (a.Kind == "PackageSet") != (b.Kind == "PackageSet") {
+			return b.Kind == "PackageSet"
 		}
-		return rows[i].Namespace+"/"+rows[i].Name < rows[j].Namespace+"/"+rows[j].Name
+		if a.Namespace+"/"+a.Name != b.Namespace+"/"+b.Name {
+			return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
+		}
+		return a.Kind > b.Kind
 	})
 	return rows, nil
+}
+
+// rolloutRow is a Skyhook or a NodeWright (its view) as a row.
+func rolloutRow(sk *skyhookv1.Skyhook) row {
+	kind := skyhookv1.KindOf(sk)
+	return row{Kind: kind.Kind, Name: sk.Name, Revision: sk.Status.PackageList,
+		Suspended: sk.Annotations[kind.PauseAnnotation()] == "true" || sk.Annotations[kind.DisableAnnotation()] == "true",
+		Ready:     readyOf(sk), Message: conditions.GetMessage(sk, meta.ReadyCondition),
+		Detail: fmt.Sprintf("%s, %s complete", orDash(string(sk.Status.Status)), orDash(sk.Status.CompleteNodes))}
 }
 
 func printRows(w io.Writer, rows []row, output string, namespaces bool) error {

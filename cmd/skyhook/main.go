@@ -1,5 +1,6 @@
-// Command skyhook is the Skyhook CLI; installed as kubectl-skyhook it is also
-// the kubectl plugin `kubectl skyhook`.
+// Command skyhook is the Skyhook CLI; installed as kubectl-skyhook, or as
+// kubectl-nodewright (NodeWright's plugin's name, for its users' scripts),
+// it is also the kubectl plugin `kubectl skyhook` or `kubectl nodewright`.
 package main
 
 import (
@@ -36,16 +37,16 @@ func newRootCommand() *cobra.Command {
 	// skyhook --version, as NodeWright's plugin prints it.
 	root.SetVersionTemplate("Skyhook plugin: {{.Version}}\n")
 	root.AddCommand(newSandboxCommand(), newVersionCommand(), newValidateCommand(), newPushCommand(), newPullCommand(), newGetCommand(), newReconcileCommand(), newStatusCommand(),
-		newNodeCommand(), newResetCommand(), newDeploymentPolicyCommand(), newPlanCommand(), newPackageCommand())
+		newNodeCommand(), newResetCommand(), newDeploymentPolicyCommand(), newPlanCommand(), newPackageCommand(), newUpdateStateCommand())
 	root.AddCommand(newSteeringCommands()...)
 	addKubeFlags(root)
 	addGlobalFlags(root)
 	return root
 }
 
-// asKubectlPlugin makes help and usage say `kubectl skyhook` when kubectl
-// runs the binary as its plugin kubectl-skyhook (kubectl finds plugins on
-// the PATH by that name).
+// asKubectlPlugin makes help and usage say `kubectl skyhook` (`kubectl
+// nodewright`) when kubectl runs the binary as its plugin kubectl-skyhook
+// (kubectl-nodewright): kubectl finds plugins on the PATH by that name.
 func asKubectlPlugin(root *cobra.Command, argv0 string) {
 	if name, ok := strings.CutPrefix(filepath.Base(argv0), "kubectl-"); ok {
 		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl " + name}

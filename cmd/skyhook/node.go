@@ -36,79 +36,109 @@ type nodeListEntry struct {
 	Ignored          bool   `json:"ignored"`
 }
 
-// nodeList is `node list` of one Skyhook.
+// nodeList is `node list` of one rollout; Kind (NodeWright or Skyhook)
+// is this project's.
 type nodeList struct {
 	SkyhookName string          `json:"skyhookName"`
+	Kind        string          `json:"kind"`
 	Nodes       []nodeListEntry `json:"nodes"`
 }
 
 func nodeListCommand() *cobra.Command {
-	var skyhook string
+	var named rolloutFlag
 	cmd := &cobra.Command{
-		Use:   "list [--skyhook S]",
-		Short: "The nodes with a record of a Skyhook (of each Skyhook without --skyhook) and where they stand",
-		Long: `Prints, per Skyhook, a summary and its nodes: the status derived from the
-node's record (erroring, complete, in_progress or unknown), complete packages
-out of all, and with -o wide the restarts and whether the node is ignored.
--o table|wide|json|yaml.`,
+		Use:   "list [--nodewright NAME]",
+		Short: "The nodes with a record of a NodeWright or Skyhook (of each without --nodewright) and where they stand",
+		Long: `Prints, per NodeWright or Skyhook, a summary and its nodes: the status
+derived from the node's record (erroring, complete, in_progress or unknown),
+complete packages out of all, and with -o wide the restarts and whether the
+node is ignored. -o table|wide|json|yaml.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			output, err := checkOutput(cmd, listFormats)
 			if err != nil {
 				return err
 			}
-			_, nodes, err := clusterNodes(cmd)
+			name, err := named.name()
 			if err != nil {
 				return err
 			}
-			lists := []nodeList{}
-			byName := map[string]int{}
-			if skyhook != "" {
-				lists, byName[skyhook] = append(lists, nodeList{SkyhookName: skyhook, Nodes: []nodeListEntry{}}), 0
-			}
-			for _, r := range readRecords(cmd, pointers(nodes), skyhook) {
-				i, ok := byName[r.skyhook]
-				if !ok {
-					i = len(lists)
-					byName[r.skyhook] = i
-					lists = append(lists, nodeList{SkyhookName: r.skyhook, Nodes: []nodeListEntry{}})
-				}
-				status, complete, restarts := r.summary()
-				lists[i].Nodes = append(lists[i].Nodes, nodeListEntry{NodeName: r.node.Name, Status: status, PackagesComplete: complete,
-					PackagesTotal: len(r.state), Restarts: restarts, Ignored: r.node.Labels[skyhookv1.IgnoreNodeLabel] == "true"})
-			}
-			slices.SortFunc(lists, func(a, b nodeList) int { return strings.Compare(a.SkyhookName, b.SkyhookName) })
-			if skyhook != "" {
-				return printNodeList(cmd.OutOrStdout(), lists[0], output)
-			}
-			if done, err := printStructured(cmd.OutOrStdout(), output, lists); done {
+			c, nodes, err := clusterNodes(cmd)
+			if err != nil {
 				return err
 			}
-			if len(lists) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "No Skyhook has a record on any node")
+			leaders, err := leaderKinds(cmd.Context(), c)
+			if err != nil {
+				return err
 			}
-			for i, l := range lists {
-				if i > 0 {
-					fmt.Fprintln(cmd.OutOrStdout())
+			lists := nodeLists(readRecords(cmd, pointers(nodes), name, leaders), leaders)
+			if name != "" {
+				if len(lists) == 0 {
+					lists = []nodeList{{SkyhookName: name, Kind: leaderKindWord(leaders, name, named.kindWord()), Nodes: []nodeListEntry{}}}
 				}
-				if err := printNodeList(cmd.OutOrStdout(), l, output); err != nil {
-					return err
-				}
+				return printNodeList(cmd.OutOrStdout(), lists[0], output)
 			}
-			return nil
+			return printNodeLists(cmd.OutOrStdout(), lists, output)
 		},
 	}
-	cmd.Flags().StringVar(&skyhook, "skyhook", "", "the Skyhook (without it, every Skyhook with a record on a node, one after the other)")
+	addRolloutFlag(cmd, &named, "the NodeWright or Skyhook (without it, each with a record on a node, one after the other)")
 	return cmd
 }
 
-// printNodeList prints one Skyhook's nodes as NodeWright's plugin does.
+// nodeLists groups the records by rollout, in the records' order of names.
+func nodeLists(records []nodeRecord, leaders map[string]skyhookv1.RolloutKind) []nodeList {
+	lists := []nodeList{}
+	byName := map[string]int{}
+	for _, r := range records {
+		i, ok := byName[r.ref.Name]
+		if !ok {
+			i = len(lists)
+			byName[r.ref.Name] = i
+			lists = append(lists, nodeList{SkyhookName: r.ref.Name, Kind: leaderKindWord(leaders, r.ref.Name, r.ref.Kind.Kind), Nodes: []nodeListEntry{}})
+		}
+		status, complete, restarts := r.summary()
+		lists[i].Nodes = append(lists[i].Nodes, nodeListEntry{NodeName: r.node.Name, Status: status, PackagesComplete: complete,
+			PackagesTotal: len(r.state), Restarts: restarts, Ignored: r.node.Labels[r.ref.Kind.IgnoreNodeLabel()] == "true"})
+	}
+	slices.SortFunc(lists, func(a, b nodeList) int { return strings.Compare(a.SkyhookName, b.SkyhookName) })
+	return lists
+}
+
+// leaderKindWord is the kind of the object leading the name, or otherwise
+// the word given.
+func leaderKindWord(leaders map[string]skyhookv1.RolloutKind, name, otherwise string) string {
+	if k, ok := leaders[name]; ok {
+		return k.Kind
+	}
+	return otherwise
+}
+
+// printNodeLists prints every rollout's nodes, one after the other.
+func printNodeLists(w io.Writer, lists []nodeList, output string) error {
+	if done, err := printStructured(w, output, lists); done {
+		return err
+	}
+	if len(lists) == 0 {
+		fmt.Fprintln(w, "No NodeWright or Skyhook has a record on any node")
+	}
+	for i, l := range lists {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := printNodeList(w, l, output); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printNodeList prints one rollout's nodes as NodeWright's plugin does.
 func printNodeList(w io.Writer, l nodeList, output string) error {
 	if done, err := printStructured(w, output, l); done {
 		return err
 	}
 	if len(l.Nodes) == 0 {
-		_, err := fmt.Fprintf(w, "No nodes found for Skyhook %q\n", l.SkyhookName)
+		_, err := fmt.Fprintf(w, "No nodes found for %s %q\n", l.Kind, l.SkyhookName)
 		return err
 	}
 	complete, erroring := 0, 0
@@ -120,8 +150,8 @@ func printNodeList(w io.Writer, l nodeList, output string) error {
 			erroring++
 		}
 	}
-	fmt.Fprintf(w, "Skyhook: %s\n\nSummary: %d nodes (%d complete, %d erroring, %d in progress)\n\n",
-		l.SkyhookName, len(l.Nodes), complete, erroring, len(l.Nodes)-complete-erroring)
+	fmt.Fprintf(w, "%s: %s\n\nSummary: %d nodes (%d complete, %d erroring, %d in progress)\n\n",
+		l.Kind, l.SkyhookName, len(l.Nodes), complete, erroring, len(l.Nodes)-complete-erroring)
 	headers := []string{"NODE", "STATUS", "PACKAGES"}
 	if output == "wide" {
 		headers = append(headers, "RESTARTS", "IGNORED")
@@ -141,15 +171,19 @@ func printNodeList(w io.Writer, l nodeList, output string) error {
 	return printColumns(w, headers, rows)
 }
 
-// nodeStatusEntry is one Skyhook on one node, as NodeWright's plugin's
-// `node status` prints it.
+// nodeStatusEntry is one rollout on one node, as NodeWright's plugin's
+// `node status` prints it (Cordoned and RuntimeRequiredCordon since its
+// v0.4.0); Kind is this project's.
 type nodeStatusEntry struct {
-	NodeName         string              `json:"nodeName"`
-	SkyhookName      string              `json:"skyhookName"`
-	Status           string              `json:"status"`
-	PackagesComplete int                 `json:"packagesComplete"`
-	PackagesTotal    int                 `json:"packagesTotal"`
-	Packages         []nodeStatusPackage `json:"packages,omitempty"`
+	NodeName              string              `json:"nodeName"`
+	SkyhookName           string              `json:"skyhookName"`
+	Kind                  string              `json:"kind"`
+	Status                string              `json:"status"`
+	PackagesComplete      int                 `json:"packagesComplete"`
+	PackagesTotal         int                 `json:"packagesTotal"`
+	Packages              []nodeStatusPackage `json:"packages,omitempty"`
+	Cordoned              bool                `json:"cordoned"`
+	RuntimeRequiredCordon bool                `json:"runtimeRequiredCordon"`
 }
 
 type nodeStatusPackage struct {
@@ -162,19 +196,26 @@ type nodeStatusPackage struct {
 }
 
 func nodeStatusCommand() *cobra.Command {
-	var skyhook string
+	var named rolloutFlag
 	cmd := &cobra.Command{
-		Use:   "status [node...] [--skyhook S]",
-		Short: "Every Skyhook's record on the nodes (on every node without arguments)",
-		Long: `Prints a row per Skyhook and node: the status derived from the record and
-the complete packages out of all; -o wide prints a row per package instead
-(version, stage, state, restarts, image). -o table|wide|json|yaml.`,
+		Use:   "status [node...] [--nodewright NAME]",
+		Short: "Every NodeWright's and Skyhook's record on the nodes (on every node without arguments)",
+		Long: `Prints a row per rollout and node: the status derived from the record, the
+complete packages out of all, whether the node is cordoned and whether that
+cordon is a runtime-required one (the annotation runtimeRequiredCordon, which
+only its owner lifts); -o wide prints a row per package instead (version,
+stage, state, restarts, image, and the two cordon columns).
+-o table|wide|json|yaml.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			output, err := checkOutput(cmd, listFormats)
 			if err != nil {
 				return err
 			}
-			_, nodes, err := clusterNodes(cmd)
+			name, err := named.name()
+			if err != nil {
+				return err
+			}
+			c, nodes, err := clusterNodes(cmd)
 			if err != nil {
 				return err
 			}
@@ -188,21 +229,31 @@ the complete packages out of all; -o wide prints a row per package instead
 					return nil
 				}
 			}
-			entries := []nodeStatusEntry{}
-			for _, r := range readRecords(cmd, targets, skyhook) {
-				status, complete, _ := r.summary()
-				e := nodeStatusEntry{NodeName: r.node.Name, SkyhookName: r.skyhook, Status: status, PackagesComplete: complete, PackagesTotal: len(r.state)}
-				for _, p := range r.packages() {
-					e.Packages = append(e.Packages, nodeStatusPackage{Name: p.Name, Version: p.Version, Stage: string(p.Stage), State: string(p.State),
-						Restarts: p.Restarts, Image: p.Image})
-				}
-				entries = append(entries, e)
+			leaders, err := leaderKinds(cmd.Context(), c)
+			if err != nil {
+				return err
 			}
-			return printNodeStatus(cmd.OutOrStdout(), entries, output)
+			return printNodeStatus(cmd.OutOrStdout(), nodeStatusEntries(readRecords(cmd, targets, name, leaders), leaders), output)
 		},
 	}
-	cmd.Flags().StringVar(&skyhook, "skyhook", "", "only this Skyhook")
+	addRolloutFlag(cmd, &named, "only this NodeWright or Skyhook")
 	return cmd
+}
+
+func nodeStatusEntries(records []nodeRecord, leaders map[string]skyhookv1.RolloutKind) []nodeStatusEntry {
+	entries := []nodeStatusEntry{}
+	for _, r := range records {
+		status, complete, _ := r.summary()
+		e := nodeStatusEntry{NodeName: r.node.Name, SkyhookName: r.ref.Name, Kind: leaderKindWord(leaders, r.ref.Name, r.ref.Kind.Kind),
+			Status: status, PackagesComplete: complete, PackagesTotal: len(r.state),
+			Cordoned: r.node.Spec.Unschedulable, RuntimeRequiredCordon: runtimeRequiredCordon(r.node)}
+		for _, p := range r.packages() {
+			e.Packages = append(e.Packages, nodeStatusPackage{Name: p.Name, Version: p.Version, Stage: string(p.Stage), State: string(p.State),
+				Restarts: p.Restarts, Image: p.Image})
+		}
+		entries = append(entries, e)
+	}
+	return entries
 }
 
 func printNodeStatus(w io.Writer, entries []nodeStatusEntry, output string) error {
@@ -213,29 +264,34 @@ func printNodeStatus(w io.Writer, entries []nodeStatusEntry, output string) erro
 		_, err := fmt.Fprintln(w, "No Skyhook activity found on specified nodes")
 		return err
 	}
+	cordons := func(e nodeStatusEntry) []string {
+		return []string{strconv.FormatBool(e.Cordoned), strconv.FormatBool(e.RuntimeRequiredCordon)}
+	}
 	var rows [][]string
 	if output == "wide" {
 		for _, e := range entries {
 			for _, p := range e.Packages {
-				rows = append(rows, []string{e.NodeName, e.SkyhookName, p.Name, p.Version, p.Stage, p.State, strconv.Itoa(int(p.Restarts)), p.Image})
+				rows = append(rows, append([]string{e.NodeName, e.SkyhookName, p.Name, p.Version, p.Stage, p.State, strconv.Itoa(int(p.Restarts)), p.Image}, cordons(e)...))
 			}
 		}
-		return printColumns(w, []string{"NODE", "SKYHOOK", "PACKAGE", "VERSION", "STAGE", "STATE", "RESTARTS", "IMAGE"}, rows)
+		return printColumns(w, []string{"NODE", "SKYHOOK", "PACKAGE", "VERSION", "STAGE", "STATE", "RESTARTS", "IMAGE", "CORDONED", "RUNTIME-REQUIRED-CORDON"}, rows)
 	}
 	for _, e := range entries {
-		rows = append(rows, []string{e.NodeName, e.SkyhookName, e.Status, fmt.Sprintf("%d/%d", e.PackagesComplete, e.PackagesTotal)})
+		rows = append(rows, append([]string{e.NodeName, e.SkyhookName, e.Status, fmt.Sprintf("%d/%d", e.PackagesComplete, e.PackagesTotal)}, cordons(e)...))
 	}
-	return printColumns(w, []string{"NODE", "SKYHOOK", "STATUS", "PACKAGES"}, rows)
+	return printColumns(w, []string{"NODE", "SKYHOOK", "STATUS", "PACKAGES", "CORDONED", "RUNTIME-REQUIRED-CORDON"}, rows)
 }
 
-// nodeIgnoreCommand sets or removes skyhook.nvidia.com/ignore=true on the
-// nodes the arguments select. It does not ask (as NodeWright's plugin);
-// -y and --confirm are accepted and change nothing.
+// nodeIgnoreCommand sets or removes the ignore label of both kinds,
+// skyhook.nvidia.com/ignore=true and nodewright.nvidia.com/ignore=true, on
+// the nodes the arguments select: the node is left out of every rollout,
+// whichever its kind. It does not ask (as NodeWright's plugin); -y and
+// --confirm are accepted and change nothing.
 func nodeIgnoreCommand(verb string, set bool) *cobra.Command {
 	var yes bool
 	cmd := &cobra.Command{
 		Use:   verb + " <node>...",
-		Short: map[bool]string{true: "Leave nodes out of every Skyhook (they are reported blocked)", false: "Undo ignore"}[set],
+		Short: map[bool]string{true: "Leave nodes out of every NodeWright and Skyhook (they are reported blocked)", false: "Undo ignore"}[set],
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, nodes, err := clusterNodes(cmd)
@@ -270,14 +326,18 @@ func setIgnored(cmd *cobra.Command, c client.Client, targets []*corev1.Node, set
 	for _, n := range targets {
 		fmt.Fprintf(out, "  - %s\n", n.Name)
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{skyhookv1.IgnoreNodeLabel: value}}})
+	labels := map[string]any{}
+	for _, k := range skyhookv1.RolloutKinds {
+		labels[k.IgnoreNodeLabel()] = value
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels}})
 	if err != nil {
 		return err
 	}
 	var failed []string
 	changed := 0
 	for _, n := range targets {
-		if (n.Labels[skyhookv1.IgnoreNodeLabel] == "true") == set {
+		if ignoredByAll(n) == set && ignoredByAny(n) == set {
 			if !dryRun(cmd) {
 				fmt.Fprintf(out, "  %s: %s\n", n.Name, already)
 			}
@@ -290,4 +350,14 @@ func setIgnored(cmd *cobra.Command, c client.Client, targets []*corev1.Node, set
 		changed++
 	}
 	return reportNodeChanges(cmd, failed, fmt.Sprintf("Successfully %s %d node(s)", done, changed), changed)
+}
+
+// ignoredByAll reports whether every kind's ignore label is "true" on the
+// node; ignoredByAny whether one is.
+func ignoredByAll(n *corev1.Node) bool {
+	return !slices.ContainsFunc(skyhookv1.RolloutKinds, func(k skyhookv1.RolloutKind) bool { return n.Labels[k.IgnoreNodeLabel()] != "true" })
+}
+
+func ignoredByAny(n *corev1.Node) bool {
+	return slices.ContainsFunc(skyhookv1.RolloutKinds, func(k skyhookv1.RolloutKind) bool { return n.Labels[k.IgnoreNodeLabel()] == "true" })
 }

@@ -6,18 +6,23 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// nodeResetCommand forgets a Skyhook's record on the nodes the arguments
+// nodeResetCommand forgets a rollout's record on the nodes the arguments
 // select, so that everything reruns there.
 func nodeResetCommand() *cobra.Command {
 	var yes bool
-	var skyhook string
+	var named rolloutFlag
 	cmd := &cobra.Command{
-		Use:   "reset <node>... --skyhook <skyhook>",
-		Short: "Forget a Skyhook's record on nodes so that its packages run again there; lifts its cordon there",
-		Args:  cobra.MinimumNArgs(1),
+		Use:   "reset <node>... --nodewright <name>",
+		Short: "Forget a NodeWright's or Skyhook's record on nodes so that its packages run again there",
+		Long: `The record goes under both kinds' keys. The rollout's cordon stays where it
+still selects the node (the re-run lifts it); where no re-run comes (it is
+gone, or no longer selects the node) its cordon_ mark goes, and its cordon is
+lifted unless something else holds the node.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if skyhook == "" {
-				return fmt.Errorf("--skyhook flag is required")
+			name, err := named.required()
+			if err != nil {
+				return err
 			}
 			c, nodes, err := clusterNodes(cmd)
 			if err != nil {
@@ -31,20 +36,17 @@ func nodeResetCommand() *cobra.Command {
 				fmt.Fprintln(cmd.OutOrStdout(), noNodesMatched)
 				return nil
 			}
-			sk, _, err := skyhookOrName(cmd, c, skyhook)
-			if err != nil {
-				return err
-			}
-			resets, err := planResets(targets, sk)
+			scope := readResetScope(cmd, c, name, named.kindWord())
+			resets, err := planResets(targets, scope)
 			if err != nil || len(resets) == 0 {
-				return noState(cmd, skyhook, err)
+				return noState(cmd, scope, err)
 			}
-			_, err = runResets(cmd, c, resetRun{skyhook: skyhook, resets: resets, yes: yes,
-				question: fmt.Sprintf("\nThis will remove ALL package state for Skyhook %q on these nodes.\nAll packages will re-run from the beginning.\nContinue?", skyhook)})
+			_, err = runResets(cmd, c, resetRun{scope: scope, resets: resets, yes: yes,
+				question: fmt.Sprintf("\nThis will remove ALL package state for %s %q on these nodes.\nAll packages will re-run from the beginning.\nContinue?", scope.kind(), name)})
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&skyhook, "skyhook", "", "the Skyhook whose record goes (required)")
+	addRolloutFlag(cmd, &named, "the NodeWright or Skyhook whose record goes (required)")
 	addConfirmFlags(cmd, &yes)
 	return cmd
 }

@@ -128,7 +128,8 @@ func TestNodeViews(t *testing.T) {
 		len(entries[1].Packages) != 1 || entries[1].Packages[0].Image != "ghcr.io/x/tuning" {
 		t.Errorf("node status -o json: %v\n%s", err, out)
 	}
-	if out := mustRun(t, "node", "status", "node-c", "-o", "yaml"); !strings.Contains(out, "- nodeName: node-c\n  packages:\n  - image: ghcr.io/x/tuning\n    name: tuning\n") {
+	if out := mustRun(t, "node", "status", "node-c", "-o", "yaml"); !strings.Contains(out, "- cordoned: false\n  kind: Skyhook\n  nodeName: node-c\n  packages:\n  - image: ghcr.io/x/tuning\n    name: tuning\n") ||
+		!strings.Contains(out, "\n  runtimeRequiredCordon: false\n") {
 		t.Errorf("node status -o yaml:\n%s", out)
 	}
 	if out := mustRun(t, "node", "status", "nothing-.*"); out != "No nodes matched the specified patterns\n" {
@@ -182,9 +183,10 @@ func TestNodeIgnore(t *testing.T) {
 	}
 }
 
-// node reset and reset forget the records, lift the Skyhook's own cordon
-// only, drop a stale cordon_ mark, and (reset) ask the operator to start
-// the batches over.
+// node reset and reset forget the records, keep the cordon of a Skyhook
+// that still selects the node (its re-run lifts it) and leave a node with
+// nothing else alone, drop a stale cordon_ mark, leave an admin's cordon,
+// and (reset) ask the operator to start the batches over.
 func TestNodeReset(t *testing.T) {
 	sk := seedNodes(t)
 	record := func(name string) string { return getNode(t, name).Annotations[skyhookv1.NodeStateAnnotation("fleet")] }
@@ -193,18 +195,23 @@ func TestNodeReset(t *testing.T) {
 	if err != nil || record("node-b") == "" || !strings.HasSuffix(out, "Continue? [y/N]: Aborted.\n") {
 		t.Fatalf("declined node reset: %v\n%s", err, out)
 	}
-	if _, err := run(t, withCluster("node", "reset", "node-b")...); err == nil || err.Error() != "--skyhook flag is required" {
-		t.Errorf("node reset without --skyhook: %v", err)
+	if _, err := run(t, withCluster("node", "reset", "node-b")...); err == nil || err.Error() != "--nodewright flag is required (--skyhook is its alias)" {
+		t.Errorf("node reset without --nodewright: %v", err)
+	}
+	if _, err := run(t, withCluster("node", "reset", "node-b", "--skyhook", "fleet", "--nodewright", "other")...); err == nil ||
+		err.Error() != `--nodewright "other" and --skyhook "fleet" name different rollouts: give one of them` {
+		t.Errorf("node reset naming two rollouts: %v", err)
 	}
 	out = mustRun(t, "node", "reset", "node-b", "--skyhook", "fleet", "-y")
 	b := getNode(t, "node-b")
-	if b.Annotations[skyhookv1.NodeStateAnnotation("fleet")] != "" || b.Labels[skyhookv1.StatusKey("fleet")] != "" || b.Spec.Unschedulable ||
-		b.Annotations[cordon.Annotation] != "" || b.Annotations[skyhookv1.CordonAnnotation("fleet")] != "" {
-		t.Fatalf("node reset: node %v %v\n%s", b.Labels, b.Annotations, out)
+	if b.Annotations[skyhookv1.NodeStateAnnotation("fleet")] != "" || b.Labels[skyhookv1.StatusKey("fleet")] != "" || !b.Spec.Unschedulable ||
+		b.Annotations[cordon.Annotation] != cordon.Owner(sk) || b.Annotations[skyhookv1.CordonAnnotation("fleet")] != "true" {
+		t.Fatalf("node reset: node %v %v unschedulable %v\n%s", b.Labels, b.Annotations, b.Spec.Unschedulable, out)
 	}
-	if !strings.Contains(out, "Nodes to reset (1):\n  - node-b (1 packages, lifts its cordon)\n") || !strings.Contains(out, `Successfully reset 1 node(s) for Skyhook "fleet"`) {
+	if !strings.Contains(out, "Nodes to reset (1):\n  - node-b (1 packages, its cordon stays for the re-run to lift)\n") || !strings.Contains(out, `Successfully reset 1 node(s) for Skyhook "fleet"`) {
 		t.Errorf("node reset output:\n%s", out)
 	}
+	// Only the kept cordon is left: nothing to reset.
 	if out := mustRun(t, "node", "reset", "node-b", "--skyhook", "fleet", "-y"); out != "No nodes have state for Skyhook \"fleet\"\n" {
 		t.Errorf("node reset of a node without a record: %q", out)
 	}
@@ -219,7 +226,8 @@ func TestNodeReset(t *testing.T) {
 	}
 	out = mustRun(t, "reset", "fleet", "--confirm")
 	a, c := getNode(t, "node-a"), getNode(t, "node-c")
-	if record("node-a") != "" || record("node-c") != "" || !a.Spec.Unschedulable || c.Annotations[skyhookv1.CordonAnnotation("fleet")] != "" || c.Spec.Unschedulable {
+	if record("node-a") != "" || record("node-c") != "" || !a.Spec.Unschedulable || c.Annotations[skyhookv1.CordonAnnotation("fleet")] != "" || c.Spec.Unschedulable ||
+		!strings.Contains(out, "Nodes to reset (2):\n  - node-a (1 packages)\n  - node-c (1 packages)\n") {
 		t.Fatalf("reset: node-a %v unschedulable %v, node-c %v\n%s", a.Annotations, a.Spec.Unschedulable, c.Annotations, out)
 	}
 	requested, err := time.Parse(time.RFC3339, getSkyhook(t, "fleet").Annotations[skyhookv1.ResetBatchStateAnnotation])
@@ -292,7 +300,7 @@ func TestDeploymentPolicyReset(t *testing.T) {
 	if err != nil || perr != nil || time.Since(at) > time.Minute || !strings.Contains(out, `Batch state reset requested for Skyhook "batches"`) {
 		t.Fatalf("dp reset: %v, annotation %q\n%s", err, requested(), out)
 	}
-	if _, err := run(t, withCluster("dp", "reset", "missing", "--confirm")...); err == nil || !strings.Contains(err.Error(), `getting skyhook "missing"`) {
+	if _, err := run(t, withCluster("dp", "reset", "missing", "--confirm")...); err == nil || err.Error() != `no NodeWright or Skyhook named "missing": not found` {
 		t.Errorf("dp reset of a missing Skyhook: %v", err)
 	}
 }
@@ -353,7 +361,7 @@ func TestPackageCommands(t *testing.T) {
 	}{
 		{[]string{"--node", "node-b", "--skyhook", "fleet", "--stage", "install"}, `invalid stage "install"`},
 		{[]string{"--skyhook", "fleet"}, "at least one --node flag is required"},
-		{[]string{"--node", "node-b"}, "--skyhook flag is required"},
+		{[]string{"--node", "node-b"}, "--nodewright flag is required"},
 	} {
 		if _, err := run(t, withCluster(append([]string{"package", "rerun", "tuning", "-y"}, bad.args...)...)...); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("rerun %v: %v, want %q", bad.args, err, bad.want)

@@ -23,25 +23,31 @@ func newPackageCommand() *cobra.Command {
 }
 
 // packageStatusEntry is a package's record on one node, as NodeWright's
-// plugin prints it; SkyhookName is this project's.
+// plugin prints it; SkyhookName and Kind are this project's.
 type packageStatusEntry struct {
 	skyhookv1.PackageStatus
 	NodeName    string `json:"nodeName"`
 	SkyhookName string `json:"skyhookName"`
+	Kind        string `json:"kind"`
 }
 
 func packageStatusCommand() *cobra.Command {
-	var skyhook string
+	var named rolloutFlag
 	var nodePatterns []string
 	cmd := &cobra.Command{
-		Use:   "status <package> [--skyhook S] [--node N]...",
+		Use:   "status <package> [--nodewright NAME] [--node N]...",
 		Short: "The package's record on every node (or on the nodes --node selects)",
-		Long: `Prints, per Skyhook, its packages and a row per node with a record of the
-package: version, stage and state; -o wide adds the restarts and the image.
-Without --skyhook, every Skyhook with the package. -o table|wide|json|yaml.`,
+		Long: `Prints, per NodeWright or Skyhook, its packages and a row per node with a
+record of the package: version, stage and state; -o wide adds the restarts
+and the image. Without --nodewright, every rollout with the package.
+-o table|wide|json|yaml.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			output, err := checkOutput(cmd, listFormats)
+			if err != nil {
+				return err
+			}
+			skyhook, err := named.name()
 			if err != nil {
 				return err
 			}
@@ -49,9 +55,13 @@ Without --skyhook, every Skyhook with the package. -o table|wide|json|yaml.`,
 			if err != nil {
 				return err
 			}
-			skyhooks, err := skyhooksNamed(cmd, c, skyhook)
+			skyhooks, err := rolloutsNamed(cmd, c, skyhook)
 			if err != nil {
 				return err
+			}
+			leaders := map[string]skyhookv1.RolloutKind{}
+			for _, sk := range skyhooks {
+				leaders[sk.Name] = skyhookv1.KindOf(sk)
 			}
 			targets := pointers(nodes)
 			if len(nodePatterns) > 0 {
@@ -63,10 +73,10 @@ Without --skyhook, every Skyhook with the package. -o table|wide|json|yaml.`,
 			var blocks [][]packageStatusEntry
 			for _, sk := range skyhooks {
 				var block []packageStatusEntry
-				for _, r := range readRecords(cmd, targets, sk.Name) {
+				for _, r := range readRecords(cmd, targets, sk.Name, leaders) {
 					for _, p := range r.packages() {
 						if p.Name == args[0] {
-							block = append(block, packageStatusEntry{PackageStatus: p, NodeName: r.node.Name, SkyhookName: sk.Name})
+							block = append(block, packageStatusEntry{PackageStatus: p, NodeName: r.node.Name, SkyhookName: sk.Name, Kind: kindOf(sk)})
 						}
 					}
 				}
@@ -101,30 +111,22 @@ Without --skyhook, every Skyhook with the package. -o table|wide|json|yaml.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&skyhook, "skyhook", "", "the Skyhook (without it, every Skyhook with the package)")
+	addRolloutFlag(cmd, &named, "the NodeWright or Skyhook (without it, every rollout with the package)")
 	cmd.Flags().StringArrayVar(&nodePatterns, "node", nil, "only this node, a name or a regular expression (repeatable)")
 	return cmd
 }
 
-// skyhooksNamed is the named Skyhook, or every Skyhook sorted by name.
-func skyhooksNamed(cmd *cobra.Command, c client.Client, name string) ([]*skyhookv1.Skyhook, error) {
-	if name != "" {
-		sk := &skyhookv1.Skyhook{}
-		if err := c.Get(cmd.Context(), client.ObjectKey{Name: name}, sk); err != nil {
-			return nil, fmt.Errorf("getting skyhook %q: %w", name, err)
-		}
-		return []*skyhookv1.Skyhook{sk}, nil
+// rolloutsNamed is the named rollout, or every rollout (each name's
+// leader), sorted by name.
+func rolloutsNamed(cmd *cobra.Command, c client.Client, name string) ([]*skyhookv1.Skyhook, error) {
+	if name == "" {
+		return leadingRollouts(cmd.Context(), c)
 	}
-	var list skyhookv1.SkyhookList
-	if err := c.List(cmd.Context(), &list); err != nil {
+	sk, err := existingRollout(cmd.Context(), c, name)
+	if err != nil {
 		return nil, err
 	}
-	var out []*skyhookv1.Skyhook
-	for i := range list.Items {
-		out = append(out, &list.Items[i])
-	}
-	slices.SortFunc(out, func(a, b *skyhookv1.Skyhook) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
+	return []*skyhookv1.Skyhook{sk}, nil
 }
 
 func printPackageStatus(w io.Writer, sk *skyhookv1.Skyhook, entries []packageStatusEntry, output string) error {
@@ -132,7 +134,7 @@ func printPackageStatus(w io.Writer, sk *skyhookv1.Skyhook, entries []packageSta
 	for _, name := range slices.Sorted(maps.Keys(sk.Spec.Packages)) {
 		pkgs = append(pkgs, name+":"+sk.Spec.Packages[name].Version)
 	}
-	fmt.Fprintf(w, "Skyhook: %s\nPackages: %s\n\n", sk.Name, strings.Join(pkgs, ", "))
+	fmt.Fprintf(w, "%s: %s\nPackages: %s\n\n", kindOf(sk), sk.Name, strings.Join(pkgs, ", "))
 	headers := []string{"NODE", "PACKAGE", "VERSION", "STAGE", "STATE"}
 	if output == "wide" {
 		headers = append(headers, "RESTARTS", "IMAGE")

@@ -18,14 +18,18 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
 // logsOptions are the flags of `package logs`.
 type logsOptions struct {
-	node, skyhook, stage, container string
-	follow                          bool
-	tail                            int64
+	node, stage, container string
+	named                  rolloutFlag
+	skyhook                string // the rollout --nodewright or --skyhook names
+	namespace              string // of the stage pods; "" for every namespace
+	follow                 bool
+	tail                   int64
 }
 
 // newLogsCommand shows what a package's stage pods printed: the copy
@@ -34,7 +38,7 @@ type logsOptions struct {
 func newLogsCommand() *cobra.Command {
 	var o logsOptions
 	cmd := &cobra.Command{
-		Use:   "logs <package> [--skyhook S] [--node N] [--stage STAGE] [-c CONTAINER] [-f] [--tail N]",
+		Use:   "logs <package> [--nodewright NAME] [--node N] [--stage STAGE] [-c CONTAINER] [-f] [--tail N]",
 		Short: "The logs of a package's stage pods (newest first)",
 		Long: `Prints the logs of the package's stage pods that the filters select, newest
 first, separated by ---; each pod container by container (copy, the stage, its
@@ -43,11 +47,19 @@ regular expression over the whole name. With -f it follows the newest pod's
 running container and the ones after it until the pod ends.
 
 The operator deletes a stage pod once its stage succeeded; a failed pod is
-kept. The agent also writes its logs on the node under /var/log/skyhook.`,
+kept. The agent also writes its logs on the node under /var/log/skyhook.
+
+The stage pods are looked for in the operator's namespace: -n, or else the
+first of nodewright, skyhook and skyhook-system with an operator Deployment,
+or else the namespace of one found anywhere, or else every namespace.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.stage != "" && !validStage(o.stage) {
 				return fmt.Errorf("invalid stage %q: must be one of %s", o.stage, stageNames)
+			}
+			var err error
+			if o.skyhook, err = o.named.name(); err != nil {
+				return err
 			}
 			cfg, err := kubeFlags.ToRESTConfig()
 			if err != nil {
@@ -57,6 +69,11 @@ kept. The agent also writes its logs on the node under /var/log/skyhook.`,
 			if err != nil {
 				return err
 			}
+			c, _, err := kubeClient()
+			if err != nil {
+				return err
+			}
+			o.namespace = operatorNamespace(cmd.Context(), cmd, c)
 			pods, err := stagePodsOf(cmd.Context(), cs, args[0], o)
 			if err != nil {
 				return err
@@ -74,7 +91,7 @@ kept. The agent also writes its logs on the node under /var/log/skyhook.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.node, "node", "", "only pods on this node, a name or a regular expression")
-	cmd.Flags().StringVar(&o.skyhook, "skyhook", "", "only pods of this Skyhook")
+	addRolloutFlag(cmd, &o.named, "only pods of this NodeWright or Skyhook")
 	cmd.Flags().StringVar(&o.stage, "stage", "", "only pods of this stage ("+stageNames+")")
 	cmd.Flags().StringVarP(&o.container, "container", "c", "", "only this container (copy, the stage's name, or <stage>-check)")
 	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "follow the newest pod's logs while it runs")
@@ -82,22 +99,23 @@ kept. The agent also writes its logs on the node under /var/log/skyhook.`,
 	return cmd
 }
 
-// stagePodsOf finds the package's stage pods (in any namespace: they live
-// in the operator's) that the filters select, newest first.
+// stagePodsOf finds the package's stage pods (in the operator's namespace,
+// or in every one when it is not known) that the filters select, newest
+// first.
 func stagePodsOf(ctx context.Context, cs kubernetes.Interface, pkg string, o logsOptions) ([]corev1.Pod, error) {
 	selector := labels.Set{stagepod.PackageLabel: pkg}
-	if o.skyhook != "" {
-		selector[stagepod.SkyhookLabel] = o.skyhook
-	}
 	if o.stage != "" {
 		selector[stagepod.StageLabel] = o.stage
 	}
-	list, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	list, err := cs.CoreV1().Pods(o.namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
 	if err != nil {
 		return nil, fmt.Errorf("listing the stage pods: %w", err)
 	}
 	var pods, lacking []corev1.Pod
 	for _, p := range list.Items {
+		if o.skyhook != "" && !ownedBy(&p, o.skyhook) {
+			continue
+		}
 		if o.node != "" {
 			on, err := matchNodes([]string{o.node}, []string{p.Spec.NodeName})
 			if err != nil {
@@ -119,6 +137,15 @@ func stagePodsOf(ctx context.Context, cs kubernetes.Interface, pkg string, o log
 	}
 	sort.SliceStable(pods, func(i, j int) bool { return newer(&pods[i], &pods[j]) })
 	return pods, nil
+}
+
+// ownedBy reports whether the stage pod is of the rollout named name,
+// whichever kind's: a NodeWright's pods carry its kind's owner label, and
+// a NodeWright and a Skyhook of one name are one rollout.
+func ownedBy(pod *corev1.Pod, name string) bool {
+	return slices.ContainsFunc(skyhookv1.RolloutKinds, func(k skyhookv1.RolloutKind) bool {
+		return pod.Labels[stagepod.OwnerLabel(k)] == name
+	})
 }
 
 // printPodsLogs prints each pod's logs, the pods separated by ---. A pod

@@ -113,10 +113,13 @@ func TestPackageLogs(t *testing.T) {
 	golden(t, "package-logs-all.golden", out)
 
 	// One container of each try, as kubectl logs prints it; --node as a
-	// pattern; --tail.
-	out, err = run(t, withCluster("-n", "ignored", "package", "logs", "tuning", "--node", "logs-.*", "--skyhook", "logs", "-c", "apply")...)
+	// pattern; -n the stage pods' namespace; --tail.
+	out, err = run(t, withCluster("-n", "skyhook", "package", "logs", "tuning", "--node", "logs-.*", "--skyhook", "logs", "-c", "apply")...)
 	if err != nil || strings.Count(out, "installing") != 2 || !strings.Contains(out, "\n---\n") || strings.Contains(out, "==>") {
 		t.Fatalf("-c apply: %v\n%s", err, out)
+	}
+	if out := mustRun(t, "-n", "elsewhere", "package", "logs", "tuning", "--nodewright", "logs"); !strings.HasPrefix(out, "No pods matched the specified filters\n") {
+		t.Errorf("-n of a namespace without the pods:\n%s", out)
 	}
 	out, err = run(t, withCluster("package", "logs", "tuning", "-c", "apply", "--tail", "1", "--stage", "apply")...)
 	if err != nil || strings.Count(out, "installing") != 1 || !strings.Contains(out, "permission denied") {
@@ -215,4 +218,25 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// --nodewright NAME selects the stage pods of either kind of that name: a
+// NodeWright's carry its kind's owner label.
+func TestStagePodOwnedBy(t *testing.T) {
+	pod := func(labels map[string]string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: labels}}
+	}
+	for _, c := range []struct {
+		labels map[string]string
+		want   bool
+	}{
+		{map[string]string{stagepod.OwnerLabel(skyhookv1.NodeWrights): "gpu"}, true},
+		{map[string]string{stagepod.SkyhookLabel: "gpu"}, true},
+		{map[string]string{stagepod.OwnerLabel(skyhookv1.NodeWrights): "other"}, false},
+		{map[string]string{stagepod.NameLabel: "gpu"}, false}, // not an owner label
+	} {
+		if got := ownedBy(pod(c.labels), "gpu"); got != c.want {
+			t.Errorf("ownedBy(%v, gpu) = %v, want %v", c.labels, got, c.want)
+		}
+	}
 }

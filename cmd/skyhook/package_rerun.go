@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -17,16 +18,18 @@ import (
 // newRerunCommand makes the operator run a package again on nodes: from
 // the start (its record goes), or from one stage.
 func newRerunCommand() *cobra.Command {
-	var skyhook, stage string
+	var named rolloutFlag
+	var stage string
 	var nodePatterns []string
 	var yes bool
 	cmd := &cobra.Command{
-		Use:   "rerun <package> --skyhook S --node N... [--stage STAGE]",
+		Use:   "rerun <package> --nodewright NAME --node N... [--stage STAGE]",
 		Short: "Run a package again on nodes, from the start or from one stage",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if skyhook == "" {
-				return fmt.Errorf("--skyhook flag is required")
+			skyhook, err := named.required()
+			if err != nil {
+				return err
 			}
 			if len(nodePatterns) == 0 {
 				return fmt.Errorf("at least one --node flag is required")
@@ -38,19 +41,20 @@ func newRerunCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sk := &skyhookv1.Skyhook{}
-			if err := c.Get(cmd.Context(), client.ObjectKey{Name: skyhook}, sk); err != nil {
-				return fmt.Errorf("getting skyhook %q: %w", skyhook, err)
+			sk, err := existingRollout(cmd.Context(), c, skyhook)
+			if err != nil {
+				return err
 			}
 			spec, ok := sk.Spec.Packages[args[0]]
 			if !ok {
-				return fmt.Errorf("package %q not found in skyhook %q", args[0], skyhook)
+				return fmt.Errorf("package %q not found in %s %q", args[0], strings.ToLower(kindOf(sk)), skyhook)
 			}
-			return rerun(cmd, c, rerunRequest{pkg: args[0], version: spec.Version, skyhook: skyhook, stage: stage, yes: yes},
-				readRecords(cmd, pointers(nodes), skyhook), nodePatterns)
+			leaders := map[string]skyhookv1.RolloutKind{skyhook: skyhookv1.KindOf(sk)}
+			return rerun(cmd, c, rerunRequest{pkg: args[0], version: spec.Version, rollout: sk, stage: stage, yes: yes},
+				readRecords(cmd, pointers(nodes), skyhook, leaders), nodePatterns)
 		},
 	}
-	cmd.Flags().StringVar(&skyhook, "skyhook", "", "the Skyhook of the package (required)")
+	addRolloutFlag(cmd, &named, "the NodeWright or Skyhook of the package (required)")
 	cmd.Flags().StringArrayVar(&nodePatterns, "node", nil, "a node, by name or regular expression (repeatable, required)")
 	cmd.Flags().StringVar(&stage, "stage", "", "rerun from this stage ("+stageNames+") instead of from the start")
 	addConfirmFlags(cmd, &yes)
@@ -58,8 +62,9 @@ func newRerunCommand() *cobra.Command {
 }
 
 type rerunRequest struct {
-	pkg, version, skyhook, stage string
-	yes                          bool
+	pkg, version, stage string
+	rollout             *skyhookv1.Skyhook
+	yes                 bool
 }
 
 // rerun changes the package's entries in the records of the nodes the
@@ -88,7 +93,7 @@ func rerun(cmd *cobra.Command, c client.Client, req rerunRequest, records []node
 		fmt.Fprintf(out, "Package %q (version %s) has no state on matched nodes\n", req.pkg, req.version)
 		return nil
 	}
-	fmt.Fprintf(out, "Package: %s (version %s)\nSkyhook: %s\n", req.pkg, req.version, req.skyhook)
+	fmt.Fprintf(out, "Package: %s (version %s)\n%s: %s\n", req.pkg, req.version, kindOf(req.rollout), req.rollout.Name)
 	question := "\nThis will remove package state from node annotations and cause the package to re-run from the beginning.\nContinue?"
 	if req.stage != "" {
 		fmt.Fprintf(out, "Re-run from stage: %s\n", req.stage)
@@ -115,7 +120,8 @@ func rerun(cmd *cobra.Command, c client.Client, req rerunRequest, records []node
 	return reportNodeChanges(cmd, failed, fmt.Sprintf("Successfully reset package %q on %d node(s)", req.pkg, changed), changed)
 }
 
-// rerunOn writes the node's record without the package (from the start:
+// rerunOn writes the node's record (under the key it was read from)
+// without the package (from the start:
 // the operator installs it again; the annotation goes when nothing is
 // left), or with the package's stage in progress and no pod (the operator
 // starts one).
@@ -140,7 +146,7 @@ func rerunOn(cmd *cobra.Command, c client.Client, r nodeRecord, req rerunRequest
 		}
 		value = string(encoded)
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{skyhookv1.NodeStateAnnotation(req.skyhook): value}}})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{r.ref.NodeStateAnnotation(): value}}})
 	if err != nil {
 		return err
 	}

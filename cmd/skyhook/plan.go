@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -25,7 +24,7 @@ func newPlanCommand() *cobra.Command {
 		Use:   "plan <skyhook.yaml|nodewright.yaml|name>",
 		Short: "Show which nodes would run which stages, in which batches, and which are blocked; changes nothing",
 		Long: `Plans a Skyhook or a NodeWright, from a file (its kind as the file says) or
-from the cluster by name (the Skyhook of that name, else the NodeWright),
+from the cluster by name (the NodeWright of that name, else the Skyhook),
 with the reconciler's own decisions: the other rollouts of both kinds go
 before it by priority, and its DeploymentPolicy is of its own group.`,
 		Args: cobra.ExactArgs(1),
@@ -66,22 +65,19 @@ before it by priority, and its DeploymentPolicy is of its own group.`,
 
 // loadSkyhook reads a rollout, as its view, from a file (a Skyhook or a
 // NodeWright, with the defaults admission would add) or from the cluster
-// (the Skyhook of that name, else the NodeWright).
+// (the object leading the name: the NodeWright, else the Skyhook).
 func loadSkyhook(cmd *cobra.Command, c client.Client, arg string) (*skyhookv1.Skyhook, error) {
 	if data, err := os.ReadFile(arg); err == nil {
 		return rolloutFromFile(arg, data)
 	}
-	for _, k := range rollouts.Kinds {
-		obj := k.New()
-		err := c.Get(cmd.Context(), client.ObjectKey{Name: arg}, obj)
-		if err == nil {
-			return k.View(obj), nil
-		}
-		if !apierrors.IsNotFound(err) {
-			return nil, err
-		}
+	r, err := findRollout(cmd.Context(), c, arg)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%s is neither a file nor a Skyhook or NodeWright in the cluster", arg)
+	if r.leader == nil {
+		return nil, fmt.Errorf("%s is neither a file nor a Skyhook or NodeWright in the cluster", arg)
+	}
+	return r.leader, nil
 }
 
 // rolloutFromFile reads a Skyhook or a NodeWright manifest as its view,

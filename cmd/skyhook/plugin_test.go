@@ -10,14 +10,19 @@ import (
 
 // Built as kubectl-skyhook and found on the PATH, the CLI is `kubectl
 // skyhook`: kubectl runs it with the rest of the command line, and its help
-// names it so.
+// names it so. Linked as kubectl-nodewright (as make build links it), it
+// is `kubectl nodewright` too, for NodeWright's users' scripts.
 func TestKubectlPlugin(t *testing.T) {
 	bin := t.TempDir()
 	build := exec.Command("go", "build", "-o", filepath.Join(bin, "kubectl-skyhook"), ".")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the plugin: %v\n%s", err, out)
 	}
+	if err := os.Symlink("kubectl-skyhook", filepath.Join(bin, "kubectl-nodewright")); err != nil {
+		t.Fatal(err)
+	}
 	seed(t)
+	createNodeWright(t, "plugin-nw", nil, map[string]string{"tuning": "1.0.0"})
 	kubectl := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(env.Binaries.Kubectl, args...)
@@ -36,5 +41,17 @@ func TestKubectlPlugin(t *testing.T) {
 	}
 	if out := kubectl("skyhook", "package", "--help"); !strings.Contains(out, "kubectl skyhook package [command]") {
 		t.Errorf("the help does not name kubectl skyhook:\n%s", out)
+	}
+	if out := kubectl("plugin", "list"); !strings.Contains(out, filepath.Join(bin, "kubectl-nodewright")) {
+		t.Errorf("kubectl plugin list does not find kubectl-nodewright:\n%s", out)
+	}
+	if out := kubectl("nodewright", "node", "list", "--nodewright", "plugin-nw"); out != "No nodes found for NodeWright \"plugin-nw\"\n" {
+		t.Errorf("kubectl nodewright node list --nodewright:\n%s", out)
+	}
+	if out := kubectl("nodewright", "pause", "plugin-nw", "--confirm"); out != "NodeWright \"plugin-nw\" paused\n" {
+		t.Errorf("kubectl nodewright pause:\n%s", out)
+	}
+	if out := kubectl("nodewright", "node", "--help"); !strings.Contains(out, "kubectl nodewright node [command]") {
+		t.Errorf("the help does not name kubectl nodewright:\n%s", out)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	nodewrightv1 "github.com/skyhook-go/skyhook/api/nodewright/v1alpha1"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
@@ -21,8 +22,8 @@ import (
 func newReconcileCommand() *cobra.Command {
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "reconcile (skyhook|packageset) <name>",
-		Short: "Reconcile a Skyhook or a PackageSet now and wait until the operator has",
+		Use:   "reconcile (skyhook|nodewright|packageset) <name>",
+		Short: "Reconcile a Skyhook, a NodeWright or a PackageSet now and wait until the operator has",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, ns, err := kubeClient()
@@ -34,10 +35,13 @@ func newReconcileCommand() *cobra.Command {
 			case "skyhook", "skyhooks":
 				obj = &skyhookv1.Skyhook{}
 				ns = ""
+			case "nodewright", "nodewrights":
+				obj = &nodewrightv1.NodeWright{}
+				ns = ""
 			case "packageset", "packagesets":
 				obj = &skyhookv1.PackageSet{}
 			default:
-				return fmt.Errorf("%q: want skyhook or packageset", args[0])
+				return fmt.Errorf("%q: want skyhook, nodewright or packageset", args[0])
 			}
 			key := client.ObjectKey{Namespace: ns, Name: args[1]}
 			if err := c.Get(cmd.Context(), key, obj); err != nil {
@@ -71,6 +75,8 @@ func newReconcileCommand() *cobra.Command {
 func handled(obj client.Object) string {
 	switch o := obj.(type) {
 	case *skyhookv1.Skyhook:
+		return o.Status.LastHandledReconcileAt
+	case *nodewrightv1.NodeWright:
 		return o.Status.LastHandledReconcileAt
 	case *skyhookv1.PackageSet:
 		return o.Status.LastHandledReconcileAt

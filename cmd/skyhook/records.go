@@ -2,63 +2,103 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
-// nodeRecord is one Skyhook's record on one node: its nodeState_<skyhook>
-// annotation, read.
+// nodeRecord is one rollout's record on one node: its nodeState_<name>
+// annotation, read, and the key it was read from (ref).
 type nodeRecord struct {
-	node    *corev1.Node
-	skyhook string
-	state   skyhookv1.NodeState
+	node  *corev1.Node
+	ref   skyhookv1.RolloutRef
+	state skyhookv1.NodeState
 }
 
-// readRecords reads the records of the Skyhook (of every Skyhook when
-// skyhook is empty) on the nodes, sorted by node, then Skyhook. A record
-// that cannot be read is left out, with a warning under -v.
-func readRecords(cmd *cobra.Command, nodes []*corev1.Node, skyhook string) []nodeRecord {
+// readRecords reads the records of the rollout named name (of every
+// rollout when name is empty) on the nodes, sorted by node, then name. A
+// rollout's record is under its leader's kind's keys (leaders; NodeWright's
+// for a name no object has), or else under the other kind's, where the
+// operator has not moved it from yet (reconcile/twins.go). A record that
+// cannot be read is left out, with a warning under -v.
+func readRecords(cmd *cobra.Command, nodes []*corev1.Node, name string, leaders map[string]skyhookv1.RolloutKind) []nodeRecord {
 	var out []nodeRecord
 	for _, n := range nodes {
-		for _, sk := range skyhooksRecordedOn(n) {
-			if skyhook != "" && sk != skyhook {
+		for _, ref := range recordsOn(n, leaders) {
+			if name != "" && ref.Name != name {
 				continue
 			}
-			state, err := decodeState(n.Annotations[skyhookv1.NodeStateAnnotation(sk)])
+			state, err := decodeState(n.Annotations[ref.NodeStateAnnotation()])
 			if err != nil {
-				if skyhook == "" {
-					warnf(cmd, "skipping node %q skyhook %q - invalid annotation: %v", n.Name, sk, err)
+				if name == "" {
+					warnf(cmd, "skipping node %q skyhook %q - invalid annotation: %v", n.Name, ref.Name, err)
 				} else {
 					warnf(cmd, "skipping node %q - invalid annotation: %v", n.Name, err)
 				}
 				continue
 			}
-			out = append(out, nodeRecord{node: n, skyhook: sk, state: state})
+			out = append(out, nodeRecord{node: n, ref: ref, state: state})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b nodeRecord) int {
-		return strings.Compare(a.node.Name+"\x00"+a.skyhook, b.node.Name+"\x00"+b.skyhook)
+		return strings.Compare(a.node.Name+"\x00"+a.ref.Name, b.node.Name+"\x00"+b.ref.Name)
 	})
 	return out
 }
 
-// skyhooksRecordedOn are the Skyhooks with a nodeState annotation on the
-// node, sorted.
-func skyhooksRecordedOn(n *corev1.Node) []string {
-	var out []string
+// recordsOn are the records on the node, one per rollout name (see
+// readRecords for which key), sorted by name.
+func recordsOn(n *corev1.Node, leaders map[string]skyhookv1.RolloutKind) []skyhookv1.RolloutRef {
+	kinds := map[string][]skyhookv1.RolloutKind{}
 	for k := range n.Annotations {
-		if sk, ok := strings.CutPrefix(k, skyhookv1.NodeStatePrefix); ok {
-			out = append(out, sk)
+		if ref, ok := skyhookv1.RecordOf(k); ok {
+			kinds[ref.Name] = append(kinds[ref.Name], ref.Kind)
 		}
 	}
-	slices.Sort(out)
+	var out []skyhookv1.RolloutRef
+	for _, name := range slices.Sorted(maps.Keys(kinds)) {
+		out = append(out, recordKind(name, kinds[name], leaders).Named(name))
+	}
 	return out
+}
+
+// recordKind is, of the kinds with a record of the name on a node, the one
+// the rollout reads: its leader's, else the one there.
+func recordKind(name string, present []skyhookv1.RolloutKind, leaders map[string]skyhookv1.RolloutKind) skyhookv1.RolloutKind {
+	preferred, ok := leaders[name]
+	if !ok {
+		preferred = skyhookv1.NodeWrights
+	}
+	for _, k := range present {
+		if k.Kind == preferred.Kind {
+			return k
+		}
+	}
+	return present[0]
+}
+
+// recordKindOn is the kind whose record of the rollout a node holds, by
+// recordKind; ok is false when it holds none.
+func recordKindOn(n *corev1.Node, name string, leaders map[string]skyhookv1.RolloutKind) (skyhookv1.RolloutKind, bool) {
+	var present []skyhookv1.RolloutKind
+	for _, k := range skyhookv1.RolloutKinds {
+		if _, ok := n.Annotations[k.Named(name).NodeStateAnnotation()]; ok {
+			present = append(present, k)
+		}
+	}
+	if len(present) == 0 {
+		return skyhookv1.RolloutKind{}, false
+	}
+	return recordKind(name, present, leaders), true
 }
 
 func decodeState(raw string) (skyhookv1.NodeState, error) {
@@ -79,7 +119,7 @@ func (r nodeRecord) packages() []skyhookv1.PackageStatus {
 	return out
 }
 
-// summary is the node's status for the Skyhook as NodeWright's plugin
+// summary is the node's status for the rollout as NodeWright's plugin
 // derives it from the record: erroring when a package is, complete when
 // all are, in_progress when one is in progress or complete, else unknown;
 // with the number of complete packages and the restarts of all.
@@ -105,6 +145,17 @@ func (r nodeRecord) summary() (status string, complete int, restarts int32) {
 		return string(skyhookv1.StateInProgress), complete, restarts
 	}
 	return string(skyhookv1.StateUnknown), complete, restarts
+}
+
+// runtimeRequiredCordon reports whether the node carries a runtime-required
+// cordon's annotation, under either kind's prefix.
+func runtimeRequiredCordon(n *corev1.Node) bool {
+	for _, k := range skyhookv1.RolloutKinds {
+		if _, ok := n.Annotations[k.RuntimeRequiredCordonAnnotation()]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // pointers are the nodes of a list, for readRecords.
@@ -140,6 +191,30 @@ func selectNodes(nodes []corev1.Node, patterns []string) ([]*corev1.Node, error)
 		}
 	}
 	return out, nil
+}
+
+// writeState writes the node's record under key (nil state: the
+// annotation goes), only if the node is still as it was read: a record
+// changed meanwhile (by the operator) is not overwritten, and the write
+// fails with a conflict.
+func writeState(cmd *cobra.Command, c client.Client, n *corev1.Node, key string, state skyhookv1.NodeState) error {
+	value := any(nil)
+	if len(state) > 0 {
+		encoded, err := json.Marshal(state)
+		if err != nil {
+			return err
+		}
+		value = string(encoded)
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": n.ResourceVersion, "annotations": map[string]any{key: value}}})
+	if err != nil {
+		return err
+	}
+	err = c.Patch(cmd.Context(), &corev1.Node{ObjectMeta: objectMeta(n.Name)}, client.RawPatch(types.MergePatchType, patch), withDryRun(cmd)...)
+	if apierrors.IsConflict(err) {
+		return fmt.Errorf("the node changed since it was read; nothing written, run the command again")
+	}
+	return err
 }
 
 // stageNames are the stages --stage takes.

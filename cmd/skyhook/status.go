@@ -23,8 +23,8 @@ func newStatusCommand() *cobra.Command {
 	var watch bool
 	var interval time.Duration
 	cmd := &cobra.Command{
-		Use:   "status <skyhook>",
-		Short: "A Skyhook's rollout: per package and compartment, and the nodes that need attention",
+		Use:   "status <name>",
+		Short: "A NodeWright's or Skyhook's rollout: per package and compartment, and the nodes that need attention",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			output, err := checkOutput(cmd, viewFormats)
@@ -65,6 +65,7 @@ func newStatusCommand() *cobra.Command {
 // statusView is what `status` shows, also as an object for -o json|yaml.
 type statusView struct {
 	Name            string `json:"name"`
+	Kind            string `json:"kind"`
 	Status          string `json:"status"`
 	CompleteNodes   string `json:"completeNodes"`
 	NodesInProgress int    `json:"nodesInProgress"`
@@ -93,11 +94,11 @@ type packageProgress struct {
 	InProgress map[string]int `json:"inProgress"`
 }
 
-// readStatus reads the Skyhook, and the package records off the nodes it
-// selects.
+// readStatus reads the rollout (the NodeWright of the name, or else the
+// Skyhook), and the package records off the nodes it selects.
 func readStatus(ctx context.Context, c client.Client, name string) (*statusView, error) {
-	sk := &skyhookv1.Skyhook{}
-	if err := c.Get(ctx, client.ObjectKey{Name: name}, sk); err != nil {
+	sk, err := existingRollout(ctx, c, name)
+	if err != nil {
 		return nil, err
 	}
 	sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
@@ -108,7 +109,7 @@ func readStatus(ctx context.Context, c client.Client, name string) (*statusView,
 	if err := c.List(ctx, &nodes, client.MatchingLabelsSelector{Selector: sel}); err != nil {
 		return nil, err
 	}
-	view := &statusView{Name: sk.Name, Status: string(sk.Status.Status), CompleteNodes: sk.Status.CompleteNodes,
+	view := &statusView{Name: sk.Name, Kind: kindOf(sk), Status: string(sk.Status.Status), CompleteNodes: sk.Status.CompleteNodes,
 		NodesInProgress: sk.Status.NodesInProgress, Ready: readyOf(sk), Message: conditions.GetMessage(sk, meta.ReadyCondition),
 		Blocking: []conditionView{}, Packages: progressOf(sk, nodes.Items), Compartments: sk.Status.Compartments,
 		NodesNeedingAttention: sk.Status.NodesNeedingAttention}
@@ -131,7 +132,7 @@ func printStatus(w io.Writer, view *statusView, output string) error {
 	if done, err := printStructured(w, output, view); done {
 		return err
 	}
-	fmt.Fprintf(w, "Skyhook %s: %s, %s nodes complete, %d in progress\n", view.Name, orDash(view.Status), orDash(view.CompleteNodes), view.NodesInProgress)
+	fmt.Fprintf(w, "%s %s: %s, %s nodes complete, %d in progress\n", view.Kind, view.Name, orDash(view.Status), orDash(view.CompleteNodes), view.NodesInProgress)
 	fmt.Fprintf(w, "Ready: %s (%s)\n", view.Ready, view.Message)
 	for _, b := range view.Blocking {
 		fmt.Fprintf(w, "%s: %s\n", b.Type, b.Message)
@@ -157,13 +158,19 @@ func printStatus(w io.Writer, view *statusView, output string) error {
 	return nil
 }
 
-// progressOf reads the declared packages' records off the nodes.
+// progressOf reads the declared packages' records off the nodes (under
+// the rollout's kind's keys, or its twin's the operator has yet to move).
 func progressOf(sk *skyhookv1.Skyhook, nodes []corev1.Node) []packageProgress {
 	out := []packageProgress{}
+	leaders := map[string]skyhookv1.RolloutKind{sk.Name: skyhookv1.KindOf(sk)}
 	for name, pkg := range sk.Spec.Packages {
 		p := packageProgress{Name: name, Version: pkg.Version, Nodes: len(nodes), InProgress: map[string]int{}}
 		for i := range nodes {
-			state, err := nodestate.Read(&nodes[i], skyhookv1.RefOf(sk))
+			kind, ok := recordKindOn(&nodes[i], sk.Name, leaders)
+			if !ok {
+				continue
+			}
+			state, err := nodestate.Read(&nodes[i], kind.Named(sk.Name))
 			if err != nil {
 				continue
 			}

@@ -63,6 +63,7 @@ func TestUpstreamCLI(t *testing.T) {
 	t.Run("package", upstreamPackage)
 	t.Run("reset", upstreamReset)
 	t.Run("deployment-policy", upstreamDeploymentPolicy)
+	t.Run("nodewright", upstreamNodeWright)
 }
 
 // cli/lifecycle: pause and disable with --confirm; resume and enable
