@@ -14,7 +14,6 @@ import (
 	"github.com/skyhook-go/skyhook/api/nodestate"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/report"
-	"github.com/skyhook-go/skyhook/reconcile/taints"
 )
 
 // Deleting a Skyhook, as NodeWright does: the packages that declare
@@ -144,7 +143,7 @@ func (r *SkyhookReconciler) cleanNode(ctx context.Context, sk *skyhookv1.Skyhook
 	// The taint this Skyhook held goes when no other runtimeRequired
 	// Skyhook still holds it.
 	if sk.Spec.RuntimeRequired && selects(sk, node) && runtimeTaintDone(required, node, skyhookv1.RefOf(sk)) {
-		if err := r.changeTaint(ctx, node, taints.Remove); err != nil {
+		if err := r.changeTaint(ctx, node, r.removeRuntimeTaints); err != nil {
 			return err
 		}
 	}

@@ -100,8 +100,8 @@ func (r *SkyhookReconciler) forgetNodeConditions(ctx context.Context, rollout sk
 
 // changeTaint sends a taint patch; a conflict (the node changed since the
 // cache saw it) waits for the node event and the next pass.
-func (r *SkyhookReconciler) changeTaint(ctx context.Context, node *corev1.Node, change func(*corev1.Node, corev1.Taint) ([]byte, error)) error {
-	patch, err := change(node, r.RuntimeRequiredTaint)
+func (r *SkyhookReconciler) changeTaint(ctx context.Context, node *corev1.Node, change func(*corev1.Node) ([]byte, error)) error {
+	patch, err := change(node)
 	if err != nil || patch == nil {
 		return err
 	}

@@ -55,7 +55,7 @@ type PlannedNode struct {
 // lifecycle of each package (nextStep), the blocked rules (ignore label,
 // untolerated taints, NotReady), the priority of other Skyhooks, and the
 // budget or the DeploymentPolicy's compartments and batch sizes.
-func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.DeploymentPolicy, others []skyhookv1.Skyhook, runtimeTaint corev1.Taint) (*Plan, error) {
+func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.DeploymentPolicy, others []skyhookv1.Skyhook, runtimeTaints []corev1.Taint) (*Plan, error) {
 	sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
 	if err != nil {
 		return nil, fmt.Errorf("spec.nodeSelectors: %w", err)
@@ -75,7 +75,7 @@ func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.D
 		if !sel.Matches(labels.Set(n.Labels)) {
 			continue
 		}
-		if reason := blockedBecause(sk, n, ahead, runtimeTaint); reason != "" {
+		if reason := blockedBecause(sk, n, ahead, runtimeTaints); reason != "" {
 			p.Blocked = append(p.Blocked, skyhookv1.NodeAttention{Name: n.Name, Status: skyhookv1.StatusBlocked, Message: reason})
 			continue
 		}
@@ -129,11 +129,11 @@ func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.D
 }
 
 // blockedBecause says why the reconciler would not work on the node now.
-func blockedBecause(sk *skyhookv1.Skyhook, n *corev1.Node, ahead []skyhookAhead, runtimeTaint corev1.Taint) string {
+func blockedBecause(sk *skyhookv1.Skyhook, n *corev1.Node, ahead []skyhookAhead, runtimeTaints []corev1.Taint) string {
 	if ignore := skyhookv1.KindOf(sk).IgnoreNodeLabel(); n.Labels[ignore] == "true" {
 		return "ignored: labelled " + ignore + "=true"
 	}
-	if taints := stagepod.Untolerated(sk, n, runtimeTaint); len(taints) > 0 {
+	if taints := stagepod.Untolerated(sk, n, runtimeTaints); len(taints) > 0 {
 		return "taints not tolerated: " + taintList(taints)
 	}
 	if down, _ := notReadySince(n); down {

@@ -54,7 +54,7 @@ func (n *nodePool) releaseCordon(node *corev1.Node) {
 }
 
 // changeTaints adds or removes the runtime-required taint in the pool.
-func (n *nodePool) changeTaints(node *corev1.Node, change func(*corev1.Node, corev1.Taint) ([]byte, error)) {
+func (n *nodePool) changeTaints(node *corev1.Node, change func(*corev1.Node) ([]byte, error)) {
 	n.group.Go(func() error { return n.pass.r.changeTaint(n.ctx, node, change) })
 }
 

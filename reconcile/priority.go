@@ -27,6 +27,8 @@ type skyhookAhead struct {
 	// everywhere: the rollout has sequencing "all" and is not complete on
 	// all its nodes yet, so it holds every node, not only its own.
 	everywhere bool
+	// cordonAfter: a runtimeRequired rollout with runtimeRequiredCordonAfter.
+	cordonAfter bool
 }
 
 // name is how messages name the rollout: a Skyhook by its name, a
@@ -63,7 +65,8 @@ func selectorsOf(rollouts []*skyhookv1.Skyhook, keep func(*skyhookv1.Skyhook) bo
 			continue // admission refuses such selectors; it selects nothing
 		}
 		out = append(out, skyhookAhead{ref: kind.Named(other.Name), selector: sel,
-			everywhere: other.Spec.Sequencing == skyhookv1.SequencingAll && !completeEverywhere(other)})
+			everywhere:  other.Spec.Sequencing == skyhookv1.SequencingAll && !completeEverywhere(other),
+			cordonAfter: other.Spec.RuntimeRequired && other.Spec.RuntimeRequiredCordonAfter})
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile/drain"
 	"github.com/skyhook-go/skyhook/reconcile/memory"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+	"github.com/skyhook-go/skyhook/reconcile/taints"
 )
 
 // The finalizer of each kind (skyhookv1.RolloutKind.Finalizer) lets the
@@ -54,9 +55,11 @@ type SkyhookReconciler struct {
 	// NoStageTimeout for no bound) unless its package sets stageTimeout:
 	// past it the kubelet stops the pod and the try has failed.
 	StageTimeout time.Duration
-	// RuntimeRequiredTaint is the taint runtimeRequired Skyhooks hold on
-	// their nodes (stagepod.DefaultRuntimeRequiredTaint when its key is
-	// empty).
+	// RuntimeRequiredTaint is the taint runtimeRequired rollouts hold on
+	// their nodes (NodeWright's RUNTIME_REQUIRED_TAINT). With its key empty
+	// each kind holds its own (RolloutKind.RuntimeRequiredTaint). Either
+	// way every kind's default is recognised: tolerated by stage pods,
+	// taken off a node done, and a node carrying one counts as gated.
 	RuntimeRequiredTaint corev1.Taint
 	// Parallelism bounds the nodes whose API requests a pass sends at once
 	// (16 when zero).
@@ -91,6 +94,25 @@ const (
 	defaultStageTimeout    = time.Hour
 )
 
+// runtimeTaintOf is the runtime-required taint a rollout of the kind puts
+// on nodes.
+func (r *SkyhookReconciler) runtimeTaintOf(kind skyhookv1.RolloutKind) corev1.Taint {
+	if r.RuntimeRequiredTaint.Key != "" {
+		return r.RuntimeRequiredTaint
+	}
+	return kind.RuntimeRequiredTaint()
+}
+
+// runtimeTaints are the runtime-required taints the operator recognises:
+// the configured one and every kind's default.
+func (r *SkyhookReconciler) runtimeTaints() []corev1.Taint {
+	all := stagepod.DefaultRuntimeRequiredTaints()
+	if t := r.RuntimeRequiredTaint; t.Key != "" && !taints.HasAny(&corev1.Node{Spec: corev1.NodeSpec{Taints: all}}, []corev1.Taint{t}) {
+		all = append([]corev1.Taint{t}, all...)
+	}
+	return all
+}
+
 // setDefaults fills in the settings left zero; apiReader reads around the
 // cache when APIReader is not set.
 func (r *SkyhookReconciler) setDefaults(apiReader client.Reader) {
@@ -99,9 +121,6 @@ func (r *SkyhookReconciler) setDefaults(apiReader client.Reader) {
 	}
 	if r.Parallelism == 0 {
 		r.Parallelism = defaultParallelism
-	}
-	if r.RuntimeRequiredTaint.Key == "" {
-		r.RuntimeRequiredTaint = stagepod.DefaultRuntimeRequiredTaint
 	}
 	if r.NotReadyTimeout == 0 {
 		r.NotReadyTimeout = defaultNotReadyTimeout

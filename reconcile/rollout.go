@@ -147,7 +147,7 @@ func (pass *rolloutPass) followActive(ctx context.Context, work []*nodeWork) err
 // the Skyhook does not tolerate, waiting otherwise.
 func (pass *rolloutPass) waiting(w *nodeWork) {
 	w.now = skyhookv1.StatusWaiting
-	if taints := stagepod.Untolerated(pass.sk, w.node, pass.r.RuntimeRequiredTaint); len(taints) > 0 {
+	if taints := stagepod.Untolerated(pass.sk, w.node, pass.r.runtimeTaints()); len(taints) > 0 {
 		w.report.NodeBlocked(w.node.Name, fmt.Sprintf("taints not tolerated: %s (add them to additionalTolerations to run here)", taintList(taints)))
 		w.report.Untolerated = append(w.report.Untolerated, w.node.Name)
 		w.now = skyhookv1.StatusBlocked

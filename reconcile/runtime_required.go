@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,9 +12,9 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile/taints"
 )
 
-// The runtime-required taint (SkyhookReconciler.RuntimeRequiredTaint) keeps
-// workloads off a node until every runtimeRequired Skyhook that selects it
-// is complete there. Stage pods of every Skyhook tolerate it
+// The runtime-required taint (SkyhookReconciler.RuntimeRequiredTaint, or
+// each kind's own) keeps workloads off a node until every runtimeRequired
+// rollout that selects it is complete there. Stage pods of every Skyhook tolerate it
 // (stagepod.Tolerations), so a Skyhook of a lower priority number that is
 // not runtimeRequired still runs first on the node and cannot deadlock the
 // runtimeRequired ones.
@@ -55,11 +56,13 @@ func (pass *rolloutPass) autoTaint(ctx context.Context, work []*nodeWork) (bool,
 	}
 	pool := pass.pool(ctx)
 	tainted := false
+	taint := r.runtimeTaintOf(pass.ref.Kind)
 	for _, w := range work {
-		if !untouched(w.node, pass.ref.Kind) || taints.Has(w.node, r.RuntimeRequiredTaint) {
+		// A node with any kind's runtime-required taint is gated already.
+		if !untouched(w.node, pass.ref.Kind) || taints.HasAny(w.node, r.runtimeTaints()) {
 			continue
 		}
-		pool.changeTaints(w.node, taints.AddToNew(pass.ref.Kind))
+		pool.changeTaints(w.node, func(node *corev1.Node) ([]byte, error) { return taints.AddToNew(pass.ref.Kind)(node, taint) })
 		tainted = true
 	}
 	return tainted, pool.wait()
@@ -76,8 +79,11 @@ func untouched(node *corev1.Node, kind skyhookv1.RolloutKind) bool {
 	return true
 }
 
-// runtimeTaints takes the runtime-required taint off the Skyhook's complete
-// nodes where every runtimeRequired Skyhook is complete.
+// runtimeTaints takes the runtime-required taints (every kind's) off the
+// rollout's complete nodes where every runtimeRequired rollout is
+// complete; where one of those asks for runtimeRequiredCordonAfter, the
+// same write cordons the node. It also drops the mark of such a cordon an
+// admin lifted without it.
 func (pass *rolloutPass) runtimeTaints(ctx context.Context, work []*nodeWork, pool *nodePool) error {
 	r, sk := pass.r, pass.sk
 	if !sk.Spec.RuntimeRequired {
@@ -85,7 +91,8 @@ func (pass *rolloutPass) runtimeTaints(ctx context.Context, work []*nodeWork, po
 	}
 	var required []skyhookAhead
 	for _, w := range work {
-		if w.now != skyhookv1.StatusComplete || !taints.Has(w.node, r.RuntimeRequiredTaint) {
+		pass.dropStaleRuntimeCordon(w.node, pool)
+		if w.now != skyhookv1.StatusComplete || !taints.HasAny(w.node, r.runtimeTaints()) {
 			continue
 		}
 		if required == nil {
@@ -94,12 +101,50 @@ func (pass *rolloutPass) runtimeTaints(ctx context.Context, work []*nodeWork, po
 				return err
 			}
 		}
-		// This Skyhook's own label may lag its completion in this pass.
-		if runtimeTaintDone(required, nodeWithStatus(w.node, pass.ref, skyhookv1.StatusComplete), skyhookv1.RolloutRef{}) {
-			pool.changeTaints(w.node, taints.Remove)
+		// This rollout's own label may lag its completion in this pass.
+		done := nodeWithStatus(w.node, pass.ref, skyhookv1.StatusComplete)
+		if !runtimeTaintDone(required, done, skyhookv1.RolloutRef{}) {
+			continue
 		}
+		if kind, ok := cordonAfter(required, done); ok {
+			pool.changeTaints(w.node, func(node *corev1.Node) ([]byte, error) {
+				return taints.RemoveAndCordon(node, kind.RuntimeRequiredCordonAnnotation(), r.runtimeTaints()...)
+			})
+			continue
+		}
+		pool.changeTaints(w.node, r.removeRuntimeTaints)
 	}
 	return nil
+}
+
+// removeRuntimeTaints is the patch that takes every recognised
+// runtime-required taint off the node.
+func (r *SkyhookReconciler) removeRuntimeTaints(node *corev1.Node) ([]byte, error) {
+	return taints.Remove(node, r.runtimeTaints()...)
+}
+
+// cordonAfter is the kind of a runtimeRequired rollout selecting the node
+// that asks for runtimeRequiredCordonAfter (NodeWright v0.19), if one does.
+func cordonAfter(required []skyhookAhead, node *corev1.Node) (skyhookv1.RolloutKind, bool) {
+	for _, rr := range required {
+		if rr.cordonAfter && rr.selector.Matches(labels.Set(node.Labels)) {
+			return rr.ref.Kind, true
+		}
+	}
+	return skyhookv1.RolloutKind{}, false
+}
+
+// dropStaleRuntimeCordon removes the rollout kind's runtimeRequiredCordon
+// mark from a node an admin uncordoned without removing it, as NodeWright
+// does: the mark would otherwise keep the next interrupt's cordon.
+func (pass *rolloutPass) dropStaleRuntimeCordon(node *corev1.Node, pool *nodePool) {
+	mark := pass.ref.Kind.RuntimeRequiredCordonAnnotation()
+	if _, ok := node.Annotations[mark]; !ok || node.Spec.Unschedulable {
+		return
+	}
+	pool.changeTaints(node, func(*corev1.Node) ([]byte, error) {
+		return json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{mark: nil}}})
+	})
 }
 
 // nodeWithStatus is the node as it reads once its status label for the

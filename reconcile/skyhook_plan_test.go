@@ -52,7 +52,7 @@ spec:
 	if err := c.List(ctx, &nodes, client.MatchingLabels{"pool": "plan"}); err != nil {
 		t.Fatal(err)
 	}
-	plan, err := reconcile.PlanRollout(sk, nodes.Items, policy, nil, stagepod.DefaultRuntimeRequiredTaint)
+	plan, err := reconcile.PlanRollout(sk, nodes.Items, policy, nil, stagepod.DefaultRuntimeRequiredTaints())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -152,7 +152,7 @@ func (n *nodePass) createStagePod(ctx context.Context, name string, step lifecyc
 	spec := stagepod.Spec{
 		Skyhook: n.sk, Package: name, Definition: def, Version: step.Version, Image: step.Image, Stage: step.Stage, Node: n.work.node.Name,
 		Namespace: r.Namespace, AgentImage: r.AgentImage, PauseImage: r.PauseImage, ImagePullSecrets: r.ImagePullSecrets, Attempt: attempt, ConfigMap: configMap,
-		RuntimeRequiredTaint: r.RuntimeRequiredTaint, Timeout: r.stageTimeout(declared(n.sk, name)),
+		RuntimeRequiredTaints: r.runtimeTaints(), Timeout: r.stageTimeout(declared(n.sk, name)),
 		NodeLabels: n.work.node.Labels, NodeAnnotations: n.work.node.Annotations, NodeOrder: n.work.order,
 	}
 	if lifecycle.IsInterrupt(step.Stage) {

@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -78,6 +79,14 @@ func (k RolloutKind) VersionAnnotation() string { return k.Prefix + "/version" }
 // its package snapshots) with the rollout's name: skyhook.nvidia.com/skyhook,
 // nodewright.nvidia.com/nodewright.
 func (k RolloutKind) OwnerLabel() string { return k.Prefix + "/" + strings.ToLower(k.Kind) }
+
+// RuntimeRequiredTaint is the runtime-required taint the kind's rollouts
+// hold on nodes unless the operator is told another:
+// <prefix>=runtime-required:NoSchedule (NodeWright v0.18 moved its
+// default to nodewright.nvidia.com).
+func (k RolloutKind) RuntimeRequiredTaint() corev1.Taint {
+	return corev1.Taint{Key: k.Prefix, Value: RuntimeRequiredTaintValue, Effect: corev1.TaintEffectNoSchedule}
+}
 
 // IgnoreNodeLabel set to "true" on a node leaves it out of every rollout
 // of the kind.

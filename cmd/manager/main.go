@@ -55,7 +55,7 @@ func main() {
 	noCrossNamespaceRefs := flag.Bool("no-cross-namespace-refs", true, "refuse PackageSets whose sourceRef names another namespace (Ready=False, reason AccessDenied)")
 	cleanup := flag.Bool("cleanup", false, "instead of running: delete every PackageSet, Skyhook and DeploymentPolicy, wait until their finalizers are done, then delete the webhook configurations the operator made (the Helm chart's pre-delete hook)")
 	cleanupTimeout := flag.Duration("cleanup-timeout", 2*time.Minute, "how long --cleanup waits")
-	taint := flag.String("runtime-required-taint", "skyhook.nvidia.com=runtime-required:NoSchedule", "the taint runtimeRequired Skyhooks hold on their nodes, key[=value]:Effect")
+	taint := flag.String("runtime-required-taint", os.Getenv("RUNTIME_REQUIRED_TAINT"), "the taint runtimeRequired rollouts hold on their nodes, key[=value]:Effect (default: $RUNTIME_REQUIRED_TAINT, as NodeWright reads it; else each kind its own, skyhook.nvidia.com=runtime-required:NoSchedule for Skyhooks and nodewright.nvidia.com=runtime-required:NoSchedule for NodeWrights, both recognised either way)")
 	showVersion := flag.Bool("version", false, "print the version and exit")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -168,7 +168,15 @@ func envOr(name, fallback string) string {
 // parseTaint reads key[=value]:Effect, the form kubectl taint uses. It is
 // written here because the parser kubectl uses lives in k8s.io/kubernetes,
 // which is not meant to be imported.
+//
+// An empty s is no taint (each kind's own). As NodeWright v0.20, a key
+// longer than 53 characters is refused: the node annotation
+// autoTaint_<key> must be a name of at most 63 characters. (NodeWright
+// v0.20 also refuses a '/'; here it becomes '_' in that annotation.)
 func parseTaint(s string) (corev1.Taint, error) {
+	if s == "" {
+		return corev1.Taint{}, nil
+	}
 	rest, effect, ok := strings.Cut(s, ":")
 	if !ok {
 		return corev1.Taint{}, fmt.Errorf("%q: want key[=value]:Effect", s)
@@ -182,6 +190,9 @@ func parseTaint(s string) (corev1.Taint, error) {
 	}
 	if errs := validation.IsQualifiedName(key); len(errs) > 0 {
 		return t, fmt.Errorf("%q: key: %s", s, strings.Join(errs, "; "))
+	}
+	if len(key) > 53 {
+		return t, fmt.Errorf("%q: key: must have at most 53 characters, so that the node annotation autoTaint_<key> is a valid name", s)
 	}
 	if value != "" {
 		if errs := validation.IsValidLabelValue(value); len(errs) > 0 {

@@ -47,7 +47,11 @@ func TestParseTaint(t *testing.T) {
 	if got, err := parseTaint("gpu-setup:NoSchedule"); err != nil || got.Value != "" {
 		t.Fatalf("no value: %+v, %v", got, err)
 	}
-	for _, bad := range []string{"no-effect", "k=v:Sometimes", "bad key=v:NoSchedule", "k=bad value:NoSchedule"} {
+	if got, err := parseTaint(""); err != nil || got.Key != "" {
+		t.Fatalf("empty (each kind's own): %+v, %v", got, err)
+	}
+	long := strings.Repeat("k", 54) + ":NoSchedule"
+	for _, bad := range []string{"no-effect", "k=v:Sometimes", "bad key=v:NoSchedule", "k=bad value:NoSchedule", long} {
 		if _, err := parseTaint(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

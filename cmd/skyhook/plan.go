@@ -53,7 +53,7 @@ before it by priority, and its DeploymentPolicy is of its own group.`,
 			if err != nil {
 				return err
 			}
-			plan, err := reconcile.PlanRollout(sk, nodes.Items, policy, values(others), stagepod.DefaultRuntimeRequiredTaint)
+			plan, err := reconcile.PlanRollout(sk, nodes.Items, policy, values(others), stagepod.DefaultRuntimeRequiredTaints())
 			if err != nil {
 				return err
 			}

@@ -52,14 +52,31 @@ func Patch(node *corev1.Node, sk *skyhookv1.Skyhook) ([]byte, error) {
 // the node's cordon is not the Skyhook's (or there is none). An admin who
 // cordoned the node after the Skyhook did cannot be told apart; the
 // signature says the cordon is the Skyhook's, so it is lifted.
+//
+// A node marked runtimeRequiredCordon (NodeWright v0.19's cordon after the
+// runtime-required taint) stays cordoned: only the marks go.
 func Release(node *corev1.Node, sk *skyhookv1.Skyhook) ([]byte, error) {
 	if !OwnedBy(node, sk) {
 		return nil, nil
 	}
-	return json.Marshal(map[string]any{
+	patch := map[string]any{
 		"metadata": map[string]any{"annotations": map[string]any{AnnotationOf(skyhookv1.KindOf(sk)): nil, skyhookv1.RefOf(sk).CordonAnnotation(): nil}},
-		"spec":     map[string]any{"unschedulable": nil},
-	})
+	}
+	if !runtimeRequiredCordon(node) {
+		patch["spec"] = map[string]any{"unschedulable": nil}
+	}
+	return json.Marshal(patch)
+}
+
+// runtimeRequiredCordon reports whether a rollout of any kind marked the
+// node's cordon as the one after its runtime-required taint.
+func runtimeRequiredCordon(node *corev1.Node) bool {
+	for _, k := range skyhookv1.RolloutKinds {
+		if node.Annotations[k.RuntimeRequiredCordonAnnotation()] == "true" {
+			return true
+		}
+	}
+	return false
 }
 
 // Handover makes the cordon from placed on the node the cordon of to (the

@@ -2,6 +2,7 @@ package cordon
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -149,5 +150,22 @@ func TestHandoverGivesTheCordonToTheTwin(t *testing.T) {
 	apply(t, other, patch)
 	if Handover(other, skyhookv1.RefOf(sk), twin) {
 		t.Errorf("the cordon of another Skyhook was handed over: %v", other.Annotations)
+	}
+}
+
+// A node whose cordon is also NodeWright's runtimeRequiredCordon stays
+// cordoned when a rollout lifts its own: only the rollout's marks go.
+func TestReleaseKeepsTheRuntimeRequiredCordon(t *testing.T) {
+	sk := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "demo", UID: "u1"}}
+	node := &corev1.Node{}
+	patch, _ := Patch(node, sk)
+	apply(t, node, patch)
+	node.Annotations["nodewright.nvidia.com/runtimeRequiredCordon"] = "true"
+	release, err := Release(node, sk)
+	if err != nil || release == nil || strings.Contains(string(release), "unschedulable") {
+		t.Fatalf("release %s, %v: want the marks removed and the cordon kept", release, err)
+	}
+	if !strings.Contains(string(release), `"skyhook.nvidia.com/cordoned-by":null`) {
+		t.Errorf("release %s leaves the signature", release)
 	}
 }

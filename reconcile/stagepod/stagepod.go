@@ -140,9 +140,9 @@ type Spec struct {
 	ImagePullSecrets []string
 	// Attempt numbers the tries of this stage, so a retry is a new pod.
 	Attempt int32
-	// RuntimeRequiredTaint is the operator's runtime-required taint, which
-	// stage pods tolerate.
-	RuntimeRequiredTaint corev1.Taint
+	// RuntimeRequiredTaints are the runtime-required taints the operator
+	// recognises (of every kind), which stage pods tolerate.
+	RuntimeRequiredTaints []corev1.Taint
 	// Interrupt is the node's merged interrupt, for the interrupt stage: the
 	// agent gets it as JSON after the copy directory.
 	Interrupt *skyhookv1.Interrupt
@@ -253,7 +253,7 @@ func Build(s Spec) *corev1.Pod {
 			HostPID:                       true,
 			HostNetwork:                   true,
 			ImagePullSecrets:              pullSecrets(s.ImagePullSecrets),
-			Tolerations:                   Tolerations(s.Skyhook, s.RuntimeRequiredTaint),
+			Tolerations:                   Tolerations(s.Skyhook, s.RuntimeRequiredTaints),
 			InitContainers:                init,
 			Containers:                    []corev1.Container{{Name: "pause", Image: s.PauseImage}},
 			Volumes:                       volumes(s),
@@ -337,22 +337,36 @@ func volumes(s Spec) []corev1.Volume {
 	return v
 }
 
-// DefaultRuntimeRequiredTaint is the runtime-required taint unless the
-// operator is told another: skyhook.nvidia.com=runtime-required:NoSchedule.
-var DefaultRuntimeRequiredTaint = corev1.Taint{Key: skyhookv1.RuntimeRequiredTaintKey, Value: skyhookv1.RuntimeRequiredTaintValue, Effect: corev1.TaintEffectNoSchedule}
+// DefaultRuntimeRequiredTaint is the runtime-required taint of Skyhooks
+// unless the operator is told another:
+// skyhook.nvidia.com=runtime-required:NoSchedule.
+var DefaultRuntimeRequiredTaint = skyhookv1.Skyhooks.RuntimeRequiredTaint()
+
+// DefaultRuntimeRequiredTaints are the default runtime-required taints of
+// every kind: the ones stage pods tolerate and a node done is freed of,
+// whichever kind put them there.
+func DefaultRuntimeRequiredTaints() []corev1.Taint {
+	out := make([]corev1.Taint, len(skyhookv1.RolloutKinds))
+	for i, k := range skyhookv1.RolloutKinds {
+		out[i] = k.RuntimeRequiredTaint()
+	}
+	return out
+}
 
 // Tolerations let the stage pod onto the nodes the Skyhook works on: its
-// own additional tolerations, the runtime-required taint (every Skyhook's
-// pods tolerate it, see reconcile.RuntimeRequired), and a cordon
-// (interrupts run on cordoned nodes).
-func Tolerations(sk *skyhookv1.Skyhook, runtimeRequired corev1.Taint) []corev1.Toleration {
-	t := []corev1.Toleration{
-		{Key: runtimeRequired.Key, Value: runtimeRequired.Value, Effect: runtimeRequired.Effect},
-		{Key: corev1.TaintNodeUnschedulable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+// own additional tolerations, the runtime-required taints (every
+// rollout's pods tolerate them, see reconcile.RuntimeRequired), and a
+// cordon (interrupts run on cordoned nodes).
+func Tolerations(sk *skyhookv1.Skyhook, runtimeRequired []corev1.Taint) []corev1.Toleration {
+	var t []corev1.Toleration
+	for _, taint := range runtimeRequired {
+		tol := corev1.Toleration{Key: taint.Key, Value: taint.Value, Effect: taint.Effect}
+		if taint.Value == "" {
+			tol.Operator = corev1.TolerationOpExists
+		}
+		t = append(t, tol)
 	}
-	if runtimeRequired.Value == "" {
-		t[0].Operator = corev1.TolerationOpExists
-	}
+	t = append(t, corev1.Toleration{Key: corev1.TaintNodeUnschedulable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
 	return append(t, sk.Spec.AdditionalTolerations...)
 }
 
@@ -378,7 +392,7 @@ func gracePeriod(pkg skyhookv1.Package) *int64 {
 // Untolerated returns the node's NoSchedule and NoExecute taints that the
 // Skyhook's stage pods do not tolerate. With spec.nodeName set no scheduler
 // would stop the pod, so the operator must not place it there.
-func Untolerated(sk *skyhookv1.Skyhook, node *corev1.Node, runtimeRequired corev1.Taint) []corev1.Taint {
+func Untolerated(sk *skyhookv1.Skyhook, node *corev1.Node, runtimeRequired []corev1.Taint) []corev1.Taint {
 	tolerations := Tolerations(sk, runtimeRequired)
 	var out []corev1.Taint
 	for i := range node.Spec.Taints {

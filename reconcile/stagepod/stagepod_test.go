@@ -150,15 +150,29 @@ func TestStagePodsTolerateTheConfiguredRuntimeTaint(t *testing.T) {
 	custom := corev1.Taint{Key: "example.com/runtime", Value: "pending", Effect: corev1.TaintEffectNoExecute}
 	node := &corev1.Node{Spec: corev1.NodeSpec{Taints: []corev1.Taint{custom, DefaultRuntimeRequiredTaint}}}
 	sk := spec().Skyhook
-	got := Untolerated(sk, node, custom)
+	got := Untolerated(sk, node, []corev1.Taint{custom})
 	if len(got) != 1 || got[0].Key != DefaultRuntimeRequiredTaint.Key {
 		t.Errorf("untolerated %v, want only the default taint once another is configured", got)
 	}
 	s := spec()
-	s.RuntimeRequiredTaint = custom
+	s.RuntimeRequiredTaints = []corev1.Taint{custom}
 	tol := Build(s).Spec.Tolerations[0]
 	if tol.Key != custom.Key || tol.Value != custom.Value || tol.Effect != custom.Effect {
 		t.Errorf("first toleration %+v, want the configured taint", tol)
+	}
+}
+
+// Stage pods of either kind tolerate both kinds' default runtime-required
+// taints (NodeWright v0.18 moved its default key to nodewright.nvidia.com
+// and still tolerates the old one).
+func TestStagePodsTolerateEveryKindsRuntimeTaint(t *testing.T) {
+	defaults := DefaultRuntimeRequiredTaints()
+	if len(defaults) != 2 || defaults[0].Key != "skyhook.nvidia.com" || defaults[1].Key != "nodewright.nvidia.com" || defaults[1].Value != "runtime-required" {
+		t.Fatalf("defaults %v", defaults)
+	}
+	node := &corev1.Node{Spec: corev1.NodeSpec{Taints: defaults}}
+	if got := Untolerated(spec().Skyhook, node, defaults); len(got) != 0 {
+		t.Errorf("untolerated %v", got)
 	}
 }
 

@@ -54,19 +54,54 @@ func Add(node *corev1.Node, taint corev1.Taint) ([]byte, error) {
 	return patch(node, append(append([]corev1.Taint{}, node.Spec.Taints...), taint))
 }
 
-// Remove is the patch that takes the taint off the node, nil when it is
-// not there.
-func Remove(node *corev1.Node, taint corev1.Taint) ([]byte, error) {
-	if !Has(node, taint) {
-		return nil, nil
-	}
-	kept := []corev1.Taint{}
-	for _, t := range node.Spec.Taints {
-		if !(t.MatchTaint(&taint) && t.Value == taint.Value) {
-			kept = append(kept, t)
+// HasAny reports whether the node carries one of the taints.
+func HasAny(node *corev1.Node, list []corev1.Taint) bool {
+	for _, t := range list {
+		if Has(node, t) {
+			return true
 		}
 	}
+	return false
+}
+
+// Remove is the patch that takes the taints off the node, nil when none is
+// there.
+func Remove(node *corev1.Node, list ...corev1.Taint) ([]byte, error) {
+	kept, removed := without(node, list)
+	if !removed {
+		return nil, nil
+	}
 	return patch(node, kept)
+}
+
+// RemoveAndCordon is Remove that also cordons the node and marks the
+// cordon with the annotation (NodeWright v0.19's runtimeRequiredCordonAfter:
+// the node takes no workload until an admin uncordons it), in one write;
+// nil when none of the taints is there.
+func RemoveAndCordon(node *corev1.Node, mark string, list ...corev1.Taint) ([]byte, error) {
+	kept, removed := without(node, list)
+	if !removed {
+		return nil, nil
+	}
+	return json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": node.ResourceVersion, "annotations": map[string]any{mark: "true"}},
+		"spec":     map[string]any{"taints": kept, "unschedulable": true},
+	})
+}
+
+// without is the node's taints but the listed ones, and whether any was
+// there.
+func without(node *corev1.Node, list []corev1.Taint) ([]corev1.Taint, bool) {
+	kept := []corev1.Taint{}
+	removed := false
+	for _, t := range node.Spec.Taints {
+		if HasAny(&corev1.Node{Spec: corev1.NodeSpec{Taints: []corev1.Taint{t}}}, list) {
+			removed = true
+			continue
+		}
+		kept = append(kept, t)
+	}
+	return kept, removed
 }
 
 func patch(node *corev1.Node, list []corev1.Taint) ([]byte, error) {

@@ -75,3 +75,33 @@ func TestAddToNewMarksTheNode(t *testing.T) {
 		t.Errorf("patched a node that has the taint: %s", again)
 	}
 }
+
+// The runtime-required taints of both kinds go in one patch; with
+// runtimeRequiredCordonAfter the same patch cordons and marks the node.
+func TestRemoveTakesEveryRecognisedTaintAndMayCordon(t *testing.T) {
+	legacy := corev1.Taint{Key: "skyhook.nvidia.com", Value: "runtime-required", Effect: corev1.TaintEffectNoSchedule}
+	current := corev1.Taint{Key: "nodewright.nvidia.com", Value: "runtime-required", Effect: corev1.TaintEffectNoSchedule}
+	gpu := corev1.Taint{Key: "nvidia.com/gpu", Value: "present", Effect: corev1.TaintEffectNoSchedule}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "9"}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{legacy, gpu, current}}}
+	if !HasAny(node, []corev1.Taint{current}) || HasAny(&corev1.Node{}, []corev1.Taint{current}) {
+		t.Error("HasAny")
+	}
+	p, err := RemoveAndCordon(node, "nodewright.nvidia.com/runtimeRequiredCordon", legacy, current)
+	var body struct {
+		Metadata struct{ Annotations map[string]string }
+		Spec     struct {
+			Taints        []corev1.Taint
+			Unschedulable bool
+		}
+	}
+	if err != nil || json.Unmarshal(p, &body) != nil {
+		t.Fatalf("patch %s, %v", p, err)
+	}
+	if len(body.Spec.Taints) != 1 || body.Spec.Taints[0] != gpu || !body.Spec.Unschedulable ||
+		body.Metadata.Annotations["nodewright.nvidia.com/runtimeRequiredCordon"] != "true" {
+		t.Errorf("patch %s", p)
+	}
+	if none, _ := RemoveAndCordon(&corev1.Node{Spec: corev1.NodeSpec{Taints: []corev1.Taint{gpu}}}, "m", legacy, current); none != nil {
+		t.Errorf("cordoned a node without the taint: %s", none)
+	}
+}
