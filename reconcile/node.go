@@ -165,6 +165,9 @@ func (n *nodePass) advancePackage(ctx context.Context, name string) (bool, error
 		case stagepod.Running:
 			entry.State = skyhookv1.StateInProgress
 			n.state[key] = entry
+			if n.paused {
+				return false, n.stopForPause(ctx, pod)
+			}
 			return false, nil
 		case stagepod.Succeeded:
 			// The pod stays until the cache shows the stage recorded
@@ -188,6 +191,18 @@ func (n *nodePass) advancePackage(ctx context.Context, name string) (bool, error
 			name, step.Version, step.Stage, outcome.Message, logsHint(pod, outcome.Container))}, n.start)
 	}
 	return false, nil
+}
+
+// stopForPause stops a running stage of a paused rollout, as NodeWright
+// v0.20 suspends its Jobs: the pod goes (with the package's grace period),
+// the entry stays in progress with no try spent, and resuming runs the
+// stage again from its start. Interrupts are not stopped (a reboot may be
+// under way); they are followed through.
+func (n *nodePass) stopForPause(ctx context.Context, pod *corev1.Pod) error {
+	if !pod.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	return n.r.deletePod(ctx, n.sk, pod)
 }
 
 // beginStep is the package's entry as the step begins: named for the

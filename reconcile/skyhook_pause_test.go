@@ -16,10 +16,13 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
-// The pause annotation stops new work: no node starts while it is set (the
-// running stage finishes), the status says paused; removing it resumes.
+// The pause annotation stops the work: no node starts while it is set and
+// the running stage is stopped, as NodeWright v0.20 suspends its Jobs (its
+// pod goes, its entry stays in progress, no try is spent); the status says
+// paused; removing it resumes, running that stage again from its start.
 func TestPauseStopsNewWorkAndResumes(t *testing.T) {
 	createNodes(t, cluster.NumberedNodes("pause", 3, map[string]string{"pool": "pause"})...)
 	c := k8sClient(t)
@@ -27,7 +30,7 @@ func TestPauseStopsNewWorkAndResumes(t *testing.T) {
 	created := countStagePods(t, "pause")
 	one := 1
 	p := pkg("1.0.0", "ghcr.io/x/tuning", nil)
-	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1s"}}
+	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "4s"}}
 	sk := &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: "pause"},
 		Spec: skyhookv1.SkyhookSpec{
@@ -55,10 +58,17 @@ func TestPauseStopsNewWorkAndResumes(t *testing.T) {
 	}
 	setPause(true)
 	waitSkyhook(t, "pause", time.Minute, func(s *skyhookv1.Skyhook) bool { return s.Status.Status == skyhookv1.StatusPaused })
+	eventually(t, "the running apply on pause-0 to be stopped", func() bool {
+		var pods corev1.PodList
+		return c.List(ctx, &pods, client.InNamespace(operatorNamespace), client.MatchingLabels{stagepod.SkyhookLabel: "pause"}) == nil && len(pods.Items) == 0
+	})
+	if state := getNode(t, "pause-0").Annotations["skyhook.nvidia.com/nodeState_pause"]; !strings.Contains(state, `"stage":"apply","state":"in_progress"`) || strings.Contains(state, "restarts") {
+		t.Errorf("pause-0's record after the stop: %s; want apply in progress, no try spent", state)
+	}
 	before := created()
-	time.Sleep(4 * time.Second) // longer than the running stage (1 s) and the next one would take
+	time.Sleep(3 * time.Second)
 	after := created()
-	if len(after) != len(before) || after["pause-1/apply"] != 0 || after["pause-0/config"] != before["pause-0/config"] {
+	if len(after) != len(before) || after["pause-1/apply"] != 0 || after["pause-0/apply"] != 1 {
 		t.Fatalf("work started while paused: before %v, after %v", before, after)
 	}
 
@@ -69,6 +79,9 @@ func TestPauseStopsNewWorkAndResumes(t *testing.T) {
 	got := waitSkyhook(t, "pause", time.Minute, isReady)
 	if got.Status.CompleteNodes != "3/3" {
 		t.Errorf("after resuming: %+v", got.Status)
+	}
+	if n := created()["pause-0/apply"]; n != 2 {
+		t.Errorf("pause-0's apply ran %d times, want 2: stopped by the pause, then again from its start", n)
 	}
 	eventually(t, "every node to read complete", func() bool { return statusesOf(t, "pause", "pool=pause") == "complete complete complete" })
 
