@@ -152,13 +152,29 @@ func (n *nodePass) runInterrupt(ctx context.Context, due []string, rec *interrup
 		// An interrupt under way is followed through, paused or not.
 		err := n.failed(ctx, failedTry{pod: pod, name: first, step: step, message: fmt.Sprintf("interrupt %s for %s: %s (logs: %s)",
 			rec.Interrupt.Type, strings.Join(rec.Packages, ", "), outcome.Message, logsHint(pod, outcome.Container))}, true)
-		if n.retrying[skyhookv1.NodeStateKey(first, step.Version)] {
-			for _, key := range rec.Packages {
-				n.retrying[key] = true
-			}
+		if !n.retrying[skyhookv1.NodeStateKey(first, step.Version)] {
+			n.reportRestartLimit(rec)
+			return false, rec, err
+		}
+		for _, key := range rec.Packages {
+			n.retrying[key] = true
 		}
 		return false, rec, err
 	}
+}
+
+// reportRestartLimit records, as NodeWright v0.20 does when a non-reboot
+// interrupt failed its last allowed try, a Warning event (reason
+// Interrupt, action RestartLimitExceeded) on the node and on the rollout.
+func (n *nodePass) reportRestartLimit(rec *interrupt.Record) {
+	if rec.LimitReported {
+		return
+	}
+	rec.LimitReported = true
+	note := fmt.Sprintf("interrupt %s for %s on node %s failed %d times and is given up; the node is erroring",
+		rec.Interrupt.Type, strings.Join(rec.Packages, ", "), n.work.node.Name, n.r.MaxAttempts)
+	n.r.Recorder.Eventf(n.work.node, n.sk, corev1.EventTypeWarning, "Interrupt", "RestartLimitExceeded", "%s", note)
+	n.r.Recorder.Eventf(n.sk, nil, corev1.EventTypeWarning, "Interrupt", "RestartLimitExceeded", "%s", note)
 }
 
 // interruptPod is the stage pod of the node's interrupt, filed under the

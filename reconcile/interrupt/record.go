@@ -52,6 +52,8 @@ type Record struct {
 	// HeldReported: an event named the pods matching
 	// podNonInterruptLabels that hold this drain.
 	HeldReported bool `json:"heldReported,omitempty"`
+	// LimitReported: an event said the interrupt failed its last try.
+	LimitReported bool `json:"limitReported,omitempty"`
 }
 
 // For reports whether the record is the interrupt of these packages in

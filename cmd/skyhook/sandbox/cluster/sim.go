@@ -37,7 +37,8 @@ import (
 //   - A pod with init containers runs them after SimDurationEnv (on any init
 //     container, a Go duration; 200ms by default). Each exits with its
 //     SimExitCodeEnv (default 0; when SimExitNodesEnv lists nodes, comma
-//     separated, the code applies only on those and elsewhere it is 0);
+//     separated, the code applies only on those and elsewhere it is 0;
+//     when SimExitContainersEnv lists container names, only in those);
 //     the first non-zero code stops the pod:
 //     phase Failed with restartPolicy Never, otherwise Pending with that
 //     container in CrashLoopBackOff and the code in lastState.
@@ -62,6 +63,7 @@ const (
 	SimDurationEnv             = "SKYHOOK_SIM_DURATION"
 	SimExitCodeEnv             = "SKYHOOK_SIM_EXIT_CODE"
 	SimExitNodesEnv            = "SKYHOOK_SIM_EXIT_NODES"
+	SimExitContainersEnv       = "SKYHOOK_SIM_EXIT_CONTAINERS"
 	AgentlessExitCodeEnv       = "EXIT_CODE"
 	AgentlessSleepEnv          = "SLEEP_LEN"
 	InvalidRegistry            = "pull-error.invalid"
