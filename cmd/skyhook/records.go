@@ -2,7 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
@@ -194,9 +195,11 @@ func selectNodes(nodes []corev1.Node, patterns []string) ([]*corev1.Node, error)
 }
 
 // writeState writes the node's record under key (nil state: the
-// annotation goes), only if the node is still as it was read: a record
+// annotation goes), only if the record is still as it was read: a record
 // changed meanwhile (by the operator) is not overwritten, and the write
-// fails with a conflict.
+// fails. The write is conditional on the node's resourceVersion, and a
+// conflict caused by anything else on the node (a kubelet's heartbeat, a
+// taint) is retried against the node as it now is.
 func writeState(cmd *cobra.Command, c client.Client, n *corev1.Node, key string, state skyhookv1.NodeState) error {
 	value := any(nil)
 	if len(state) > 0 {
@@ -206,16 +209,32 @@ func writeState(cmd *cobra.Command, c client.Client, n *corev1.Node, key string,
 		}
 		value = string(encoded)
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": n.ResourceVersion, "annotations": map[string]any{key: value}}})
-	if err != nil {
+	read, wasThere := n.Annotations[key]
+	version := n.ResourceVersion
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": version, "annotations": map[string]any{key: value}}})
+		if err != nil {
+			return err
+		}
+		err = c.Patch(cmd.Context(), &corev1.Node{ObjectMeta: objectMeta(n.Name)}, client.RawPatch(types.MergePatchType, patch), withDryRun(cmd)...)
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+		var now corev1.Node
+		if getErr := c.Get(cmd.Context(), client.ObjectKey{Name: n.Name}, &now); getErr != nil {
+			return getErr
+		}
+		if record, there := now.Annotations[key]; there != wasThere || record != read {
+			return errRecordChanged
+		}
+		version = now.ResourceVersion
 		return err
-	}
-	err = c.Patch(cmd.Context(), &corev1.Node{ObjectMeta: objectMeta(n.Name)}, client.RawPatch(types.MergePatchType, patch), withDryRun(cmd)...)
-	if apierrors.IsConflict(err) {
-		return fmt.Errorf("the node changed since it was read; nothing written, run the command again")
-	}
-	return err
+	})
 }
+
+// errRecordChanged is writeState's refusal to overwrite a record changed
+// since it was read.
+var errRecordChanged = errors.New("the record on the node changed since it was read; nothing written, run the command again")
 
 // stageNames are the stages --stage takes.
 const stageNames = "apply, config, upgrade, interrupt, post-interrupt, uninstall"

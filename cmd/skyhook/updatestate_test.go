@@ -118,11 +118,23 @@ func TestWriteStateRefusesAStaleRead(t *testing.T) {
 	cmd := newRootCommand()
 	cmd.SetContext(context.Background())
 	err := writeState(cmd, testenv.Client(t, env), read, nwKey("stale").NodeStateAnnotation(), nil)
-	if err == nil || !strings.Contains(err.Error(), "the node changed since it was read") {
+	if err == nil || !strings.Contains(err.Error(), "the record on the node changed since it was read") {
 		t.Fatalf("a write over a stale read: %v", err)
 	}
 	if e, ok := entryOf(t, "stale-read", "stale", "tuning|1.0.0"); !ok || e.State != skyhookv1.StateComplete {
 		t.Errorf("the edit made meanwhile was overwritten: %+v", e)
+	}
+
+	// A change elsewhere on the node (a heartbeat, a taint, a label) is no
+	// reason to refuse: the write goes on the node as it now is.
+	read = getNode(t, "stale-read")
+	patchNode(t, "stale-read", map[string]any{"unrelated": "changed"})
+	want := skyhookv1.NodeState{"tuning|1.0.0": {Name: "tuning", Version: "1.0.0", Stage: skyhookv1.StageUninstall, State: skyhookv1.StateErroring}}
+	if err := writeState(cmd, testenv.Client(t, env), read, nwKey("stale").NodeStateAnnotation(), want); err != nil {
+		t.Fatalf("a write after an unrelated change: %v", err)
+	}
+	if e, _ := entryOf(t, "stale-read", "stale", "tuning|1.0.0"); e.Stage != skyhookv1.StageUninstall || getNode(t, "stale-read").Annotations["unrelated"] != "changed" {
+		t.Errorf("after an unrelated change: record %+v, node %v", e, getNode(t, "stale-read").Annotations)
 	}
 }
 
