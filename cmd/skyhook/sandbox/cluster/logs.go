@@ -112,15 +112,24 @@ func (c *Cluster) waitKubeletLog(ctx context.Context, namespace, pod, container 
 	roots.AppendCertsFromPEM(ca)
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
 	url := fmt.Sprintf("https://%s/containerLogs/%s/%s/%s", c.kubeletAddrOf(ctx, namespace, pod), namespace, pod, container)
-	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	last := "no answer yet"
+	// A minute, not less: on a busy machine (CI runs every package's
+	// cluster at once) KWOK's watch of Logs objects was seen to lag 30 s.
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		resp, err := hc.Get(url)
 		if err != nil {
+			last = err.Error()
 			return false, nil
 		}
 		defer resp.Body.Close()
 		_, _ = io.Copy(io.Discard, resp.Body)
+		last = resp.Status
 		return resp.StatusCode == http.StatusOK, nil
 	})
+	if err != nil {
+		return fmt.Errorf("KWOK's kubelet API did not serve the log of %s/%s container %s (%s, last answer: %s): %w", namespace, pod, container, url, last, err)
+	}
+	return nil
 }
 
 // kubeletAddrOf is the kubelet API address of the KWOK shard that manages
