@@ -135,6 +135,9 @@ type Record struct {
 	// drainBlocked_ annotations while a drain of the node lasts (when it
 	// began, RFC 3339; the pods that block it, JSON); empty removes them.
 	DrainStart, DrainBlocked string
+	// BootID is the node's boot ID the rollout acknowledges (bootID_);
+	// empty leaves the annotation as it is.
+	BootID string
 }
 
 // Patch is the merge patch that writes rec for the rollout on a node, or nil
@@ -147,7 +150,8 @@ func Patch(node *corev1.Node, rollout skyhookv1.RolloutRef, rec Record) ([]byte,
 		len(Problems(node, rollout)) == 0 && // a value someone else wrote is rewritten
 		node.Annotations[rollout.InterruptAnnotation()] == rec.Interrupt &&
 		node.Annotations[rollout.DrainStartAnnotation()] == rec.DrainStart && node.Annotations[rollout.DrainBlockedAnnotation()] == rec.DrainBlocked &&
-		(rec.Version == "" || node.Annotations[rollout.VersionAnnotation()] == rec.Version) {
+		(rec.Version == "" || node.Annotations[rollout.VersionAnnotation()] == rec.Version) &&
+		(rec.BootID == "" || node.Annotations[rollout.BootIDAnnotation()] == rec.BootID) {
 		return nil, nil
 	}
 	encoded, err := json.Marshal(rec.State)
@@ -158,6 +162,9 @@ func Patch(node *corev1.Node, rollout skyhookv1.RolloutRef, rec Record) ([]byte,
 		rollout.ConfigAnnotation(): nil, rollout.BatchAnnotation(): nil, rollout.InterruptAnnotation(): nil}
 	if rec.Version != "" {
 		annotations[rollout.VersionAnnotation()] = rec.Version
+	}
+	if rec.BootID != "" {
+		annotations[rollout.BootIDAnnotation()] = rec.BootID
 	}
 	if len(rec.Config) > 0 {
 		hashes, err := json.Marshal(rec.Config)
@@ -207,7 +214,8 @@ func ForgetKeeping(node *corev1.Node, rollout skyhookv1.RolloutRef, kept skyhook
 	_, hasVersion := node.Annotations[rollout.VersionAnnotation()]
 	_, hasDrainStart := node.Annotations[rollout.DrainStartAnnotation()]
 	_, hasDrainBlocked := node.Annotations[rollout.DrainBlockedAnnotation()]
-	if !hasState && !hasLabel && !hasStatus && !hasBatch && !hasInterrupt && !hasVersion && !hasDrainStart && !hasDrainBlocked {
+	_, hasBootID := node.Annotations[rollout.BootIDAnnotation()]
+	if !hasState && !hasLabel && !hasStatus && !hasBatch && !hasInterrupt && !hasVersion && !hasDrainStart && !hasDrainBlocked && !hasBootID {
 		return nil, nil
 	}
 	var state any // nil removes the annotation
@@ -222,8 +230,35 @@ func ForgetKeeping(node *corev1.Node, rollout skyhookv1.RolloutRef, kept skyhook
 		"labels": map[string]any{key: nil},
 		"annotations": map[string]any{key: nil, rollout.NodeStateAnnotation(): state,
 			rollout.ConfigAnnotation(): nil, rollout.BatchAnnotation(): nil, rollout.InterruptAnnotation(): nil,
-			rollout.VersionAnnotation(): nil, rollout.DrainStartAnnotation(): nil, rollout.DrainBlockedAnnotation(): nil},
+			rollout.VersionAnnotation(): nil, rollout.DrainStartAnnotation(): nil, rollout.DrainBlockedAnnotation(): nil,
+			rollout.BootIDAnnotation(): nil},
 	}})
+}
+
+// RebootReset is the merge patch that starts the rollout over on a node
+// that rebooted (REAPPLY_ON_REBOOT), as NodeWright resets it: the package
+// entries, the status and the config hashes go, so that every package is
+// applied again; the boot ID is acknowledged in the same write. The batch,
+// the version and a cordon stay (NodeWright v0.20 keeps cordon_).
+func RebootReset(rollout skyhookv1.RolloutRef, bootID string) []byte {
+	key := rollout.StatusKey()
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{ // strings and nulls only: cannot fail
+		"labels": map[string]any{key: nil},
+		"annotations": map[string]any{key: nil, rollout.NodeStateAnnotation(): nil, rollout.ConfigAnnotation(): nil,
+			rollout.InterruptAnnotation(): nil, rollout.DrainStartAnnotation(): nil, rollout.DrainBlockedAnnotation(): nil,
+			rollout.BootIDAnnotation(): bootID},
+	}})
+	return patch
+}
+
+// AcknowledgeBoot is the merge patch that records the node's boot ID as the
+// rollout's acknowledged one, nil when the node says it already.
+func AcknowledgeBoot(node *corev1.Node, rollout skyhookv1.RolloutRef, bootID string) []byte {
+	if node.Annotations[rollout.BootIDAnnotation()] == bootID {
+		return nil
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{rollout.BootIDAnnotation(): bootID}}})
+	return patch
 }
 
 // StatusPatch is the merge patch that sets only the Skyhook's status label

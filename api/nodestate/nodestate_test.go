@@ -52,7 +52,7 @@ func TestPatchWritesOnlyChanges(t *testing.T) {
 	if ReadConfig(node, demo)["tuning"] != "abc" {
 		t.Errorf("config hashes %v", ReadConfig(node, demo))
 	}
-	if string(forget) != `{"metadata":{"annotations":{"skyhook.nvidia.com/batch_demo":null,"skyhook.nvidia.com/config_demo":null,"skyhook.nvidia.com/drainBlocked_demo":null,"skyhook.nvidia.com/drainStart_demo":null,"skyhook.nvidia.com/interrupt_demo":null,"skyhook.nvidia.com/nodeState_demo":null,"skyhook.nvidia.com/status_demo":null,"skyhook.nvidia.com/version_demo":null},"labels":{"skyhook.nvidia.com/status_demo":null}}}` {
+	if string(forget) != `{"metadata":{"annotations":{"skyhook.nvidia.com/batch_demo":null,"skyhook.nvidia.com/bootID_demo":null,"skyhook.nvidia.com/config_demo":null,"skyhook.nvidia.com/drainBlocked_demo":null,"skyhook.nvidia.com/drainStart_demo":null,"skyhook.nvidia.com/interrupt_demo":null,"skyhook.nvidia.com/nodeState_demo":null,"skyhook.nvidia.com/status_demo":null,"skyhook.nvidia.com/version_demo":null},"labels":{"skyhook.nvidia.com/status_demo":null}}}` {
 		t.Errorf("forget patch %s", forget)
 	}
 	if none, _ := Forget(&corev1.Node{}, demo); none != nil {
@@ -124,5 +124,63 @@ func TestProblemsAreRewritten(t *testing.T) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"skyhook.nvidia.com/config_demo": `{"a":"1","b":"2"}`, "skyhook.nvidia.com/batch_demo": "12"}}}
 	if problems := Problems(node, demo); len(problems) > 0 {
 		t.Errorf("the operator's own values: %q", problems)
+	}
+}
+
+// A record write acknowledges the boot ID it is given, and only an empty
+// one leaves the annotation as it is.
+func TestPatchAcknowledgesTheBoot(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}
+	rec := Record{State: skyhookv1.NodeState{}, Status: skyhookv1.StatusComplete, BootID: "boot-1"}
+	patch, err := Patch(node, demo, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node = applyMergePatch(t, node, patch)
+	if node.Annotations[demo.BootIDAnnotation()] != "boot-1" {
+		t.Fatalf("boot not acknowledged: %s", patch)
+	}
+	if again, _ := Patch(node, demo, rec); again != nil {
+		t.Errorf("patched again with the same boot: %s", again)
+	}
+	if kept, _ := Patch(node, demo, Record{State: skyhookv1.NodeState{}, Status: skyhookv1.StatusComplete}); kept != nil {
+		t.Errorf("a record without a boot ID rewrote the node: %s", kept)
+	}
+	rec.BootID = "boot-2"
+	if next, _ := Patch(node, demo, rec); !strings.Contains(string(next), `"skyhook.nvidia.com/bootID_demo":"boot-2"`) {
+		t.Errorf("a new boot is not acknowledged: %s", next)
+	}
+	if AcknowledgeBoot(node, demo, "boot-1") != nil || AcknowledgeBoot(node, demo, "boot-2") == nil {
+		t.Error("AcknowledgeBoot writes only a boot ID the node does not say")
+	}
+}
+
+// The reset after a reboot takes the entries, status and config hashes
+// off, acknowledges the boot, and keeps the batch, the version and the
+// cordon.
+func TestRebootReset(t *testing.T) {
+	kept := map[string]string{demo.BatchAnnotation(): "2", demo.VersionAnnotation(): "v1", demo.CordonAnnotation(): "true"}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{demo.StatusKey(): "complete"}, Annotations: map[string]string{
+		demo.NodeStateAnnotation(): `{"tuning|1.0.0":{"name":"tuning","version":"1.0.0","stage":"config","state":"complete"}}`,
+		demo.StatusKey(): "complete", demo.ConfigAnnotation(): `{"tuning":"abc"}`, demo.BootIDAnnotation(): "old"}}}
+	for k, v := range kept {
+		node.Annotations[k] = v
+	}
+	after := applyMergePatch(t, node, RebootReset(demo, "new"))
+	for _, gone := range []string{demo.NodeStateAnnotation(), demo.StatusKey(), demo.ConfigAnnotation()} {
+		if _, ok := after.Annotations[gone]; ok {
+			t.Errorf("%s kept after the reset", gone)
+		}
+	}
+	if _, ok := after.Labels[demo.StatusKey()]; ok {
+		t.Error("status label kept after the reset")
+	}
+	for k, v := range kept {
+		if after.Annotations[k] != v {
+			t.Errorf("%s = %q after the reset, want %q", k, after.Annotations[k], v)
+		}
+	}
+	if after.Annotations[demo.BootIDAnnotation()] != "new" {
+		t.Errorf("boot acknowledged %q, want new", after.Annotations[demo.BootIDAnnotation()])
 	}
 }

@@ -159,13 +159,20 @@ func (r RolloutRef) NodeConditionType(condition string) string {
 	return r.Kind.Prefix + "/" + r.Name + "/" + condition
 }
 
+// BootIDAnnotation is the node's boot ID as the rollout last acknowledged
+// it, kept only when the operator re-applies after reboots
+// (REAPPLY_ON_REBOOT): a boot ID other than this one, outside the
+// rollout's own interrupt, is a reboot whose effects are to be re-applied.
+// (NodeWright keeps it in its status, nodeBootIds, bounded here.)
+func (r RolloutRef) BootIDAnnotation() string { return r.key("bootID_") }
+
 // RecordAnnotations are the node annotation keys of the rollout's record
 // on a node: nodeState_, status_, config_, batch_, interrupt_, version_,
-// drainStart_, drainBlocked_. The status_ key is a label too. (cordon_
+// drainStart_, drainBlocked_, bootID_. The status_ key is a label too. (cordon_
 // belongs to its cordon, not its record: see reconcile/cordon.)
 func (r RolloutRef) RecordAnnotations() []string {
 	return []string{r.NodeStateAnnotation(), r.StatusKey(), r.ConfigAnnotation(), r.BatchAnnotation(),
-		r.InterruptAnnotation(), r.VersionAnnotation(), r.DrainStartAnnotation(), r.DrainBlockedAnnotation()}
+		r.InterruptAnnotation(), r.VersionAnnotation(), r.DrainStartAnnotation(), r.DrainBlockedAnnotation(), r.BootIDAnnotation()}
 }
 
 // RecordOf is the rollout whose nodeState annotation key is key, if it is
