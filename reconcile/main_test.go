@@ -86,21 +86,44 @@ var (
 	operatorDone <-chan error
 )
 
-// startOperator runs the operator in this process until stopOperator.
-func startOperator() error {
+// startOperator runs the operator in this process until stopOperator,
+// with the options of every test, changed by tweaks.
+func startOperator(tweaks ...func(*operator.Options)) error {
 	ctx, cancel := context.WithCancel(mainCtx)
 	if err := operator.EnsureNamespace(ctx, env.Config, operatorNamespace); err != nil {
 		cancel()
 		return err
 	}
-	done, err := operator.StartLocal(ctx, env.Config, operator.Options{Namespace: operatorNamespace, NotReadyTimeout: notReadyTimeout,
-		RebootTimeout: rebootTimeout, StageTimeout: stageTimeout, ImagePullSecrets: []string{pullSecret}})
+	opts := operator.Options{Namespace: operatorNamespace, NotReadyTimeout: notReadyTimeout,
+		RebootTimeout: rebootTimeout, StageTimeout: stageTimeout, ImagePullSecrets: []string{pullSecret}}
+	for _, tweak := range tweaks {
+		tweak(&opts)
+	}
+	done, err := operator.StartLocal(ctx, env.Config, opts)
 	if err != nil {
 		cancel()
 		return fmt.Errorf("starting the operator: %w", err)
 	}
 	stopOperator, operatorDone = cancel, done
 	return nil
+}
+
+// restartOperator restarts the operator with the tweaks, and once more as
+// every test has it when the test ends.
+func restartOperator(t *testing.T, tweaks ...func(*operator.Options)) {
+	t.Helper()
+	stopOperator()
+	<-operatorDone
+	if err := startOperator(tweaks...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stopOperator()
+		<-operatorDone
+		if err := startOperator(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func k8sClient(t testing.TB) client.Client { return testenv.Client(t, env) }

@@ -62,7 +62,7 @@ func (n *nodePass) advance(ctx context.Context) error {
 	}
 	drainStart, drainBlocked := n.drainMarks()
 	if err := n.r.writeRecord(ctx, n.sk, n.work, nodestate.Record{State: n.state, Config: n.config, Status: shown, Batch: n.work.batch, Interrupt: encoded,
-		DrainStart: drainStart, DrainBlocked: drainBlocked}); err != nil {
+		DrainStart: drainStart, DrainBlocked: drainBlocked, BootID: n.r.bootToAcknowledge(n.work.node)}); err != nil {
 		return err
 	}
 	return n.r.writeNodeConditions(ctx, n.sk, n.work.node, status, n.state)

@@ -63,6 +63,11 @@ func (n *nodePool) writeRecord(w *nodeWork, rec nodestate.Record) {
 	n.group.Go(func() error { return n.pass.r.writeRecord(n.ctx, n.pass.sk, w, rec) })
 }
 
+// patchNode sends a merge patch of the node in the pool.
+func (n *nodePool) patchNode(name string, patch []byte) {
+	n.group.Go(func() error { return n.pass.r.patchNode(n.ctx, name, patch) })
+}
+
 // wait waits for every request.
 func (n *nodePool) wait() error {
 	return n.group.Wait()

@@ -61,6 +61,11 @@ type SkyhookReconciler struct {
 	// way every kind's default is recognised: tolerated by stage pods,
 	// taken off a node done, and a node carrying one counts as gated.
 	RuntimeRequiredTaint corev1.Taint
+	// ReapplyOnReboot starts a rollout over on a node that rebooted outside
+	// its own interrupts (NodeWright's REAPPLY_ON_REBOOT): for hosts whose
+	// changes do not outlive a boot (a read-only or stateless root). See
+	// reboots.go.
+	ReapplyOnReboot bool
 	// Parallelism bounds the nodes whose API requests a pass sends at once
 	// (16 when zero).
 	Parallelism int

@@ -54,6 +54,12 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 		}
 		return ctrl.Result{Requeue: tainted}, err
 	}
+	if reset, err := pass.reapplyRebooted(ctx, g.work); reset || err != nil {
+		for _, w := range g.work {
+			r.memory.Changes.Node(pass.ref, w.node.Name) // judged again, the reset nodes as new ones
+		}
+		return ctrl.Result{Requeue: reset}, err
+	}
 	orderNodes(&sk.Status, g.work, nil)
 	if err := pass.followActive(ctx, g.work); err != nil {
 		return ctrl.Result{}, err

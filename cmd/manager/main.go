@@ -46,6 +46,7 @@ func main() {
 	pullSecrets := flag.String("image-pull-secret", os.Getenv("IMAGE_PULL_SECRET"), "Secret(s) in --namespace, comma-separated, that stage pods pull the package, agent and pause images with (default: $IMAGE_PULL_SECRET, as upstream's operator reads it)")
 	stageTimeout := flag.String("stage-timeout", envOr("JOB_STAGE_TIMEOUT", "1h"), "how long one run of a stage may take before it is stopped and counts as failed, unless the package sets stageTimeout; 0 for no bound (default: $JOB_STAGE_TIMEOUT, as NodeWright reads it, else 1h)")
 	backoffLimit := flag.String("backoff-limit", envOr("JOB_BACKOFF_LIMIT", "3"), "how many times a failed stage is tried again before the node is erroring (default: $JOB_BACKOFF_LIMIT, as NodeWright reads it, else 3)")
+	reapply := flag.String("reapply-on-reboot", envOr("REAPPLY_ON_REBOOT", "false"), "start the rollouts over on a node that rebooted outside their own interrupts, for hosts whose changes do not outlive a boot (default: $REAPPLY_ON_REBOOT, as NodeWright reads it, else false)")
 	flag.DurationVar(&opts.RebootTimeout, "reboot-timeout", 0, "how long a rebooted node may take to come back Ready with a new boot ID (default 10m)")
 	flag.StringVar(&cpuRequest, "default-cpu-request", "", "cpuRequest for packages that set no resources (all four default flags or none)")
 	flag.StringVar(&cpuLimit, "default-cpu-limit", "", "cpuLimit for packages that set no resources")
@@ -83,6 +84,10 @@ func main() {
 		}
 	}
 	if err := retryLimits(&opts, *stageTimeout, *backoffLimit); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if opts.ReapplyOnReboot, err = parseBool("--reapply-on-reboot (REAPPLY_ON_REBOOT)", *reapply); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
@@ -156,6 +161,16 @@ func retryLimits(opts *operator.Options, stageTimeout, backoffLimit string) erro
 	}
 	opts.MaxAttempts = int32(limit) + 1
 	return nil
+}
+
+// parseBool reads a boolean flag given as a string, as the environment
+// variable behind its default is (NodeWright's env values are strings).
+func parseBool(flagName, value string) (bool, error) {
+	b, err := strconv.ParseBool(value)
+	if err != nil {
+		return false, fmt.Errorf("%s %q: want true or false", flagName, value)
+	}
+	return b, nil
 }
 
 func envOr(name, fallback string) string {

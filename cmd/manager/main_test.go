@@ -83,3 +83,16 @@ func TestRetryLimits(t *testing.T) {
 		}
 	}
 }
+
+// --reapply-on-reboot takes what strconv reads as a boolean, as NodeWright's
+// REAPPLY_ON_REBOOT env value, and names the flag and env otherwise.
+func TestParseBool(t *testing.T) {
+	for value, want := range map[string]bool{"true": true, "false": false, "1": true, "0": false, "TRUE": true} {
+		if got, err := parseBool("--reapply-on-reboot (REAPPLY_ON_REBOOT)", value); err != nil || got != want {
+			t.Errorf("parseBool(%q) = %v, %v; want %v", value, got, err, want)
+		}
+	}
+	if _, err := parseBool("--reapply-on-reboot (REAPPLY_ON_REBOOT)", "yes"); err == nil || err.Error() != `--reapply-on-reboot (REAPPLY_ON_REBOOT) "yes": want true or false` {
+		t.Errorf("parseBool(yes): %v", err)
+	}
+}

@@ -106,6 +106,9 @@ type Options struct {
 	// MaxAttempts bounds the tries of one stage (the reconciler's default,
 	// NodeWright's JOB_BACKOFF_LIMIT 3 plus the first try, when zero).
 	MaxAttempts int32
+	// ReapplyOnReboot starts the rollouts over on a node that rebooted
+	// outside their interrupts (REAPPLY_ON_REBOOT).
+	ReapplyOnReboot bool
 	// DefaultServiceAccount is the ServiceAccount, in a PackageSet's
 	// namespace, that PackageSets naming none are applied as. Empty applies
 	// them as the operator itself: that is no lockdown, since whoever may
@@ -207,7 +210,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Client: mgr.GetClient(), Namespace: opts.Namespace, AgentImage: opts.AgentImage, PauseImage: opts.PauseImage, ImagePullSecrets: opts.ImagePullSecrets,
 		Recorder: mgr.GetEventRecorder("skyhook-operator"), APIReader: mgr.GetAPIReader(), OperatorVersion: RunningVersion(),
 		NotReadyTimeout: opts.NotReadyTimeout, RebootTimeout: opts.RebootTimeout, StageTimeout: opts.StageTimeout, RuntimeRequiredTaint: opts.RuntimeRequiredTaint,
-		MaxAttempts: opts.MaxAttempts,
+		MaxAttempts: opts.MaxAttempts, ReapplyOnReboot: opts.ReapplyOnReboot,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
