@@ -43,6 +43,7 @@
 //	policy.go              DeploymentPolicy compartments and batches in a pass, and their reset
 //	notready.go            NotReady nodes keep, then give up, their budget slot
 //	runtime_required.go    the runtime-required taint
+//	reboots.go             REAPPLY_ON_REBOOT: a node rebooted outside an interrupt starts over
 //	snapshots.go           package snapshots: each declared version's ConfigMap
 //	node_status.go         the status marks of the nodes no stage runs on in a pass
 //	node_writes.go         the writes to nodes: records, NodeWright's node conditions,

@@ -162,7 +162,7 @@ func TestRebootReset(t *testing.T) {
 	kept := map[string]string{demo.BatchAnnotation(): "2", demo.VersionAnnotation(): "v1", demo.CordonAnnotation(): "true"}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{demo.StatusKey(): "complete"}, Annotations: map[string]string{
 		demo.NodeStateAnnotation(): `{"tuning|1.0.0":{"name":"tuning","version":"1.0.0","stage":"config","state":"complete"}}`,
-		demo.StatusKey(): "complete", demo.ConfigAnnotation(): `{"tuning":"abc"}`, demo.BootIDAnnotation(): "old"}}}
+		demo.StatusKey():           "complete", demo.ConfigAnnotation(): `{"tuning":"abc"}`, demo.BootIDAnnotation(): "old"}}}
 	for k, v := range kept {
 		node.Annotations[k] = v
 	}
