@@ -36,6 +36,7 @@ func main() {
 	flag.StringVar(&opts.LocalWebhookHost, "local-webhook-host", "", "run outside the cluster: the apiserver calls https://<host>:<webhook-port>, or https://<host:port> when it names a port (a proxy in front of replicas)")
 	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `metrics address ("0" disables)`)
 	flag.BoolVar(&opts.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS to clients the apiserver authenticates and authorizes for GET /metrics (false: plain HTTP)")
+	legacyMetrics := flag.String("publish-legacy-metrics", envOr("PUBLISH_LEGACY_METRICS", "true"), "also publish NodeWright's gauges under their deprecated skyhook_* names labelled skyhook_name, beside nodewright_*; false drops them (default: $PUBLISH_LEGACY_METRICS, as NodeWright reads it, else true)")
 	flag.StringVar(&opts.MetricsCertDir, "metrics-cert-dir", "", "directory of the metrics server's tls.crt and tls.key (empty: a self-signed certificate)")
 	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "health probe address")
 	flag.StringVar(&opts.PprofAddr, "pprof-bind-address", "", "address of Go's profiles (/debug/pprof/), off when empty")
@@ -83,6 +84,10 @@ func main() {
 		}
 	}
 	if err := retryLimits(&opts, *stageTimeout, *backoffLimit); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if opts.DropLegacyMetrics, err = dropLegacyMetrics(*legacyMetrics); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
@@ -156,6 +161,17 @@ func retryLimits(opts *operator.Options, stageTimeout, backoffLimit string) erro
 	}
 	opts.MaxAttempts = int32(limit) + 1
 	return nil
+}
+
+// dropLegacyMetrics reads --publish-legacy-metrics, a boolean as
+// NodeWright's PUBLISH_LEGACY_METRICS is: whether to drop the skyhook_*
+// names of NodeWright's gauges.
+func dropLegacyMetrics(value string) (bool, error) {
+	publish, err := strconv.ParseBool(value)
+	if err != nil {
+		return false, fmt.Errorf("--publish-legacy-metrics (PUBLISH_LEGACY_METRICS) %q: want true or false", value)
+	}
+	return !publish, nil
 }
 
 func envOr(name, fallback string) string {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +83,63 @@ func TestRetryLimits(t *testing.T) {
 	for _, bad := range [][2]string{{"-1m", "3"}, {"soon", "3"}, {"1h", "-1"}, {"1h", "three"}, {"1h", "1000"}} {
 		if err := retryLimits(&opts, bad[0], bad[1]); err == nil || (!strings.Contains(err.Error(), "JOB_STAGE_TIMEOUT") && !strings.Contains(err.Error(), "JOB_BACKOFF_LIMIT")) {
 			t.Errorf("%v: %v, want an error naming the setting", bad, err)
+		}
+	}
+}
+
+// NodeWright's PUBLISH_LEGACY_METRICS: true (its default) keeps the
+// skyhook_* names, false drops them; anything else is refused, naming it.
+func TestDropLegacyMetrics(t *testing.T) {
+	for value, want := range map[string]bool{"true": false, "false": true, "0": true, "1": false} {
+		if drop, err := dropLegacyMetrics(value); err != nil || drop != want {
+			t.Errorf("%q: drop %v, %v; want %v", value, drop, err, want)
+		}
+	}
+	if _, err := dropLegacyMetrics("yes"); err == nil || !strings.Contains(err.Error(), "PUBLISH_LEGACY_METRICS") {
+		t.Errorf("yes: %v, want an error naming the setting", err)
+	}
+}
+
+// runMainEnv makes the test binary run the operator's main instead of the
+// tests, so that a test can run the command as a process: its flags and
+// environment as a Deployment gives them, and its exit code.
+const runMainEnv = "SKYHOOK_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// The operator reads PUBLISH_LEGACY_METRICS from its environment, as
+// NodeWright's chart sets it, as the default of --publish-legacy-metrics,
+// and the flag wins over it. A bad value stops it at start with exit code
+// 2, naming the setting and the value; a good one gets past the check (to
+// the kubeconfig, which is missing here: exit code 1).
+func TestPublishLegacyMetricsFromTheEnvironment(t *testing.T) {
+	for _, c := range []struct {
+		env  string
+		args []string
+		code int
+		says string
+	}{
+		{"maybe", nil, 2, `PUBLISH_LEGACY_METRICS) "maybe"`},
+		{"false", []string{"--publish-legacy-metrics=sometimes"}, 2, `PUBLISH_LEGACY_METRICS) "sometimes"`},
+		{"maybe", []string{"--publish-legacy-metrics=false"}, 1, ""},
+		{"false", nil, 1, ""},
+	} {
+		cmd := exec.Command(os.Args[0], c.args...)
+		cmd.Env = append(os.Environ(), runMainEnv+"=1", "PUBLISH_LEGACY_METRICS="+c.env,
+			"KUBECONFIG="+t.TempDir()+"/none", "KUBERNETES_SERVICE_HOST=", "HOME="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != c.code || !strings.Contains(string(out), c.says) {
+			t.Errorf("PUBLISH_LEGACY_METRICS=%s %v: %v, want exit code %d saying %q; output:\n%s", c.env, c.args, err, c.code, c.says, out)
+		}
+		if c.code != 2 && strings.Contains(string(out), "publish-legacy-metrics") {
+			t.Errorf("PUBLISH_LEGACY_METRICS=%s %v was refused:\n%s", c.env, c.args, out)
 		}
 	}
 }
