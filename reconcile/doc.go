@@ -51,7 +51,10 @@
 //	pool.go                the pool that sends a pass's writes for several nodes at once
 //	status.go              finalizeStatus; the node maps and node order through package
 //	                       report; the events
-//	metrics.go             the rollout gauges, this project's and NodeWright's; the memory gauge
+//	metrics.go             this project's rollout metrics (rollout name and kind); the memory
+//	                       gauge
+//	metrics_nodewright.go  NodeWright's gauges under both its names (nodewright_*, the
+//	                       deprecated skyhook_*), and which kind publishes a name's series
 //	plan.go                PlanRollout: what a rollout would do, for `skyhook plan`
 //
 // test/layout checks that this map names every file of the package.

@@ -21,6 +21,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
 // twinSpec is a spec of one package that declares uninstall support, so
@@ -155,6 +156,10 @@ func TestMirroredSkyhookAndNodeWrightAreOneRollout(t *testing.T) {
 			t.Errorf("node %s has a record of the Skyhook beside the NodeWright's", n.Name)
 		}
 	}
+	// One set of series, the NodeWright's: the superseded Skyhook publishes
+	// nothing, and forgetting its own (on each of its reconciles) leaves the
+	// NodeWright's of their name.
+	twinSeries(t, "NodeWright")
 
 	// Rolled back: the NodeWright goes, the Skyhook stays and takes over.
 	if err := c.Delete(ctx, nw); err != nil {
@@ -174,6 +179,28 @@ func TestMirroredSkyhookAndNodeWrightAreOneRollout(t *testing.T) {
 	}
 	if got := created(); len(got) != len(want) {
 		t.Errorf("stage pods after the handover back: %v", got)
+	}
+	twinSeries(t, "")
+}
+
+// twinSeries waits until the series of this project's metrics for the
+// rollout named mirror are of one kind only (rollout_kind, empty for a
+// Skyhook), then checks that NodeWright's gauges of the name say it is
+// complete under both names.
+func twinSeries(t *testing.T, kind string) {
+	t.Helper()
+	other := "NodeWright"
+	if kind == other {
+		other = ""
+	}
+	eventually(t, "the metrics of mirror to be the "+kind+" rollout's only", func() bool {
+		return testenv.MetricSum(t, "skyhook_nodes", map[string]string{"skyhook": "mirror", "rollout_kind": kind, "status": "complete"}) == 2 &&
+			testenv.MetricSum(t, "skyhook_nodes", map[string]string{"skyhook": "mirror", "rollout_kind": other}) == -1
+	})
+	for name, label := range map[string]string{"skyhook_status": "skyhook_name", "nodewright_status": "nodewright_name"} {
+		if v := metricValue(t, name, map[string]string{label: "mirror", "status": "complete"}); v != 1 {
+			t.Errorf("%s{%s=mirror, status=complete} = %v, want 1", name, label, v)
+		}
 	}
 }
 

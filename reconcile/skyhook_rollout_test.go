@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -74,6 +75,19 @@ func TestOnePackageReachesReadyOnFiveNodes(t *testing.T) {
 		return metricValue(t, "skyhook_nodes", map[string]string{"skyhook": "ready", "status": "complete"}) == 5 &&
 			metricValue(t, "skyhook_packages", map[string]string{"skyhook": "ready", "package": "tuning", "version": "1.1.0", "stage": "config", "state": "complete"}) == 5
 	})
+	// A Skyhook's series have the labels they had before NodeWrights were
+	// counted: an empty rollout_kind, which Prometheus stores as none.
+	for _, s := range testenv.Series(t, "skyhook_nodes", map[string]string{"skyhook": "ready"}) {
+		if !hasLabel(s, "rollout_kind", "") {
+			t.Errorf("skyhook_nodes of a Skyhook labelled %v, want rollout_kind empty", s.GetLabel())
+		}
+	}
+	// NodeWright's gauges, under both of NodeWright v0.20's names.
+	for name, label := range map[string]string{"skyhook_node_target_count": "skyhook_name", "nodewright_node_target_count": "nodewright_name"} {
+		if v := metricValue(t, name, map[string]string{label: "ready"}); v != 5 {
+			t.Errorf("%s = %v, want 5", name, v)
+		}
+	}
 
 	// Every stage pod's end counted once, with how long it ran.
 	for _, stage := range []string{"apply", "config"} {
@@ -113,9 +127,18 @@ func TestOnePackageReachesReadyOnFiveNodes(t *testing.T) {
 		}
 		return len(nodes.Items) == 5
 	})
-	eventually(t, "the deleted Skyhook's metrics to go", func() bool {
-		return metricValue(t, "skyhook_nodes", map[string]string{"skyhook": "ready", "status": "complete"}) == -1
-	})
+	waitNoSeries(t, "ready")
+}
+
+// hasLabel reports whether the series has the label with the value; an
+// empty value also matches a label it does not have, as in Prometheus.
+func hasLabel(m *dto.Metric, name, value string) bool {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue() == value
+		}
+	}
+	return value == ""
 }
 
 // metricValue reads a gauge of the operator running in this process,

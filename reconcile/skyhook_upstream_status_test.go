@@ -123,16 +123,19 @@ func TestUpstreamReadersSeeTheirStatus(t *testing.T) {
 		t.Errorf("node conditions missing: %v (have %v)", wantConditions, node.Status.Conditions)
 	}
 	upstreamMetricsExported(t, "readers")
-	dashboardQueriesFindTheirMetrics(t)
+	// A Skyhook publishes NodeWright's gauges under both names, so both of
+	// NodeWright's dashboards show it.
+	dashboardQueriesFindTheirSeries(t, "testdata/nodewright-dashboard-queries.txt", "readers")
+	dashboardQueriesFindTheirSeries(t, "testdata/nodewright-v0.20-dashboard-queries.txt", "readers")
 }
 
-// dashboardQueriesFindTheirMetrics reads the queries of NodeWright's
-// Grafana dashboard (testdata/nodewright-dashboard-queries.txt) and checks
-// that every metric they select is exported with every label they match
-// on, so each panel finds its series here.
-func dashboardQueriesFindTheirMetrics(t *testing.T) {
+// dashboardQueriesFindTheirSeries reads the queries of one of NodeWright's
+// Grafana dashboards (a file of testdata, 42 queries) and checks that every
+// metric they select has series of the rollout with every label they match
+// on, so each panel finds the rollout's series here.
+func dashboardQueriesFindTheirSeries(t *testing.T, file, rollout string) {
 	t.Helper()
-	data, err := os.ReadFile("testdata/nodewright-dashboard-queries.txt")
+	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,47 +145,84 @@ func dashboardQueriesFindTheirMetrics(t *testing.T) {
 	}
 	labelsOf := map[string]map[string]bool{}
 	for _, f := range families {
-		keys := map[string]bool{}
 		for _, m := range f.GetMetric() {
+			if rolloutName(m) != rollout {
+				continue
+			}
+			if labelsOf[f.GetName()] == nil {
+				labelsOf[f.GetName()] = map[string]bool{}
+			}
 			for _, l := range m.GetLabel() {
-				keys[l.GetName()] = true
+				labelsOf[f.GetName()][l.GetName()] = true
 			}
 		}
-		labelsOf[f.GetName()] = keys
 	}
-	selector := regexp.MustCompile(`(skyhook_[a-z_]+)\s*(\{([^}]*)\})?`)
+	selector := regexp.MustCompile(`((?:skyhook|nodewright)_[a-z_]+)\s*(\{([^}]*)\})?`)
 	matcher := regexp.MustCompile(`([a-z_]+)\s*(=~|!~|!=|=)`)
 	queries, selectors := 0, 0
 	for _, query := range strings.Split(string(data), "\n---\n")[1:] {
 		queries++
 		for _, m := range selector.FindAllStringSubmatch(query, -1) {
 			name := m[1]
-			if name == "skyhook_name" {
+			if name == "skyhook_name" || name == "nodewright_name" {
 				continue // the label, in label_join and label_values
 			}
 			selectors++
 			keys, ok := labelsOf[name]
 			if !ok {
-				t.Errorf("the dashboard queries %s, which is not exported: %s", name, query)
+				t.Errorf("%s: the dashboard queries %s, which has no series of %s: %s", file, name, rollout, query)
 				continue
 			}
 			for _, l := range matcher.FindAllStringSubmatch(m[3], -1) {
 				if !keys[l[1]] {
-					t.Errorf("the dashboard matches %s on label %s, which it does not have: %s", name, l[1], query)
+					t.Errorf("%s: the dashboard matches %s on label %s, which it does not have: %s", file, name, l[1], query)
 				}
 			}
 		}
 	}
 	if queries != 42 || selectors < 42 {
-		t.Errorf("read %d queries and %d selectors; the dashboard has 42 queries, each selecting at least one metric", queries, selectors)
+		t.Errorf("%s: read %d queries and %d selectors; the dashboard has 42 queries, each selecting at least one metric", file, queries, selectors)
 	}
+}
+
+// rolloutName is the rollout a series of NodeWright's metrics or of this
+// project's belongs to: its nodewright_name, skyhook_name or skyhook label.
+func rolloutName(m *dto.Metric) string {
+	for _, l := range m.GetLabel() {
+		switch l.GetName() {
+		case "nodewright_name", "skyhook_name", "skyhook":
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// currentName is the name NodeWright v0.20 gives a gauge of NodeWright's
+// earlier releases, and of its label for the rollout's name: nodewright_
+// for skyhook_.
+func currentName(legacy string) string {
+	if rest, ok := strings.CutPrefix(legacy, "skyhook_"); ok {
+		return "nodewright_" + rest
+	}
+	return legacy
+}
+
+// currentLabels are labels of a legacy gauge renamed as currentName.
+func currentLabels(legacy map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range legacy {
+		out[currentName(k)] = v
+	}
+	return out
 }
 
 // upstreamMetricsExported checks that every metric NodeWright exports (its
 // dashboard's included; testdata/nodewright-metrics.txt) has a series for
-// the Skyhook with exactly NodeWright's labels, and the values of a
-// finished rollout of two nodes with two packages.
-func upstreamMetricsExported(t *testing.T, skyhook string) {
+// the rollout with exactly NodeWright's labels, under both of NodeWright
+// v0.20's names (the legacy one, and nodewright_* labelled
+// nodewright_name), and the values of a finished rollout of two nodes with
+// two packages in both.
+func upstreamMetricsExported(t *testing.T, rollout string) {
 	t.Helper()
 	data, err := os.ReadFile("testdata/nodewright-metrics.txt")
 	if err != nil {
@@ -201,33 +241,12 @@ func upstreamMetricsExported(t *testing.T, skyhook string) {
 		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
 			continue
 		}
-		name, want := fields[0], fields[1:]
-		f := byName[name]
-		if f == nil {
-			t.Errorf("metric %s is not exported", name)
-			continue
+		current := []string{currentName(fields[0])}
+		for _, l := range fields[1:] {
+			current = append(current, currentName(l))
 		}
-		found := false
-		for _, m := range f.GetMetric() {
-			var labels []string
-			ours := false
-			for _, l := range m.GetLabel() {
-				labels = append(labels, l.GetName())
-				ours = ours || (l.GetName() == "skyhook_name" && l.GetValue() == skyhook)
-			}
-			if !ours {
-				continue
-			}
-			found = true
-			slices.Sort(labels)
-			sorted := slices.Sorted(slices.Values(want))
-			if !slices.Equal(labels, sorted) {
-				t.Errorf("%s has labels %v, want %v", name, labels, sorted)
-			}
-			break
-		}
-		if !found {
-			t.Errorf("%s has no series for Skyhook %s", name, skyhook)
+		for _, fields := range [][]string{fields, current} {
+			seriesWithLabels(t, byName, rollout, fields)
 		}
 	}
 	for _, c := range []struct {
@@ -235,18 +254,49 @@ func upstreamMetricsExported(t *testing.T, skyhook string) {
 		labels map[string]string
 		want   float64
 	}{
-		{"skyhook_status", map[string]string{"skyhook_name": skyhook, "status": "complete"}, 1},
-		{"skyhook_status", map[string]string{"skyhook_name": skyhook, "status": "in_progress"}, 0},
-		{"skyhook_node_status_count", map[string]string{"skyhook_name": skyhook, "status": "complete"}, 2},
-		{"skyhook_node_target_count", map[string]string{"skyhook_name": skyhook}, 2},
-		{"skyhook_package_state_count", map[string]string{"skyhook_name": skyhook, "package_name": "dexter", "package_version": "1.2.3", "state": "complete"}, 2},
-		{"skyhook_package_stage_count", map[string]string{"skyhook_name": skyhook, "package_name": "foobar", "package_version": "1.2", "stage": "config"}, 2},
-		{"skyhook_rollout_matched_nodes", map[string]string{"skyhook_name": skyhook, "policy_name": "legacy", "compartment_name": "__default__", "strategy": "fixed"}, 2},
-		{"skyhook_rollout_ceiling", map[string]string{"skyhook_name": skyhook, "compartment_name": "__default__"}, 1},
-		{"skyhook_rollout_progress_percent", map[string]string{"skyhook_name": skyhook, "compartment_name": "__default__"}, 100},
+		{"skyhook_status", map[string]string{"skyhook_name": rollout, "status": "complete"}, 1},
+		{"skyhook_status", map[string]string{"skyhook_name": rollout, "status": "in_progress"}, 0},
+		{"skyhook_node_status_count", map[string]string{"skyhook_name": rollout, "status": "complete"}, 2},
+		{"skyhook_node_target_count", map[string]string{"skyhook_name": rollout}, 2},
+		{"skyhook_package_state_count", map[string]string{"skyhook_name": rollout, "package_name": "dexter", "package_version": "1.2.3", "state": "complete"}, 2},
+		{"skyhook_package_stage_count", map[string]string{"skyhook_name": rollout, "package_name": "foobar", "package_version": "1.2", "stage": "config"}, 2},
+		{"skyhook_rollout_matched_nodes", map[string]string{"skyhook_name": rollout, "policy_name": "legacy", "compartment_name": "__default__", "strategy": "fixed"}, 2},
+		{"skyhook_rollout_ceiling", map[string]string{"skyhook_name": rollout, "compartment_name": "__default__"}, 1},
+		{"skyhook_rollout_progress_percent", map[string]string{"skyhook_name": rollout, "compartment_name": "__default__"}, 100},
 	} {
 		if got := metricValue(t, c.name, c.labels); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
+		name, labels := currentName(c.name), currentLabels(c.labels)
+		if got := metricValue(t, name, labels); got != c.want {
+			t.Errorf("%s%v = %v, want %v", name, labels, got, c.want)
+		}
 	}
+}
+
+// seriesWithLabels checks that the metric fields[0] has a series of the
+// rollout whose label names are exactly fields[1:].
+func seriesWithLabels(t *testing.T, byName map[string]*dto.MetricFamily, rollout string, fields []string) {
+	t.Helper()
+	name, want := fields[0], slices.Sorted(slices.Values(fields[1:]))
+	f := byName[name]
+	if f == nil {
+		t.Errorf("metric %s is not exported", name)
+		return
+	}
+	for _, m := range f.GetMetric() {
+		if rolloutName(m) != rollout {
+			continue
+		}
+		var labels []string
+		for _, l := range m.GetLabel() {
+			labels = append(labels, l.GetName())
+		}
+		slices.Sort(labels)
+		if !slices.Equal(labels, want) {
+			t.Errorf("%s has labels %v, want %v", name, labels, want)
+		}
+		return
+	}
+	t.Errorf("%s has no series for %s", name, rollout)
 }

@@ -36,6 +36,7 @@ func main() {
 	flag.StringVar(&opts.LocalWebhookHost, "local-webhook-host", "", "run outside the cluster: the apiserver calls https://<host>:<webhook-port>, or https://<host:port> when it names a port (a proxy in front of replicas)")
 	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `metrics address ("0" disables)`)
 	flag.BoolVar(&opts.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS to clients the apiserver authenticates and authorizes for GET /metrics (false: plain HTTP)")
+	legacyMetrics := flag.String("publish-legacy-metrics", envOr("PUBLISH_LEGACY_METRICS", "true"), "also publish NodeWright's gauges under their deprecated skyhook_* names labelled skyhook_name, beside nodewright_*; false drops them (default: $PUBLISH_LEGACY_METRICS, as NodeWright reads it, else true)")
 	flag.StringVar(&opts.MetricsCertDir, "metrics-cert-dir", "", "directory of the metrics server's tls.crt and tls.key (empty: a self-signed certificate)")
 	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "health probe address")
 	flag.StringVar(&opts.PprofAddr, "pprof-bind-address", "", "address of Go's profiles (/debug/pprof/), off when empty")
@@ -91,6 +92,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	publishLegacy, err := parseBool("--publish-legacy-metrics (PUBLISH_LEGACY_METRICS)", *legacyMetrics)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	opts.DropLegacyMetrics = !publishLegacy
 	opts.ImagePullSecrets = splitList(*pullSecrets)
 	if opts.RuntimeRequiredTaint, err = parseTaint(*taint); err != nil {
 		fmt.Fprintln(os.Stderr, "--runtime-required-taint:", err)

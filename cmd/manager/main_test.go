@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +97,49 @@ func TestParseBool(t *testing.T) {
 	}
 	if _, err := parseBool("--reapply-on-reboot (REAPPLY_ON_REBOOT)", "yes"); err == nil || err.Error() != `--reapply-on-reboot (REAPPLY_ON_REBOOT) "yes": want true or false` {
 		t.Errorf("parseBool(yes): %v", err)
+	}
+}
+
+// runMainEnv makes the test binary run the operator's main instead of the
+// tests, so that a test can run the command as a process: its flags and
+// environment as a Deployment gives them, and its exit code.
+const runMainEnv = "SKYHOOK_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// The operator reads PUBLISH_LEGACY_METRICS from its environment, as
+// NodeWright's chart sets it, as the default of --publish-legacy-metrics,
+// and the flag wins over it. A bad value stops it at start with exit code
+// 2, naming the setting and the value; a good one gets past the check (to
+// the kubeconfig, which is missing here: exit code 1).
+func TestPublishLegacyMetricsFromTheEnvironment(t *testing.T) {
+	for _, c := range []struct {
+		env  string
+		args []string
+		code int
+		says string
+	}{
+		{"maybe", nil, 2, `PUBLISH_LEGACY_METRICS) "maybe"`},
+		{"false", []string{"--publish-legacy-metrics=sometimes"}, 2, `PUBLISH_LEGACY_METRICS) "sometimes"`},
+		{"maybe", []string{"--publish-legacy-metrics=false"}, 1, ""},
+		{"false", nil, 1, ""},
+	} {
+		cmd := exec.Command(os.Args[0], c.args...)
+		cmd.Env = append(os.Environ(), runMainEnv+"=1", "PUBLISH_LEGACY_METRICS="+c.env,
+			"KUBECONFIG="+t.TempDir()+"/none", "KUBERNETES_SERVICE_HOST=", "HOME="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != c.code || !strings.Contains(string(out), c.says) {
+			t.Errorf("PUBLISH_LEGACY_METRICS=%s %v: %v, want exit code %d saying %q; output:\n%s", c.env, c.args, err, c.code, c.says, out)
+		}
+		if c.code != 2 && strings.Contains(string(out), "publish-legacy-metrics") {
+			t.Errorf("PUBLISH_LEGACY_METRICS=%s %v was refused:\n%s", c.env, c.args, out)
+		}
 	}
 }

@@ -124,6 +124,11 @@ type Options struct {
 	// RuntimeRequiredTaint is the taint runtimeRequired Skyhooks hold (the
 	// reconciler's default when its key is empty).
 	RuntimeRequiredTaint corev1.Taint
+	// DropLegacyMetrics unpublishes the deprecated skyhook_* names of
+	// NodeWright's gauges (NodeWright's PUBLISH_LEGACY_METRICS=false), for
+	// the whole process and for good: the metrics registry is global. The
+	// zero value publishes them, as NodeWright does by default.
+	DropLegacyMetrics bool
 
 	// inProcess allows starting the operator more than once in one process
 	// (controller names are otherwise unique per process, for metrics).
@@ -155,6 +160,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 	}
 	if opts.Certs != CertsSelfManaged && opts.Certs != CertsExternal {
 		return nil, fmt.Errorf("--certs: must be %q or %q, got %q", CertsSelfManaged, CertsExternal, opts.Certs)
+	}
+	if opts.DropLegacyMetrics {
+		reconcile.UnpublishLegacyMetrics()
 	}
 	sch := scheme.New()
 	inNamespace := cache.ByObject{Namespaces: map[string]cache.Config{opts.Namespace: {}}}
