@@ -24,6 +24,13 @@ const (
 	ValidatingWebhookName = "skyhook-validating-webhooks"
 )
 
+// WebhookConfigLabel marks both webhook configurations, as NodeWright
+// v0.18+ marks its own, so that what selects them by label (NodeWright's
+// runbooks: kubectl get mutatingwebhookconfiguration -l
+// nodewright.nvidia.com/webhook-config) finds this operator's. Only the key
+// matters to a selector; the value is "true".
+const WebhookConfigLabel = "nodewright.nvidia.com/webhook-config"
+
 // Webhooks returns the webhook configurations generated from the markers in
 // package webhook, renamed, with each webhook's client config made by
 // clientConfig from its path (a Service in a cluster, a URL for an operator
@@ -51,6 +58,8 @@ func Webhooks(clientConfig func(path string) admissionregistrationv1.WebhookClie
 		}
 	}
 	mutating.Name, validating.Name = MutatingWebhookName, ValidatingWebhookName
+	mutating.Labels = map[string]string{WebhookConfigLabel: "true"}
+	validating.Labels = map[string]string{WebhookConfigLabel: "true"}
 	for i := range mutating.Webhooks {
 		mutating.Webhooks[i].ClientConfig = clientConfig(*mutating.Webhooks[i].ClientConfig.Service.Path)
 	}

@@ -77,6 +77,11 @@ func TestCertManagerOverlay(t *testing.T) {
 		if got.Name != want.Name || got.Annotations["cert-manager.io/inject-ca-from"] != "skyhook-system/skyhook-operator-webhook-cert" {
 			t.Errorf("name %s annotations %v", got.Name, got.Annotations)
 		}
+		// The label NodeWright's tools select its configurations by, as
+		// the operator puts it on the ones it makes.
+		if got.Labels[config.WebhookConfigLabel] == "" || got.Labels[config.WebhookConfigLabel] != want.Labels[config.WebhookConfigLabel] {
+			t.Errorf("label %s: %q, the operator's is %q", config.WebhookConfigLabel, got.Labels[config.WebhookConfigLabel], want.Labels[config.WebhookConfigLabel])
+		}
 		if len(got.Webhooks) != len(want.Webhooks) {
 			t.Fatalf("%d webhooks, want %d", len(got.Webhooks), len(want.Webhooks))
 		}

@@ -55,8 +55,13 @@ func main() {
 	flag.StringVar(&memLimit, "default-memory-limit", "", "memoryLimit for packages that set no resources")
 	flag.StringVar(&opts.DefaultServiceAccount, "default-service-account", "", "ServiceAccount, in the PackageSet's namespace, that PackageSets without spec.serviceAccountName apply as (empty: as the operator itself, which is no lockdown; set it on a multi-tenant cluster)")
 	noCrossNamespaceRefs := flag.Bool("no-cross-namespace-refs", true, "refuse PackageSets whose sourceRef names another namespace (Ready=False, reason AccessDenied)")
-	cleanup := flag.Bool("cleanup", false, "instead of running: delete every PackageSet, Skyhook and DeploymentPolicy, wait until their finalizers are done, then delete the webhook configurations the operator made (the Helm chart's pre-delete hook)")
+	cleanup := flag.Bool("cleanup", false, "instead of running: delete every PackageSet, NodeWright, Skyhook and DeploymentPolicy, wait until their finalizers are done, then delete the webhook configurations the operator made (the Helm chart's pre-delete hook)")
 	cleanupTimeout := flag.Duration("cleanup-timeout", 2*time.Minute, "how long --cleanup waits")
+	migration := operator.SelectorMigrationOptions{}
+	flag.StringVar(&migration.Deployment, "migrate-selector", "", "instead of running: delete this Deployment in --namespace when its selector is not --selector and it belongs to the Helm release --release, and wait until it is gone (the Helm chart's selectorMigration pre-upgrade hook)")
+	flag.StringVar(&migration.Release, "release", "", "with --migrate-selector: the Helm release the Deployment must belong to")
+	selector := flag.String("selector", "", "with --migrate-selector: the selector the chart renders, key=value,...")
+	migrationTimeout := flag.Duration("migration-timeout", 2*time.Minute, "how long --migrate-selector waits")
 	taint := flag.String("runtime-required-taint", os.Getenv("RUNTIME_REQUIRED_TAINT"), "the taint runtimeRequired rollouts hold on their nodes, key[=value]:Effect (default: $RUNTIME_REQUIRED_TAINT, as NodeWright reads it; else each kind its own, skyhook.nvidia.com=runtime-required:NoSchedule for Skyhooks and nodewright.nvidia.com=runtime-required:NoSchedule for NodeWrights, both recognised either way)")
 	showVersion := flag.Bool("version", false, "print the version and exit")
 	zapOpts := zap.Options{}
@@ -69,6 +74,10 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	if *cleanup {
 		os.Exit(runCleanup(opts.Certs, *cleanupTimeout))
+	}
+	if migration.Deployment != "" {
+		migration.Namespace = opts.Namespace
+		os.Exit(runSelectorMigration(migration, *selector, *migrationTimeout))
 	}
 
 	resources, err := defaultResources(cpuRequest, cpuLimit, memRequest, memLimit)
@@ -119,6 +128,40 @@ func runCleanup(certs string, timeout time.Duration) int {
 	}
 	fmt.Println("cleanup: done")
 	return 0
+}
+
+// runSelectorMigration runs operator.MigrateSelector; its exit code.
+func runSelectorMigration(opts operator.SelectorMigrationOptions, selector string, timeout time.Duration) int {
+	labels, err := parseSelector(selector)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "--selector:", err)
+		return 2
+	}
+	opts.Selector, opts.Out = labels, os.Stdout
+	ctx, cancel := context.WithTimeout(ctrl.SetupSignalHandler(), timeout)
+	defer cancel()
+	if err := operator.MigrateSelector(ctx, ctrl.GetConfigOrDie(), opts); err != nil {
+		fmt.Fprintln(os.Stderr, "selector migration:", err)
+		return 1
+	}
+	return 0
+}
+
+// parseSelector reads key=value,... into labels; an empty selector is
+// refused, since every Deployment's selector has labels.
+func parseSelector(s string) (map[string]string, error) {
+	labels := map[string]string{}
+	for _, item := range splitList(s) {
+		key, value, ok := strings.Cut(item, "=")
+		if !ok || key == "" {
+			return nil, fmt.Errorf("%q: want key=value,...", s)
+		}
+		labels[key] = value
+	}
+	if len(labels) == 0 {
+		return nil, fmt.Errorf("empty: want key=value,...")
+	}
+	return labels, nil
 }
 
 // versionLine is what --version prints.

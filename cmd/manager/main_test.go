@@ -143,3 +143,18 @@ func TestPublishLegacyMetricsFromTheEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// The chart's selector-migration hook passes the selector it renders as
+// key=value,...; an empty or malformed one is refused rather than read as a
+// selector that matches nothing (which would delete the Deployment).
+func TestParseSelector(t *testing.T) {
+	got, err := parseSelector("app.kubernetes.io/name=skyhook-operator,app.kubernetes.io/instance=rel,control-plane=controller-manager")
+	if err != nil || len(got) != 3 || got["control-plane"] != "controller-manager" {
+		t.Fatalf("%v, %v", got, err)
+	}
+	for _, bad := range []string{"", " , ", "control-plane", "=x"} {
+		if _, err := parseSelector(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -22,9 +22,9 @@ func readValues(path string) (map[string]any, error) {
 }
 
 // helm lint, as strict as `helm lint --strict`: no warning, no error, for
-// the default values and for every option on.
+// the default values, for every option on and for NodeWright v0.20's values.
 func TestChartLints(t *testing.T) {
-	for name, values := range map[string]map[string]any{"default": nil, "all-on": allOn(t)} {
+	for name, values := range map[string]map[string]any{"default": nil, "all-on": allOn(t), "nodewright-v0.20": nodewrightV020Values(t)} {
 		linter := lint.All(helm.ChartDir, values, "skyhook-system", false)
 		for _, m := range linter.Messages {
 			if m.Severity >= support.WarningSev {
@@ -136,8 +136,18 @@ func TestAllOnValuesReachTheObjects(t *testing.T) {
 	if sm := manifest(t, rendered, "ServiceMonitor"); !strings.Contains(sm, "scheme: https") || !strings.Contains(sm, "bearerTokenFile:") {
 		t.Errorf("the ServiceMonitor does not scrape the secure metrics with Prometheus's token:\n%s", sm)
 	}
-	if len(rendered.Hooks) != 1 || !strings.Contains(rendered.Hooks[0].Manifest, "--cleanup-timeout=290s") {
-		t.Errorf("the cleanup hook is not the one the values ask for: %v", rendered.Hooks)
+	if cleanup := hookJob(t, rendered, "fleet-skyhook-cleanup"); !slices.Contains(cleanup.Spec.Template.Spec.Containers[0].Args, "--cleanup-timeout=290s") {
+		t.Errorf("the cleanup hook is not the one the values ask for: %v", cleanup.Spec.Template.Spec.Containers[0].Args)
+	}
+	if migration := hookJob(t, rendered, "fleet-skyhook-selector-migration"); *migration.Spec.ActiveDeadlineSeconds != 60 ||
+		!slices.Contains(migration.Spec.Template.Spec.Containers[0].Args, "--migration-timeout=50s") {
+		t.Errorf("the selector migration hook is not the one the values ask for: %d s, %v", *migration.Spec.ActiveDeadlineSeconds, migration.Spec.Template.Spec.Containers[0].Args)
+	}
+	// The user roles cover NodeWright's kinds as well as Skyhook's.
+	for _, role := range []string{"fleet-skyhook-viewer-role", "fleet-skyhook-editor-role"} {
+		if text := named(t, rendered, "ClusterRole", role); !strings.Contains(text, "nodewright.nvidia.com") || !strings.Contains(text, "nodewrights") {
+			t.Errorf("%s does not cover NodeWrights:\n%s", role, text)
+		}
 	}
 }
 
@@ -188,6 +198,18 @@ func manifest(t *testing.T, r *helm.Rendered, kind string) string {
 		}
 	}
 	t.Fatalf("no %s rendered", kind)
+	return ""
+}
+
+// named is the rendered manifest of that kind and name.
+func named(t *testing.T, r *helm.Rendered, kind, name string) string {
+	t.Helper()
+	for _, m := range r.Manifests {
+		if m.Head.Kind == kind && m.Head.Metadata.Name == name {
+			return m.Content
+		}
+	}
+	t.Fatalf("no %s/%s rendered", kind, name)
 	return ""
 }
 

@@ -16,7 +16,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/config"
@@ -27,7 +26,7 @@ import (
 // The operator binary starts with exactly the args and env of the rendered
 // Deployment (a flag renamed in the code but not in the chart fails here),
 // serves its webhooks and reconciles; then the rendered pre-delete hook's
-// command removes the Skyhook through its finalizer and the webhook
+// command removes the Skyhook and a NodeWright through their finalizers and the webhook
 // configurations the operator made. Outside a pod, only the addresses are
 // added: the webhook on localhost and free ports.
 func TestOperatorStartsFromTheRenderedDeployment(t *testing.T) {
@@ -72,6 +71,23 @@ spec:
 		out, _ := env.Kubectl("get", "skyhook", "from-the-chart", "-o", "jsonpath={.metadata.finalizers}")
 		return strings.Contains(out, "skyhook")
 	})
+	// A NodeWright too, which the cleanup must also see through its
+	// finalizer (its own name: one of the same name would be the Skyhook's
+	// twin).
+	apply(t, `apiVersion: nodewright.nvidia.com/v1alpha1
+kind: NodeWright
+metadata:
+  name: nodewright-from-the-chart
+spec:
+  nodeSelectors:
+    matchLabels: {nothing: selects-this}
+  packages:
+    tuning: {version: 1.0.0, image: ghcr.io/example/tuning}
+`)
+	testenv.Eventually(t, "the operator's finalizer on the NodeWright", 30*time.Second, func() bool {
+		out, _ := env.Kubectl("get", "nodewright", "nodewright-from-the-chart", "-o", "jsonpath={.metadata.finalizers}")
+		return strings.Contains(out, "nodewright")
+	})
 
 	out := runCleanupHook(t, rendered, manager, rel.Namespace)
 	if !strings.Contains(out, "cleanup: done") || !strings.Contains(out, "deleted webhook configuration skyhook-mutating-webhooks") {
@@ -79,6 +95,7 @@ spec:
 	}
 	for _, gone := range [][]string{
 		{"skyhook", "from-the-chart"},
+		{"nodewright", "nodewright-from-the-chart"},
 		{"mutatingwebhookconfiguration", config.MutatingWebhookName},
 		{"validatingwebhookconfiguration", config.ValidatingWebhookName},
 	} {
@@ -93,12 +110,14 @@ spec:
 // what it printed; it must succeed.
 func runCleanupHook(t *testing.T, rendered *helm.Rendered, manager, namespace string) string {
 	t.Helper()
-	if len(rendered.Hooks) != 1 {
-		t.Fatalf("%d hooks rendered, want the cleanup Job", len(rendered.Hooks))
+	var job *batchv1.Job
+	for _, h := range rendered.Hooks {
+		if strings.HasSuffix(h.Name, "-cleanup") {
+			job = hookJob(t, rendered, h.Name)
+		}
 	}
-	job := &batchv1.Job{}
-	if err := yaml.UnmarshalStrict([]byte(rendered.Hooks[0].Manifest), job); err != nil {
-		t.Fatal(err)
+	if job == nil {
+		t.Fatal("no cleanup Job among the rendered hooks")
 	}
 	c := job.Spec.Template.Spec.Containers[0]
 	cmd := exec.Command(manager, expand(c.Args, namespace)...)

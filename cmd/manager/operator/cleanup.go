@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	nodewrightv1 "github.com/skyhook-go/skyhook/api/nodewright/v1alpha1"
 	"github.com/skyhook-go/skyhook/api/scheme"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/config"
@@ -34,11 +35,12 @@ type CleanupOptions struct {
 
 // Cleanup removes what the operator's objects leave behind before the
 // operator itself is uninstalled (the Helm chart's pre-delete Job runs it):
-// PackageSets first (they would create their Skyhooks again), then Skyhooks
-// and DeploymentPolicies, waiting until they are gone so that their
-// finalizers run (and enabled uninstalls happen on the nodes) while the
-// operator still runs; then the webhook configurations the operator made,
-// which would otherwise refuse every Skyhook request once it is gone.
+// PackageSets first (they would create their Skyhooks again), then
+// NodeWrights, Skyhooks and both groups' DeploymentPolicies, waiting until
+// they are gone so that their finalizers run (and enabled uninstalls happen
+// on the nodes) while the operator still runs; then the webhook
+// configurations the operator made, which would otherwise refuse every
+// Skyhook request once it is gone.
 // It ends when ctx does, naming what is still there and why.
 func Cleanup(ctx context.Context, cfg *rest.Config, opts CleanupOptions) error {
 	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
@@ -51,7 +53,15 @@ func Cleanup(ctx context.Context, cfg *rest.Config, opts CleanupOptions) error {
 	for _, kind := range []struct {
 		name string
 		list client.ObjectList
-	}{{"PackageSet", &skyhookv1.PackageSetList{}}, {"Skyhook", &skyhookv1.SkyhookList{}}, {"DeploymentPolicy", &skyhookv1.DeploymentPolicyList{}}} {
+	}{
+		{"PackageSet", &skyhookv1.PackageSetList{}},
+		// Rollouts of both kinds before the policies, whose deletion
+		// admission refuses while a rollout names them.
+		{"NodeWright", &nodewrightv1.NodeWrightList{}},
+		{"Skyhook", &skyhookv1.SkyhookList{}},
+		{"DeploymentPolicy (nodewright.nvidia.com)", &nodewrightv1.DeploymentPolicyList{}},
+		{"DeploymentPolicy", &skyhookv1.DeploymentPolicyList{}},
+	} {
 		if err := deleteAllAndWait(ctx, c, kind.name, kind.list, opts); err != nil {
 			return err
 		}
@@ -115,14 +125,19 @@ func name(obj client.Object) string {
 	return obj.GetName()
 }
 
-// why is a Skyhook's DeletionBlocked message, which says what holds its
-// deletion (paused, disabled with uninstalls pending, ...).
+// why is a Skyhook's or NodeWright's DeletionBlocked message, which says
+// what holds its deletion (paused, disabled with uninstalls pending, ...).
 func why(obj client.Object) string {
-	sk, ok := obj.(*skyhookv1.Skyhook)
-	if !ok {
+	var conditions []metav1.Condition
+	switch rollout := obj.(type) {
+	case *skyhookv1.Skyhook:
+		conditions = rollout.Status.Conditions
+	case *nodewrightv1.NodeWright:
+		conditions = rollout.Status.Conditions
+	default:
 		return ""
 	}
-	if c := meta.FindStatusCondition(sk.Status.Conditions, skyhookv1.DeletionBlockedCondition); c != nil && c.Status == metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(conditions, skyhookv1.DeletionBlockedCondition); c != nil && c.Status == metav1.ConditionTrue {
 		return " (" + c.Message + ")"
 	}
 	return ""

@@ -1,8 +1,11 @@
-{{/* The release's base name: the release name when it already says the chart's name. */}}
+{{/* The release's base name: fullnameOverride, else the release name when
+     it already says the chart's name or NodeWright's (so a release named
+     nodewright gets NodeWright v0.20's nodewright-* names), else
+     <release>-<chart>. */}}
 {{- define "skyhook.fullname" -}}
 {{- if .Values.fullnameOverride }}
 {{- .Values.fullnameOverride | trunc 50 | trimSuffix "-" }}
-{{- else if contains .Chart.Name .Release.Name }}
+{{- else if or (contains .Chart.Name .Release.Name) (contains "nodewright" .Release.Name) }}
 {{- .Release.Name | trunc 50 | trimSuffix "-" }}
 {{- else }}
 {{- printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" }}
@@ -19,6 +22,55 @@
      at most 63 characters). */}}
 {{- define "skyhook.metricsService" -}}
 {{ include "skyhook.fullname" . | trunc 28 | trimSuffix "-" }}-controller-manager-metrics-service
+{{- end }}
+
+{{/* The webhook Service: webhook.serviceName, or, when that is empty (as
+     NodeWright's values have it), <fullname>-webhook-service as NodeWright
+     derives it. The default values name it, so existing installs keep
+     skyhook-operator-webhook-service whatever their release is called. */}}
+{{- define "skyhook.webhookService" -}}
+{{- .Values.webhook.serviceName | default (printf "%s-webhook-service" (include "skyhook.fullname" .)) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The metrics Service's port: the entry named metrics (else the first) of
+     NodeWright's metricsService.ports when given, else metricsService.port.
+     Its targetPort is always the operator's metrics port (metricsPort). */}}
+{{- define "skyhook.metricsServicePort" -}}
+{{- $port := .Values.metricsService.port }}
+{{- with .Values.metricsService.ports }}
+{{- $port = (first .).port }}
+{{- range . }}{{ if eq (toString .name) "metrics" }}{{ $port = .port }}{{ end }}{{ end }}
+{{- end }}
+{{- $port | int }}
+{{- end }}
+
+{{/* NodeWright's operator settings under controllerManager.manager.env
+     that have no flag here, passed under NodeWright's variable names, as
+     its chart passes them. The operator reads JOB_STAGE_TIMEOUT,
+     JOB_BACKOFF_LIMIT, REAPPLY_ON_REBOOT and PUBLISH_LEGACY_METRICS (the
+     defaults of the flags of those names);
+     the others are passed for when it reads them (docs/install.md says
+     which it does not, and why). Unset values are left out. */}}
+{{- define "skyhook.nodewrightEnv" -}}
+{{- $env := .Values.controllerManager.manager.env }}
+{{- range list
+      (list "JOB_STAGE_TIMEOUT" $env.jobStageTimeout)
+      (list "JOB_BACKOFF_LIMIT" $env.jobBackoffLimit)
+      (list "JOB_TTL_SUCCEEDED" $env.jobTtlSucceeded)
+      (list "JOB_TTL_FAILED" $env.jobTtlFailed)
+      (list "LEGACY_CLEANUP_DELAY" $env.legacyCleanupDelay)
+      (list "PUBLISH_LEGACY_METRICS" $env.publishLegacyMetrics)
+      (list "REAPPLY_ON_REBOOT" $env.reapplyOnReboot)
+      (list "COPY_DIR_ROOT" $env.copyDirRoot)
+      (list "AGENT_LOG_ROOT" $env.agentLogRoot) }}
+{{- $value := index . 1 }}
+{{- if not (kindIs "invalid" $value) }}
+{{- if ne (toString $value) "" }}
+- name: {{ index . 0 }}
+  value: {{ toString $value | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{- define "skyhook.selectorLabels" -}}

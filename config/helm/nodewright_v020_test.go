@@ -1,0 +1,254 @@
+package helm_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/skyhook-go/skyhook/config"
+	"github.com/skyhook-go/skyhook/config/helm"
+)
+
+// nodewrightV020Values reads NodeWright chart v0.20.0's values.yaml, kept
+// unchanged in testdata (its README says from where).
+func nodewrightV020Values(t *testing.T) map[string]any {
+	t.Helper()
+	values, err := readValues(filepath.Join("testdata", "nodewright-v0.20", "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return values
+}
+
+// nodewrightEnvReaches says how each of NodeWright's
+// controllerManager.manager.env values reaches this operator: a flag
+// ("--name") or a variable of the container's env ("NAME"). A value the
+// file has and this table lacks fails the test, so a value NodeWright adds
+// is looked at rather than silently dropped.
+var nodewrightEnvReaches = map[string]string{
+	"leaderElection":       "--leader-elect",
+	"logLevel":             "--zap-log-level",
+	"metricsPort":          "--metrics-bind-address",
+	"probePort":            "--health-probe-bind-address",
+	"runtimeRequiredTaint": "--runtime-required-taint",
+	"pauseImage":           "--pause-image",
+	"jobStageTimeout":      "JOB_STAGE_TIMEOUT",
+	"jobBackoffLimit":      "JOB_BACKOFF_LIMIT",
+	"jobTtlSucceeded":      "JOB_TTL_SUCCEEDED",
+	"jobTtlFailed":         "JOB_TTL_FAILED",
+	"legacyCleanupDelay":   "LEGACY_CLEANUP_DELAY",
+	"publishLegacyMetrics": "PUBLISH_LEGACY_METRICS",
+	"reapplyOnReboot":      "REAPPLY_ON_REBOOT",
+	"copyDirRoot":          "COPY_DIR_ROOT",
+	"agentLogRoot":         "AGENT_LOG_ROOT",
+}
+
+// NodeWright v0.20's values.yaml, unchanged, installs this chart and says
+// the same here: every controllerManager.manager.env value reaches the
+// operator as a flag or as NodeWright's variable, with the file's value; the
+// metrics on 8443 through a Service on 8443; the webhook Service derived
+// from the release's name; the selector-migration hook on; the object names
+// NodeWright gives a release named nodewright, and its old names with
+// fullnameOverride: skyhook-operator; the webhook configurations carrying
+// the label NodeWright's tools select them by.
+func TestNodeWrightV020ValuesInstall(t *testing.T) {
+	values := nodewrightV020Values(t)
+	rel := helm.Release{Name: "nodewright", Namespace: "nodewright"}
+	rendered := render(t, rel, values)
+	dep := deployment(t, rendered)
+	manager := dep.Spec.Template.Spec.Containers[0]
+
+	fileEnv := values["controllerManager"].(map[string]any)["manager"].(map[string]any)["env"].(map[string]any)
+	if len(fileEnv) < 15 {
+		t.Fatalf("%d env values read from NodeWright's file, want its 15: %v", len(fileEnv), fileEnv)
+	}
+	for key, value := range fileEnv {
+		want := fmt.Sprint(value)
+		to, known := nodewrightEnvReaches[key]
+		switch {
+		case !known:
+			t.Errorf("NodeWright's controllerManager.manager.env.%s (%q) reaches the operator nowhere this test knows", key, want)
+		case strings.HasPrefix(to, "--"):
+			if !slices.Contains(manager.Args, to+"="+want) {
+				t.Errorf("env.%s %q: no %s=%s among %v", key, want, to, want, manager.Args)
+			}
+		default:
+			if got, ok := envValue(manager.Env, to); !ok || got != want {
+				t.Errorf("env.%s %q: %s is %q (set: %v)", key, want, to, got, ok)
+			}
+		}
+	}
+
+	// Metrics: served on :8443 (above), the container's port named metrics
+	// is 8443, and the Service's 8443 targets it.
+	if port := containerPort(manager, "metrics"); port != 8443 {
+		t.Errorf("metrics container port %d, want 8443", port)
+	}
+	metrics := service(t, rendered, "nodewright-controller-manager-metrics-service")
+	if len(metrics.Spec.Ports) != 1 || metrics.Spec.Ports[0].Port != 8443 || metrics.Spec.Ports[0].TargetPort.String() != "metrics" {
+		t.Errorf("metrics Service ports %+v, want 8443 to the metrics port", metrics.Spec.Ports)
+	}
+
+	// webhook.serviceName "" derives the Service's name, which the
+	// operator is told (its serving certificate names it).
+	service(t, rendered, "nodewright-webhook-service")
+	if !slices.Contains(manager.Args, "--webhook-service=nodewright-webhook-service") {
+		t.Errorf("the operator is not told the webhook Service: %v", manager.Args)
+	}
+
+	// The pre-upgrade hook: it checks and deletes this very Deployment,
+	// against the selector rendered on it, within jobTimeoutSeconds.
+	migration := hookJob(t, rendered, "nodewright-selector-migration")
+	if *migration.Spec.ActiveDeadlineSeconds != 120 {
+		t.Errorf("selector migration deadline %d, want jobTimeoutSeconds 120", *migration.Spec.ActiveDeadlineSeconds)
+	}
+	args := migration.Spec.Template.Spec.Containers[0].Args
+	var selector []string
+	for k, v := range dep.Spec.Selector.MatchLabels {
+		selector = append(selector, k+"="+v)
+	}
+	slices.Sort(selector)
+	for _, want := range []string{"--migrate-selector=" + dep.Name, "--release=nodewright", "--selector=" + strings.Join(selector, ",")} {
+		if !slices.Contains(args, want) {
+			t.Errorf("selector migration args %v lack %s", args, want)
+		}
+	}
+	if hookJob(t, rendered, "nodewright-cleanup").Spec.ActiveDeadlineSeconds == nil {
+		t.Error("the cleanup hook has no deadline")
+	}
+
+	kinds := rendered.Kinds()
+	for _, want := range []string{
+		"Deployment/nodewright-controller-manager", "ServiceAccount/nodewright-controller-manager",
+		"PodDisruptionBudget/nodewright-controller-manager-pdb", "ClusterRole/nodewright-manager-role",
+		"ClusterRole/nodewright-metrics-reader", "Service/nodewright-webhook-service",
+		"Service/nodewright-controller-manager-metrics-service", "LimitRange/nodewright-default-limits",
+	} {
+		if !slices.Contains(kinds, want) {
+			t.Errorf("NodeWright's name %s not among %v", want, kinds)
+		}
+	}
+	// createSkyhookViewerRole and createSkyhookEditorRole are false there.
+	for _, kind := range kinds {
+		if strings.HasSuffix(kind, "-viewer-role") || strings.HasSuffix(kind, "-editor-role") {
+			t.Errorf("%s made although the file turns the user roles off", kind)
+		}
+	}
+
+	// fullnameOverride: skyhook-operator keeps the names NodeWright had
+	// before v0.18, whatever the release is called.
+	values["fullnameOverride"] = "skyhook-operator"
+	kinds = render(t, rel, values).Kinds()
+	for _, want := range []string{
+		"Deployment/skyhook-operator-controller-manager", "ClusterRole/skyhook-operator-manager-role",
+		"ClusterRole/skyhook-operator-metrics-reader", "Service/skyhook-operator-webhook-service",
+		"Service/skyhook-operator-controller-manager-metrics-service",
+	} {
+		if !slices.Contains(kinds, want) {
+			t.Errorf("with fullnameOverride skyhook-operator: %s not among %v", want, kinds)
+		}
+	}
+	delete(values, "fullnameOverride")
+
+	// The webhook configurations carry NodeWright's selecting label both
+	// ways they are made: by the chart (cert-manager) and by the operator.
+	values["webhook"].(map[string]any)["certManager"] = map[string]any{"enabled": true}
+	withCertManager := render(t, rel, values)
+	for _, kind := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
+		var object struct {
+			Metadata struct{ Labels map[string]string }
+		}
+		if err := yaml.Unmarshal([]byte(manifest(t, withCertManager, kind)), &object); err != nil {
+			t.Fatal(err)
+		}
+		if object.Metadata.Labels[config.WebhookConfigLabel] != "true" {
+			t.Errorf("the chart's %s lacks %s: %v", kind, config.WebhookConfigLabel, object.Metadata.Labels)
+		}
+	}
+	mutating, validating, err := config.Webhooks(func(string) admissionregistrationv1.WebhookClientConfig {
+		return admissionregistrationv1.WebhookClientConfig{}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mutating.Labels[config.WebhookConfigLabel] != "true" || validating.Labels[config.WebhookConfigLabel] != "true" {
+		t.Errorf("the operator's webhook configurations lack %s: %v, %v", config.WebhookConfigLabel, mutating.Labels, validating.Labels)
+	}
+}
+
+// The chart's own default passes no --runtime-required-taint, so each kind
+// keeps its own taint (skyhook.nvidia.com for Skyhooks, nodewright.nvidia.com
+// for NodeWrights); a taint the admin sets is passed as given.
+func TestRuntimeRequiredTaintOnlyWhenSet(t *testing.T) {
+	args := deployment(t, render(t, helm.Default, nil)).Spec.Template.Spec.Containers[0].Args
+	for _, a := range args {
+		if strings.HasPrefix(a, "--runtime-required-taint") {
+			t.Errorf("default values pass %s, which would give both kinds one taint", a)
+		}
+	}
+	set := map[string]any{"controllerManager": map[string]any{"manager": map[string]any{"env": map[string]any{
+		"runtimeRequiredTaint": "example.com/new=pending:NoSchedule"}}}}
+	args = deployment(t, render(t, helm.Default, set)).Spec.Template.Spec.Containers[0].Args
+	if !slices.Contains(args, "--runtime-required-taint=example.com/new=pending:NoSchedule") {
+		t.Errorf("a set taint is not passed: %v", args)
+	}
+}
+
+func envValue(vars []corev1.EnvVar, name string) (string, bool) {
+	for _, v := range vars {
+		if v.Name == name {
+			return v.Value, true
+		}
+	}
+	return "", false
+}
+
+func containerPort(c corev1.Container, name string) int32 {
+	for _, p := range c.Ports {
+		if p.Name == name {
+			return p.ContainerPort
+		}
+	}
+	return 0
+}
+
+// service is the rendered Service of that name.
+func service(t *testing.T, r *helm.Rendered, name string) *corev1.Service {
+	t.Helper()
+	for _, m := range r.Manifests {
+		if m.Head.Kind == "Service" && m.Head.Metadata.Name == name {
+			svc := &corev1.Service{}
+			if err := yaml.UnmarshalStrict([]byte(m.Content), svc); err != nil {
+				t.Fatal(err)
+			}
+			return svc
+		}
+	}
+	t.Fatalf("no Service %s among %v", name, r.Kinds())
+	return nil
+}
+
+// hookJob is the rendered hook Job of that name.
+func hookJob(t *testing.T, r *helm.Rendered, name string) *batchv1.Job {
+	t.Helper()
+	var names []string
+	for _, h := range r.Hooks {
+		names = append(names, h.Kind+"/"+h.Name)
+		if h.Kind == "Job" && h.Name == name {
+			job := &batchv1.Job{}
+			if err := yaml.UnmarshalStrict([]byte(h.Manifest), job); err != nil {
+				t.Fatal(err)
+			}
+			return job
+		}
+	}
+	t.Fatalf("no hook Job %s among %v", name, names)
+	return nil
+}
