@@ -67,6 +67,8 @@ func (b Base) Values() map[string]any {
 type Rendered struct {
 	Manifests []releaseutil.Manifest
 	Hooks     []*release.Hook
+	// Notes is what `helm install` prints afterwards (NOTES.txt).
+	Notes string
 }
 
 // Load reads the embedded chart.
@@ -101,8 +103,10 @@ func Render(ch *chart.Chart, rel Release, values map[string]any) (*Rendered, err
 	if err != nil {
 		return nil, err
 	}
-	for name := range files {
+	notes := ""
+	for name, text := range files {
 		if strings.HasSuffix(name, "NOTES.txt") {
+			notes = text
 			delete(files, name)
 		}
 	}
@@ -110,7 +114,7 @@ func Render(ch *chart.Chart, rel Release, values map[string]any) (*Rendered, err
 	if err != nil {
 		return nil, fmt.Errorf("rendered manifests: %w", err)
 	}
-	return &Rendered{Manifests: manifests, Hooks: hooks}, nil
+	return &Rendered{Manifests: manifests, Hooks: hooks, Notes: notes}, nil
 }
 
 // YAML is the manifests as one multi-document stream, in install order.

@@ -36,8 +36,10 @@ func TestNodeWrightValuesFilesInstall(t *testing.T) {
 	dep := deployment(t, upstreamDefaults)
 	pod := dep.Spec.Template.Spec
 	args := strings.Join(pod.Containers[0].Args, " ")
-	if pod.Containers[0].Image != "nvcr.io/nvidia/skyhook/operator:v0.15.0@sha256:09e4f71cca8757818515f9e7dd4b8f47d30c642dc3a7efe1329d5c19efea76b9" ||
-		!strings.Contains(args, "--agent-image=nvcr.io/nvidia/skyhook/agent:v6.4.1@sha256:dedf73c19455444e2663671368eaf3fcd657ea1417f0d8738c6133ed738b9c52") ||
+	// NodeWright's default images (nvcr.io/nvidia/skyhook/operator:v0.15.0
+	// and agent:v6.4.1) are replaced by this chart's.
+	if pod.Containers[0].Image != "ghcr.io/skyhook-go/skyhook-operator:"+chartAppVersion(t) ||
+		!strings.Contains(args, "--agent-image=ghcr.io/skyhook-go/skyhook-agent:"+chartAppVersion(t)) ||
 		!strings.Contains(args, "--pause-image=registry.k8s.io/pause:3.10") || !strings.Contains(args, "--leader-elect=true") {
 		t.Errorf("NodeWright's default images and options: image %s, args %s", pod.Containers[0].Image, args)
 	}

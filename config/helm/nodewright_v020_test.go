@@ -65,6 +65,17 @@ func TestNodeWrightV020ValuesInstall(t *testing.T) {
 	dep := deployment(t, rendered)
 	manager := dep.Spec.Template.Spec.Containers[0]
 
+	// NodeWright's images, pinned to its release, cannot run here: this
+	// chart's take their place, and the notes say so.
+	if want := "ghcr.io/skyhook-go/skyhook-operator:" + chartAppVersion(t); manager.Image != want ||
+		!slices.Contains(manager.Args, "--agent-image=ghcr.io/skyhook-go/skyhook-agent:"+chartAppVersion(t)) {
+		t.Errorf("NodeWright's images not replaced: image %s, args %v", manager.Image, manager.Args)
+	}
+	if !strings.Contains(rendered.Notes, "controllerManager.manager.image names NodeWright's ghcr.io/nvidia/nodewright/operator") ||
+		!strings.Contains(rendered.Notes, "controllerManager.manager.agent names NodeWright's ghcr.io/nvidia/nodewright/agent") {
+		t.Errorf("the notes do not say the images were replaced:\n%s", rendered.Notes)
+	}
+
 	fileEnv := values["controllerManager"].(map[string]any)["manager"].(map[string]any)["env"].(map[string]any)
 	if len(fileEnv) < 15 {
 		t.Fatalf("%d env values read from NodeWright's file, want its 15: %v", len(fileEnv), fileEnv)
@@ -251,4 +262,28 @@ func hookJob(t *testing.T, r *helm.Rendered, name string) *batchv1.Job {
 	}
 	t.Fatalf("no hook Job %s among %v", name, names)
 	return nil
+}
+
+// chartAppVersion is the embedded chart's appVersion, the tag of its images.
+func chartAppVersion(t *testing.T) string {
+	t.Helper()
+	ch, err := helm.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch.Metadata.AppVersion
+}
+
+// A mirror of NodeWright's images under another name, and this chart's own
+// images, are used as given, and the notes say nothing of a replacement.
+func TestOnlyNodeWrightsPublishedImagesAreReplaced(t *testing.T) {
+	values := map[string]any{"controllerManager": map[string]any{"manager": map[string]any{
+		"image": map[string]any{"repository": "registry.example.com/nvidia/nodewright/operator", "tag": "v0.20.0"},
+		"agent": map[string]any{"repository": "ghcr.io/nvidia/skyhook/agentless", "tag": "6.2.0"}}}}
+	rendered := render(t, helm.Release{Name: "skyhook", Namespace: "skyhook"}, values)
+	manager := deployment(t, rendered).Spec.Template.Spec.Containers[0]
+	if manager.Image != "registry.example.com/nvidia/nodewright/operator:v0.20.0" ||
+		!slices.Contains(manager.Args, "--agent-image=ghcr.io/nvidia/skyhook/agentless:6.2.0") || strings.Contains(rendered.Notes, "names NodeWright's") {
+		t.Errorf("image %s, args %v, notes:\n%s", manager.Image, manager.Args, rendered.Notes)
+	}
 }

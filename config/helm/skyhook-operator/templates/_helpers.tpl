@@ -91,11 +91,30 @@ app.kubernetes.io/part-of: skyhook-operator
 {{/* repository[:tag][@digest] of an image value; tag defaults to appVersion when no digest is given. */}}
 {{- define "skyhook.image" -}}
 {{- $image := index . 0 }}{{- $root := index . 1 }}
+{{- with index (include "skyhook.replacedImages" $root | fromYaml) $image.repository }}
+{{- . }}:{{ $root.Chart.AppVersion }}
+{{- else }}
 {{- $image.repository }}
 {{- if $image.digest }}
 {{- with $image.tag }}:{{ . }}{{ end }}@{{ $image.digest }}
 {{- else }}:{{ $image.tag | default $root.Chart.AppVersion }}
 {{- end }}
+{{- end }}
+{{- end }}
+
+{{/* NodeWright's published operator and agent images, and this chart's
+     images that take their place: a values file written for NodeWright
+     names them (pinned to its release), and neither can run here (its
+     operator takes other flags, its agent another calling convention), so
+     the file installs this operator unchanged. NOTES.txt says so. A
+     mirror of these images under another name is used as given. */}}
+{{- define "skyhook.replacedImages" -}}
+ghcr.io/nvidia/nodewright/operator: ghcr.io/skyhook-go/skyhook-operator
+ghcr.io/nvidia/skyhook/operator: ghcr.io/skyhook-go/skyhook-operator
+nvcr.io/nvidia/skyhook/operator: ghcr.io/skyhook-go/skyhook-operator
+ghcr.io/nvidia/nodewright/agent: ghcr.io/skyhook-go/skyhook-agent
+ghcr.io/nvidia/skyhook/agent: ghcr.io/skyhook-go/skyhook-agent
+nvcr.io/nvidia/skyhook/agent: ghcr.io/skyhook-go/skyhook-agent
 {{- end }}
 
 {{/* Every pull secret: NodeWright's single imagePullSecret and the list. */}}
