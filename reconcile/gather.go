@@ -181,7 +181,7 @@ func (r *SkyhookReconciler) readVisited(ctx context.Context, sk *skyhookv1.Skyho
 			pkgs = map[string][]*corev1.Pod{}
 			into[pod.Spec.NodeName] = pkgs
 		}
-		pkgs[pod.Labels[stagepod.PackageLabel]] = append(pkgs[pod.Labels[stagepod.PackageLabel]], pod)
+		pkgs[stagepod.PackageOf(pod)] = append(pkgs[stagepod.PackageOf(pod)], pod)
 	}
 	return nodes.Items, byNode, leaving, nil
 }

@@ -183,7 +183,7 @@ func (pass *rolloutPass) replace(w *nodeWork, outdated []*corev1.Pod, pool *node
 		w.leaving = map[string][]*corev1.Pod{}
 	}
 	for _, pod := range outdated {
-		name := pod.Labels[stagepod.PackageLabel]
+		name := stagepod.PackageOf(pod)
 		w.leaving[name] = append(w.leaving[name], pod)
 		pass.r.reportReplaced(pass.sk, w.node.Name, pod)
 	}

@@ -92,7 +92,7 @@ func TestPackageStageTimeoutWinsOverTheOperators(t *testing.T) {
 			return false
 		}
 		for _, p := range pods.Items {
-			deadlines[p.Labels[stagepod.PackageLabel]] = p.Spec.ActiveDeadlineSeconds
+			deadlines[stagepod.PackageOf(&p)] = p.Spec.ActiveDeadlineSeconds
 		}
 		return len(deadlines) == 2
 	})

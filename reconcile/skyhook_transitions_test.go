@@ -124,7 +124,7 @@ func uninstallPods(t *testing.T, skyhook string) func() map[string]*corev1.Pod {
 		for ev := range w.ResultChan() {
 			if pod, ok := ev.Object.(*corev1.Pod); ok {
 				mu.Lock()
-				seen[pod.Labels[stagepod.PackageLabel]] = pod
+				seen[stagepod.PackageOf(pod)] = pod
 				mu.Unlock()
 			}
 		}

@@ -105,7 +105,7 @@ func (r *SkyhookReconciler) record(sk *skyhookv1.Skyhook, e report.Event) {
 func (r *SkyhookReconciler) reportReplaced(sk *skyhookv1.Skyhook, node string, pod *corev1.Pod) {
 	r.Recorder.Eventf(sk, nil, corev1.EventTypeNormal, "StagePodReplaced", "Replace",
 		"stage pod %s on node %s runs package %s %s as the spec no longer declares it; it is deleted and its stage starts again with the spec's",
-		pod.Name, node, pod.Labels[stagepod.PackageLabel], pod.Annotations[stagepod.VersionAnnotation])
+		pod.Name, node, stagepod.PackageOf(pod), pod.Annotations[stagepod.VersionAnnotation])
 }
 
 // reportBarePods records a Warning event on the Skyhook for each pod

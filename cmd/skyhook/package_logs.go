@@ -103,17 +103,20 @@ or else the namespace of one found anywhere, or else every namespace.`,
 // or in every one when it is not known) that the filters select, newest
 // first.
 func stagePodsOf(ctx context.Context, cs kubernetes.Interface, pkg string, o logsOptions) ([]corev1.Pod, error) {
-	selector := labels.Set{stagepod.PackageLabel: pkg}
+	// Every stage pod has the stage label; the package is filtered here,
+	// since pods of this operator's earlier releases keep it under another
+	// label than today's (stagepod.PackageOf).
+	selector := stagepod.StageLabel
 	if o.stage != "" {
-		selector[stagepod.StageLabel] = o.stage
+		selector = labels.Set{stagepod.StageLabel: o.stage}.String()
 	}
-	list, err := cs.CoreV1().Pods(o.namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	list, err := cs.CoreV1().Pods(o.namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, fmt.Errorf("listing the stage pods: %w", err)
 	}
 	var pods, lacking []corev1.Pod
 	for _, p := range list.Items {
-		if o.skyhook != "" && !ownedBy(&p, o.skyhook) {
+		if stagepod.PackageOf(&p) != pkg || (o.skyhook != "" && !ownedBy(&p, o.skyhook)) {
 			continue
 		}
 		if o.node != "" {

@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"path"
 	"sort"
@@ -24,6 +25,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 
 	"github.com/skyhook-go/skyhook/api/imageref"
@@ -32,13 +34,22 @@ import (
 
 // Labels and annotations of stage pods. A pod's rollout is named by its
 // kind's owner label (SkyhookLabel for a Skyhook's,
-// nodewright.nvidia.com/nodewright for a NodeWright's: OwnerLabel) and
-// under the NameLabel of its kind; the other keys are this operator's
-// bookkeeping, the same for every kind.
+// nodewright.nvidia.com/nodewright for a NodeWright's: OwnerLabel). Under
+// the kind's prefix it also carries NodeWright's labels with NodeWright's
+// values (name, package as <package>-<version>, stage, node, interrupt:
+// "True"; see nodeWrightLabels), so that the selectors of its users'
+// runbooks find the pods. PackageNameLabel, StageLabel and the annotations
+// are this operator's bookkeeping, the same for every kind.
 const (
 	SkyhookLabel = skyhookv1.MetadataPrefix + "/skyhook"
+	// PackageLabel is NodeWright's package label of a Skyhook's stage pods:
+	// <package>-<version>. (This operator's releases before it held the
+	// bare name there: see PackageOf.)
 	PackageLabel = skyhookv1.MetadataPrefix + "/package"
-	StageLabel   = skyhookv1.MetadataPrefix + "/stage"
+	// PackageNameLabel is the package's name, what the operator files a
+	// stage pod under.
+	PackageNameLabel = skyhookv1.MetadataPrefix + "/package-name"
+	StageLabel       = skyhookv1.MetadataPrefix + "/stage"
 	// NameLabel is the Skyhook's name under the key NodeWright labels its
 	// stage pods with, so that selectors written for it find these.
 	NameLabel            = skyhookv1.MetadataPrefix + "/name"
@@ -181,6 +192,61 @@ func (s Spec) Name() string {
 	return strings.TrimRight(prefix, "-") + "-" + hex.EncodeToString(sum[:5])
 }
 
+// labels are the pod's labels: the owner's, this operator's bookkeeping,
+// and NodeWright's under the kind's prefix.
+func (s Spec) labels(kind skyhookv1.RolloutKind) map[string]string {
+	labels := map[string]string{kind.OwnerLabel(): s.Skyhook.Name, PackageNameLabel: s.Package, StageLabel: string(s.Stage)}
+	maps.Copy(labels, nodeWrightLabels(kind, s.Skyhook.Name, s.Package, s.Version, s.Stage, s.Node))
+	return labels
+}
+
+// nodeWrightLabels are the labels NodeWright puts on its stage pods, under
+// the kind's prefix: name, package (<package>-<version>), stage, node, and
+// interrupt "True" on an interrupt's pod.
+func nodeWrightLabels(kind skyhookv1.RolloutKind, rollout, pkg, version string, stage skyhookv1.Stage, node string) map[string]string {
+	labels := map[string]string{
+		kind.Prefix + "/name":    rollout,
+		kind.Prefix + "/package": LabelValue(pkg + "-" + version),
+		kind.Prefix + "/stage":   string(stage),
+		kind.Prefix + "/node":    LabelValue(node),
+	}
+	if agentMode(stage) == string(skyhookv1.StageInterrupt) {
+		labels[kind.Prefix+"/interrupt"] = "True"
+	}
+	return labels
+}
+
+// LabelValue is v when it is a valid label value; otherwise (longer than
+// 63 characters, as a node name may be, or holding a character a label
+// value cannot, as a version's '+' build metadata) its valid characters
+// cut to 54 and a hash of v, so two values never share one.
+func LabelValue(v string) string {
+	if len(validation.IsValidLabelValue(v)) == 0 {
+		return v
+	}
+	clean := strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r == '.' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			return r
+		}
+		return '-'
+	}, v)
+	if len(clean) > 54 {
+		clean = clean[:54]
+	}
+	sum := sha256.Sum256([]byte(v))
+	return strings.Trim(clean, "-_.") + "-" + hex.EncodeToString(sum[:4])
+}
+
+// PackageOf is the name of the package the stage pod runs: its
+// PackageNameLabel, or on a pod of this operator's releases before that
+// label, the bare name they kept in PackageLabel.
+func PackageOf(pod *corev1.Pod) string {
+	if name, ok := pod.Labels[PackageNameLabel]; ok {
+		return name
+	}
+	return pod.Labels[PackageLabel]
+}
+
 // CopyDir is the package's directory on the host, relative to the host root.
 func (s Spec) CopyDir() string {
 	return path.Join("/var/lib/skyhook", s.Skyhook.Name, s.Package, s.Version, strconv.FormatInt(s.Skyhook.Generation, 10))
@@ -237,10 +303,9 @@ func Build(s Spec) *corev1.Pod {
 	owner := metav1.NewControllerRef(s.Skyhook, kind.GroupVersionKind)
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      s.Name(),
-			Namespace: s.Namespace,
-			Labels: map[string]string{kind.OwnerLabel(): s.Skyhook.Name, kind.Prefix + "/name": s.Skyhook.Name,
-				PackageLabel: s.Package, StageLabel: string(s.Stage)},
+			Name:            s.Name(),
+			Namespace:       s.Namespace,
+			Labels:          s.labels(kind),
 			Annotations:     annotations(s),
 			OwnerReferences: []metav1.OwnerReference{*owner},
 		},
@@ -431,6 +496,13 @@ func Adopt(pod *corev1.Pod, to *skyhookv1.Skyhook) bool {
 	}
 	pod.Labels[kind.OwnerLabel()] = to.Name
 	pod.Labels[kind.Prefix+"/name"] = to.Name
+	// NodeWright's labels under the new kind's prefix too; the old kind's
+	// stay (a Skyhook's are this operator's bookkeeping keys as well).
+	if pkg := PackageOf(pod); pkg != "" {
+		pod.Labels[PackageNameLabel] = pkg
+		maps.Copy(pod.Labels, nodeWrightLabels(kind, to.Name, pkg, pod.Annotations[VersionAnnotation],
+			skyhookv1.Stage(pod.Labels[StageLabel]), pod.Spec.NodeName))
+	}
 	pod.OwnerReferences = []metav1.OwnerReference{*owner}
 	return true
 }

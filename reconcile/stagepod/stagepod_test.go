@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
@@ -333,10 +334,58 @@ func TestAdoptGivesAStagePodToTheTwin(t *testing.T) {
 		t.Errorf("owner references %+v", pod.OwnerReferences)
 	}
 	if pod.Labels["nodewright.nvidia.com/nodewright"] != "demo" || pod.Labels["nodewright.nvidia.com/name"] != "demo" ||
-		pod.Labels[SkyhookLabel] != "" || pod.Labels[NameLabel] != "" || pod.Labels[StageLabel] != "apply" || pod.Labels[PackageLabel] != "tuning" {
+		pod.Labels[SkyhookLabel] != "" || pod.Labels[NameLabel] != "" || pod.Labels[StageLabel] != "apply" || PackageOf(pod) != "tuning" ||
+		pod.Labels["nodewright.nvidia.com/package"] != "tuning-"+s.Version || pod.Labels["nodewright.nvidia.com/node"] != s.Node {
 		t.Errorf("labels %v", pod.Labels)
 	}
 	if Adopt(pod, twin) {
 		t.Error("adopted twice")
+	}
+}
+
+// Stage pods carry NodeWright's labels under their kind's prefix, with
+// NodeWright's values, so that its users' selectors find them: name,
+// package as <package>-<version>, stage, node, and interrupt "True" on an
+// interrupt's pod. The package's bare name stays this operator's.
+func TestStagePodsCarryNodeWrightsLabels(t *testing.T) {
+	for _, kind := range skyhookv1.RolloutKinds {
+		s := spec()
+		s.Skyhook = s.Skyhook.DeepCopy()
+		s.Skyhook.TypeMeta = metav1.TypeMeta{APIVersion: kind.GroupVersionKind.GroupVersion().String(), Kind: kind.Kind}
+		pod := Build(s)
+		p := kind.Prefix + "/"
+		if pod.Labels[p+"name"] != "demo" || pod.Labels[p+"package"] != "tuning-"+s.Version || pod.Labels[p+"stage"] != "apply" ||
+			pod.Labels[p+"node"] != s.Node || pod.Labels[p+"interrupt"] != "" || PackageOf(pod) != "tuning" {
+			t.Errorf("%s: labels %v", kind.Kind, pod.Labels)
+		}
+		s.Stage = skyhookv1.StageInterrupt
+		s.Interrupt = &skyhookv1.Interrupt{Type: skyhookv1.InterruptReboot}
+		if pod := Build(s); pod.Labels[p+"interrupt"] != "True" || pod.Labels[p+"stage"] != "interrupt" {
+			t.Errorf("%s interrupt: labels %v", kind.Kind, pod.Labels)
+		}
+	}
+	// A pod of this operator's earlier releases kept the bare name under
+	// the package label.
+	old := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{PackageLabel: "tuning"}}}
+	if PackageOf(old) != "tuning" {
+		t.Errorf("PackageOf an earlier release's pod: %q", PackageOf(old))
+	}
+}
+
+// LabelValue keeps a valid value and makes any other one valid and unique:
+// a node name longer than 63 characters, a version with build metadata.
+func TestLabelValue(t *testing.T) {
+	if got := LabelValue("tuning-1.0.0"); got != "tuning-1.0.0" {
+		t.Errorf("a valid value changed: %q", got)
+	}
+	long := strings.Repeat("node-", 20) + "a"
+	for _, v := range []string{long, strings.Repeat("node-", 20) + "b", "tuning-1.0.0+build.7", "tuning-1.0.0+build.8"} {
+		got := LabelValue(v)
+		if errs := validation.IsValidLabelValue(got); len(errs) > 0 {
+			t.Errorf("LabelValue(%q) = %q: %v", v, got, errs)
+		}
+	}
+	if LabelValue(long) == LabelValue(strings.Repeat("node-", 20)+"b") || LabelValue("tuning-1.0.0+build.7") == LabelValue("tuning-1.0.0+build.8") {
+		t.Error("two values share a label value")
 	}
 }

@@ -86,7 +86,7 @@ func StandIn(job *batchv1.Job, kind skyhookv1.RolloutKind, configHash string) (*
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "job/" + job.Name, Namespace: job.Namespace, UID: job.UID, CreationTimestamp: job.CreationTimestamp,
-			Labels: map[string]string{kind.OwnerLabel(): job.Labels[NameLabel(kind)], stagepod.PackageLabel: step.Package,
+			Labels: map[string]string{kind.OwnerLabel(): job.Labels[NameLabel(kind)], stagepod.PackageNameLabel: step.Package,
 				stagepod.StageLabel: string(step.Stage)},
 			Annotations: map[string]string{standInAnnotation: job.Name, stagepod.VersionAnnotation: step.Version,
 				stagepod.GenerationAnnotation: job.Labels[kind.Prefix+generationLabel],

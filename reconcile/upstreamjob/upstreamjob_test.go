@@ -31,7 +31,7 @@ func TestStandInCarriesTheStep(t *testing.T) {
 	if !ok {
 		t.Fatal("not read")
 	}
-	if pod.Name != "job/gpu-tuning-1-0-0-apply-node-1-1a2b3c4d" || pod.Spec.NodeName != "node-1" || pod.Labels[stagepod.PackageLabel] != "tuning" ||
+	if pod.Name != "job/gpu-tuning-1-0-0-apply-node-1-1a2b3c4d" || pod.Spec.NodeName != "node-1" || stagepod.PackageOf(pod) != "tuning" ||
 		pod.Labels[stagepod.StageLabel] != "apply" || pod.Labels["nodewright.nvidia.com/nodewright"] != "gpu" ||
 		pod.Annotations[stagepod.VersionAnnotation] != "1.0.0" || pod.Annotations[stagepod.GenerationAnnotation] != "2" ||
 		pod.Annotations[stagepod.ConfigHashAnnotation] != "k=1" {

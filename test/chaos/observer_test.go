@@ -113,7 +113,7 @@ func (o *observer) node(n *corev1.Node) {
 // stageKey names what a stage pod runs: node, package, version, stage and
 // the Skyhook's generation.
 func stageKey(p *corev1.Pod) string {
-	return fmt.Sprintf("%s/%s@%s/%s/gen%s", p.Spec.NodeName, p.Labels[stagepod.PackageLabel],
+	return fmt.Sprintf("%s/%s@%s/%s/gen%s", p.Spec.NodeName, stagepod.PackageOf(p),
 		p.Annotations[stagepod.VersionAnnotation], p.Labels[stagepod.StageLabel], p.Annotations[stagepod.GenerationAnnotation])
 }
 

@@ -73,7 +73,7 @@ func (l *podLog) observe(obj any) {
 	defer l.mu.Unlock()
 	sp := l.pods[p.UID]
 	if sp == nil {
-		sp = &stagePod{name: p.Name, node: p.Spec.NodeName, pkg: p.Labels[stagepod.PackageLabel],
+		sp = &stagePod{name: p.Name, node: p.Spec.NodeName, pkg: stagepod.PackageOf(p),
 			version: p.Annotations[stagepod.VersionAnnotation], stage: p.Labels[stagepod.StageLabel]}
 		l.pods[p.UID] = sp
 	}

@@ -144,7 +144,7 @@ func nodeWrightPods(t *testing.T) func() map[string]int {
 		if !ok || ev.Type != watch.Added {
 			return "", false
 		}
-		return pod.Spec.NodeName + "/" + pod.Labels[stagepod.PackageLabel] + "/" + pod.Labels[stagepod.StageLabel], true
+		return pod.Spec.NodeName + "/" + stagepod.PackageOf(pod) + "/" + pod.Labels[stagepod.StageLabel], true
 	})
 }
 

@@ -16,13 +16,12 @@ import (
 // design. Skyhook, Node, DeploymentPolicy and Event documents are never
 // skipped.
 const (
-	reasonStagePod = "NodeWright's stage pod shape (labels skyhook.nvidia.com/name and skyhook.nvidia.com/package=<package>-<version>, " +
-		"a skyhook.nvidia.com/package JSON annotation, init containers <package>-init, <package>-<stage>, <package>-<stage>check); " +
-		"this operator's stage pods (reconcile/stagepod) are labelled skyhook.nvidia.com/skyhook, /package and /stage " +
-		"and run init containers copy, <stage>, <stage>-check"
-	reasonInterruptPod = "NodeWright's interrupt pod, labelled skyhook.nvidia.com/name and skyhook.nvidia.com/interrupt=True; " +
-		"this operator runs an interrupt as a stage pod of the first package due (reconcile/interrupts.go), " +
-		"labelled skyhook.nvidia.com/skyhook, /package and /stage=interrupt or uninstall-interrupt"
+	reasonStagePod = "NodeWright's stage pod shape: init containers <package>-init, <package>-<stage>, <package>-<stage>check " +
+		"and a skyhook.nvidia.com/package JSON annotation; this operator's stage pods carry NodeWright's labels " +
+		"(name, package=<package>-<version>, stage, node) but run init containers copy, <stage>, <stage>-check (reconcile/stagepod)"
+	reasonInterruptPod = "NodeWright's interrupt pod shape: its interrupt container and the JSON annotation; this operator's interrupt " +
+		"is a stage pod of the first package due (reconcile/interrupts.go) with NodeWright's labels (interrupt=True, name) " +
+		"and the init containers copy, interrupt"
 	reasonPackageConfigMap = "NodeWright's package ConfigMap <skyhook>-<package>-<version> labelled skyhook.nvidia.com/name; " +
 		"this operator keeps a package's configMap in its snapshot ConfigMap <skyhook>-<package>-<hash of the version> " +
 		"labelled skyhook.nvidia.com/skyhook and /package (reconcile/snapshot)"

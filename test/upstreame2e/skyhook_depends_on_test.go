@@ -58,7 +58,7 @@ func watchStagePods(t *testing.T, skyhook string) func() []string {
 	go func() {
 		for ev := range w.ResultChan() {
 			if pod, ok := ev.Object.(*corev1.Pod); ok {
-				stage := pod.Labels[stagepod.PackageLabel] + " " + pod.Labels[stagepod.StageLabel]
+				stage := stagepod.PackageOf(pod) + " " + pod.Labels[stagepod.StageLabel]
 				mu.Lock()
 				if !slices.Contains(seen, stage) {
 					seen = append(seen, stage)

@@ -70,7 +70,7 @@ func (l *stagePodLog) all() []stagePod {
 	for _, pod := range l.pods {
 		out = append(out, stagePod{
 			Skyhook: pod.Labels[stagepod.SkyhookLabel],
-			Package: pod.Labels[stagepod.PackageLabel],
+			Package: stagepod.PackageOf(pod),
 			Version: pod.Annotations[stagepod.VersionAnnotation],
 			Stage:   pod.Labels[stagepod.StageLabel],
 			Node:    pod.Spec.NodeName,

@@ -788,7 +788,7 @@ func recordStagePods(t *testing.T, skyhook string) *stagePods {
 	go func() {
 		for ev := range w.ResultChan() {
 			if pod, ok := ev.Object.(*corev1.Pod); ok {
-				key := pod.Labels[stagepod.PackageLabel] + " " + pod.Labels[stagepod.StageLabel]
+				key := stagepod.PackageOf(pod) + " " + pod.Labels[stagepod.StageLabel]
 				p.mu.Lock()
 				if p.pods[key] == nil {
 					p.pods[key] = pod
