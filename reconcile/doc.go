@@ -7,7 +7,8 @@
 // reconcile/packageset; the leaf packages beside this one each hold one
 // idea (lifecycle, stagepod, budget, compartment, snapshot, cordon, drain,
 // interrupt, taints, fleet, upstreamjob: NodeWright's stage Jobs read as
-// stand-in stage pods when taking over from it), and two hold what the reconciler keeps and
+// stand-in stage pods when taking over from it; retention: stage pods kept
+// for their logs, and their sweep), and two hold what the reconciler keeps and
 // says: memory (what it remembers between passes, of each Skyhook) and
 // report (what the status says, decided from what a pass found). The node
 // record's format is api/nodestate.
@@ -33,7 +34,7 @@
 //	                       pods; a stand-in read again
 //	node_work.go           what the passes know of one node (nodeWork), a stand-in between them
 //	node.go                one node's turn (nodePass.advance): its packages and stages
-//	stagepods.go           finding, creating, reading and deleting stage pods; retries
+//	stagepods.go           finding, creating, reading, retiring (deleting or keeping) stage pods; retries
 //	interrupts.go          a node's interrupt: cordon, drain, run, verify the reboot
 //	drain_first.go         cordon and drain before the stage of a package that interrupts
 //	drains.go              a node's drain before its interrupt: cordon, wait, remove, the

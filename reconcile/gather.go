@@ -13,6 +13,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/fleet"
+	"github.com/skyhook-go/skyhook/reconcile/retention"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/reconcile/upstreamjob"
 )
@@ -172,6 +173,9 @@ func (r *SkyhookReconciler) readVisited(ctx context.Context, sk *skyhookv1.Skyho
 	for i := range pods {
 		pod := &pods[i]
 		r.memory.Created.Drop(sk.UID, pod.Name) // the cache shows it
+		if retention.Retained(pod) {
+			continue // kept for its logs only: no stage's pod any more
+		}
 		into := byNode
 		if !pod.DeletionTimestamp.IsZero() {
 			into = leaving

@@ -48,6 +48,14 @@ func (n *nodePool) deletePods(pods []*corev1.Pod) {
 	}
 }
 
+// retirePods keeps or deletes stage pods whose stage is done in the pool
+// (SkyhookReconciler.retire).
+func (n *nodePool) retirePods(pods []*corev1.Pod) {
+	for _, pod := range pods {
+		n.group.Go(func() error { return n.pass.r.retire(n.ctx, n.pass.sk, pod) })
+	}
+}
+
 // releaseCordon lifts the Skyhook's cordon of the node in the pool.
 func (n *nodePool) releaseCordon(node *corev1.Node) {
 	n.group.Go(func() error { return n.pass.r.releaseCordon(n.ctx, n.pass.sk, node) })

@@ -61,6 +61,11 @@ type SkyhookReconciler struct {
 	// way every kind's default is recognised: tolerated by stage pods,
 	// taken off a node done, and a node carrying one counts as gated.
 	RuntimeRequiredTaint corev1.Taint
+	// SucceededTTL and FailedTTL are how long a stage pod its stage no
+	// longer needs is kept for its logs, by outcome (NodeWright's
+	// JOB_TTL_SUCCEEDED and JOB_TTL_FAILED); 0 deletes it at once. Of the
+	// failed attempts of a stage the first and the latest are kept.
+	SucceededTTL, FailedTTL time.Duration
 	// ReapplyOnReboot starts a rollout over on a node that rebooted outside
 	// its own interrupts (NodeWright's REAPPLY_ON_REBOOT): for hosts whose
 	// changes do not outlive a boot (a read-only or stateless root). See

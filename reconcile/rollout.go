@@ -127,7 +127,7 @@ func (pass *rolloutPass) followActive(ctx context.Context, work []*nodeWork) err
 	for _, w := range work {
 		finished := finishedPods(pass.sk, w)
 		w.finishing = len(finished) > 0
-		pool.deletePods(finished)
+		pool.retirePods(finished)
 		pass.replace(w, outdatedPods(pass.sk, w), pool)
 		if pass.skipNotReady(w, pool, &w.report) || pass.skippedDrain(w, &w.report) {
 			continue

@@ -10,10 +10,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
+	"github.com/skyhook-go/skyhook/reconcile/retention"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/reconcile/upstreamjob"
 )
@@ -166,7 +168,13 @@ func (n *nodePass) createStagePod(ctx context.Context, name string, step lifecyc
 		n.progress.RequeueIn(left)
 		return nil
 	}
-	if err := r.Client.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+	err := r.Client.Create(ctx, pod)
+	if apierrors.IsAlreadyExists(err) {
+		if kept, err := r.freeKeptName(ctx, pod); kept || err != nil {
+			n.progress.RequeueIn(time.Second) // created once the kept pod is gone
+			return err
+		}
+	} else if err != nil {
 		return fmt.Errorf("creating stage pod %s: %w", pod.Name, err)
 	}
 	r.memory.Created.Add(n.sk.UID, pod.Name)
@@ -244,6 +252,54 @@ func (r *SkyhookReconciler) deletePod(ctx context.Context, sk *skyhookv1.Skyhook
 	return nil
 }
 
+// retire takes a stage pod its stage no longer needs out of the rollout:
+// kept for its logs (package retention) for the TTL of its outcome,
+// JOB_TTL_SUCCEEDED or JOB_TTL_FAILED, else deleted. NodeWright's Jobs
+// read as stand-ins are deleted: they are not this operator's to keep.
+func (r *SkyhookReconciler) retire(ctx context.Context, sk *skyhookv1.Skyhook, pod *corev1.Pod) error {
+	outcome, ttl := retention.Succeeded, r.SucceededTTL
+	switch stagepod.Read(pod).Result {
+	case stagepod.Succeeded:
+	case stagepod.Running:
+		ttl = 0
+	default:
+		outcome, ttl = retention.Failed, r.FailedTTL
+	}
+	if _, standIn := upstreamjob.JobOf(pod); ttl <= 0 || standIn {
+		return r.deletePod(ctx, sk, pod)
+	}
+	// Kept, the pod is as good as deleted to the rollout: the cache shows
+	// it unmarked for a moment, as it shows a deleted pod.
+	if r.memory.Deleted.Has(sk.UID, string(pod.UID)) {
+		return nil
+	}
+	target := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}}
+	if err := r.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, retention.Patch(outcome, time.Now().Add(ttl)))); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	r.memory.Deleted.Add(sk.UID, string(pod.UID))
+	r.memory.Created.Drop(sk.UID, pod.Name)
+	return nil
+}
+
+// freeKeptName deletes the pod that holds the name of a stage pod to
+// create when it is one kept for its logs: the same stage run again (a
+// reset) has the same name. It reports whether it was one.
+func (r *SkyhookReconciler) freeKeptName(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	var existing corev1.Pod
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), &existing); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	if !retention.Retained(&existing) {
+		return false, nil
+	}
+	if existing.DeletionTimestamp.IsZero() {
+		err := r.Client.Delete(ctx, &existing, client.Preconditions{UID: &existing.UID})
+		return true, client.IgnoreNotFound(err)
+	}
+	return true, nil
+}
+
 // failedTry is a try of a stage that failed: its pod, its package and
 // step, and what to say about it.
 type failedTry struct {
@@ -295,7 +351,7 @@ func (n *nodePass) retry(ctx context.Context, pod *corev1.Pod, name string, step
 			return true, nil
 		}
 	}
-	if err := n.r.deletePod(ctx, n.sk, pod); err != nil {
+	if err := n.r.retire(ctx, n.sk, pod); err != nil {
 		return true, err
 	}
 	if newGeneration {

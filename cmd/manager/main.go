@@ -47,6 +47,8 @@ func main() {
 	pullSecrets := flag.String("image-pull-secret", os.Getenv("IMAGE_PULL_SECRET"), "Secret(s) in --namespace, comma-separated, that stage pods pull the package, agent and pause images with (default: $IMAGE_PULL_SECRET, as upstream's operator reads it)")
 	stageTimeout := flag.String("stage-timeout", envOr("JOB_STAGE_TIMEOUT", "1h"), "how long one run of a stage may take before it is stopped and counts as failed, unless the package sets stageTimeout; 0 for no bound (default: $JOB_STAGE_TIMEOUT, as NodeWright reads it, else 1h)")
 	backoffLimit := flag.String("backoff-limit", envOr("JOB_BACKOFF_LIMIT", "3"), "how many times a failed stage is tried again before the node is erroring (default: $JOB_BACKOFF_LIMIT, as NodeWright reads it, else 3)")
+	ttlSucceeded := flag.String("ttl-succeeded", envOr("JOB_TTL_SUCCEEDED", "0"), "how long a succeeded stage pod is kept for its logs once its stage is recorded, at least 1m; 0 deletes it at once (default: $JOB_TTL_SUCCEEDED, as NodeWright reads it, else 0)")
+	ttlFailed := flag.String("ttl-failed", envOr("JOB_TTL_FAILED", "24h"), "how long a failed attempt of a stage (the first and the latest of each stage) is kept for its logs, at least 1m; 0 deletes it at once (default: $JOB_TTL_FAILED, as NodeWright reads it, else 24h)")
 	reapply := flag.String("reapply-on-reboot", envOr("REAPPLY_ON_REBOOT", "false"), "start the rollouts over on a node that rebooted outside their own interrupts, for hosts whose changes do not outlive a boot (default: $REAPPLY_ON_REBOOT, as NodeWright reads it, else false)")
 	flag.DurationVar(&opts.RebootTimeout, "reboot-timeout", 0, "how long a rebooted node may take to come back Ready with a new boot ID (default 10m)")
 	flag.StringVar(&cpuRequest, "default-cpu-request", "", "cpuRequest for packages that set no resources (all four default flags or none)")
@@ -94,6 +96,10 @@ func main() {
 		}
 	}
 	if err := retryLimits(&opts, *stageTimeout, *backoffLimit); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if err := keepTTLs(&opts, *ttlSucceeded, *ttlFailed); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
@@ -210,6 +216,25 @@ func retryLimits(opts *operator.Options, stageTimeout, backoffLimit string) erro
 		return fmt.Errorf("--backoff-limit (JOB_BACKOFF_LIMIT) %q: want a whole number from 0 to 100", backoffLimit)
 	}
 	opts.MaxAttempts = int32(limit) + 1
+	return nil
+}
+
+// keepTTLs reads --ttl-succeeded and --ttl-failed: 0, or at least a
+// minute, as NodeWright refuses less (it has no 0; here 0 keeps nothing).
+func keepTTLs(opts *operator.Options, succeeded, failed string) error {
+	for _, ttl := range []struct {
+		flag, env, value string
+		into             *time.Duration
+	}{{"--ttl-succeeded", "JOB_TTL_SUCCEEDED", succeeded, &opts.SucceededTTL}, {"--ttl-failed", "JOB_TTL_FAILED", failed, &opts.FailedTTL}} {
+		d, err := time.ParseDuration(ttl.value)
+		if ttl.value == "0" {
+			d, err = 0, nil
+		}
+		if err != nil || d < 0 || (d > 0 && d < time.Minute) {
+			return fmt.Errorf("%s (%s) %q: want 0 or a duration of at least 1m, such as 1h or 24h", ttl.flag, ttl.env, ttl.value)
+		}
+		*ttl.into = d
+	}
 	return nil
 }
 

@@ -158,3 +158,20 @@ func TestParseSelector(t *testing.T) {
 		}
 	}
 }
+
+// --ttl-succeeded and --ttl-failed take 0 or at least a minute, as
+// NodeWright's JOB_TTL_* (which it refuses below 1m), naming the flag.
+func TestKeepTTLs(t *testing.T) {
+	var opts operator.Options
+	if err := keepTTLs(&opts, "1h", "0"); err != nil || opts.SucceededTTL != time.Hour || opts.FailedTTL != 0 {
+		t.Errorf("1h, 0: %v, %v, %v", opts.SucceededTTL, opts.FailedTTL, err)
+	}
+	for _, bad := range [][2]string{{"30s", "24h"}, {"1h", "-1h"}, {"1h", "a day"}} {
+		if err := keepTTLs(&opts, bad[0], bad[1]); err == nil || !strings.Contains(err.Error(), "at least 1m") {
+			t.Errorf("%v: %v, want a refusal", bad, err)
+		}
+	}
+	if err := keepTTLs(&opts, "30s", "24h"); err == nil || !strings.HasPrefix(err.Error(), `--ttl-succeeded (JOB_TTL_SUCCEEDED) "30s"`) {
+		t.Errorf("the refusal does not name the flag: %v", err)
+	}
+}

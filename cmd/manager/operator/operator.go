@@ -32,6 +32,7 @@ import (
 	"github.com/skyhook-go/skyhook/api/scheme"
 	"github.com/skyhook-go/skyhook/reconcile"
 	"github.com/skyhook-go/skyhook/reconcile/packageset"
+	"github.com/skyhook-go/skyhook/reconcile/retention"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	skyhookwebhook "github.com/skyhook-go/skyhook/webhook"
 	"github.com/skyhook-go/skyhook/webhook/defaults"
@@ -106,6 +107,10 @@ type Options struct {
 	// MaxAttempts bounds the tries of one stage (the reconciler's default,
 	// NodeWright's JOB_BACKOFF_LIMIT 3 plus the first try, when zero).
 	MaxAttempts int32
+	// SucceededTTL and FailedTTL keep stage pods their stages no longer
+	// need for their logs, by outcome (JOB_TTL_SUCCEEDED, JOB_TTL_FAILED);
+	// 0 deletes them at once.
+	SucceededTTL, FailedTTL time.Duration
 	// ReapplyOnReboot starts the rollouts over on a node that rebooted
 	// outside their interrupts (REAPPLY_ON_REBOOT).
 	ReapplyOnReboot bool
@@ -218,8 +223,11 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Client: mgr.GetClient(), Namespace: opts.Namespace, AgentImage: opts.AgentImage, PauseImage: opts.PauseImage, ImagePullSecrets: opts.ImagePullSecrets,
 		Recorder: mgr.GetEventRecorder("skyhook-operator"), APIReader: mgr.GetAPIReader(), OperatorVersion: RunningVersion(),
 		NotReadyTimeout: opts.NotReadyTimeout, RebootTimeout: opts.RebootTimeout, StageTimeout: opts.StageTimeout, RuntimeRequiredTaint: opts.RuntimeRequiredTaint,
-		MaxAttempts: opts.MaxAttempts, ReapplyOnReboot: opts.ReapplyOnReboot,
+		MaxAttempts: opts.MaxAttempts, ReapplyOnReboot: opts.ReapplyOnReboot, SucceededTTL: opts.SucceededTTL, FailedTTL: opts.FailedTTL,
 	}).SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(&retention.Sweeper{Client: mgr.GetClient(), Namespace: opts.Namespace, Interval: retentionSweep}); err != nil {
 		return nil, err
 	}
 
@@ -330,6 +338,10 @@ func trimStagePod(obj any) (any, error) {
 	}
 	return obj, nil
 }
+
+// retentionSweep is how often the stage pods kept for their logs are
+// looked at: a kept pod outlives its TTL by at most this.
+const retentionSweep = time.Minute
 
 // rotatorName names the certificate rotator's controller; an operator
 // started again in the same process needs a new name.
