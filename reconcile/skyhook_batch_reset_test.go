@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -89,5 +90,15 @@ spec:
 	if reset.Status.NodeOrderOffset != 0 || len(reset.Status.NodePriority) != 0 || tier1(reset).ProgressPercent != 100 {
 		t.Errorf("after the reset: nodeOrderOffset %d, nodePriority %v, tier1 %+v; want 0, none, still 100%%",
 			reset.Status.NodeOrderOffset, reset.Status.NodePriority, tier1(reset))
+	}
+	// As stored: NodeWright's suite asserts nodeOrderOffset: 0 after a
+	// reset, which an omitted zero does not satisfy.
+	raw := &unstructured.Unstructured{}
+	raw.SetGroupVersionKind(skyhookv1.GroupVersion.WithKind("Skyhook"))
+	if err := c.Get(ctx, client.ObjectKeyFromObject(kept), raw); err != nil {
+		t.Fatal(err)
+	}
+	if offset, found, _ := unstructured.NestedInt64(raw.Object, "status", "nodeOrderOffset"); !found || offset != 0 {
+		t.Errorf("status.nodeOrderOffset as stored: %d, present %v; want 0, present", offset, found)
 	}
 }

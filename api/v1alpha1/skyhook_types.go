@@ -516,9 +516,10 @@ type SkyhookStatus struct {
 
 	// NodeOrderOffset counts the nodes that left NodePriority, so that a
 	// node's place in the rollout (offset + its place in NodePriority)
-	// only grows.
+	// only grows. Written also when 0, as NodeWright's reset writes it
+	// and its end-to-end suite then asserts it.
 	// +optional
-	NodeOrderOffset int `json:"nodeOrderOffset,omitempty"`
+	NodeOrderOffset int `json:"nodeOrderOffset"`
 
 	// CompartmentStatuses is the rollout's progress per compartment of the
 	// DeploymentPolicy, or in __default__ for a Skyhook with a budget.
