@@ -34,6 +34,7 @@ also a real node (containerd and a kubelet on this machine).`,
 	up.Flags().BoolVar(&opts.Demo, "demo", true, "roll out the demo Skyhook and show its progress")
 	up.Flags().BoolVar(&opts.Flux, "flux", false, "also run Flux's source-controller, a Git server and an OCI registry (docs/gitops.md)")
 	up.Flags().BoolVar(&opts.RealNode, "real-node", false, "also run a real node, containerd and a kubelet on this machine, and roll a real package onto it (root; make real-node-deps)")
+	up.Flags().StringVar(&opts.Namespace, "operator-namespace", sandbox.DefaultNamespace, "the operator's namespace: its stage pods, certificate Secret and policy ConfigMaps (NodeWright's end-to-end suite looks in skyhook, its v0.18+ installs use nodewright)")
 
 	serve := &cobra.Command{
 		Use:    "serve",
@@ -49,6 +50,7 @@ also a real node (containerd and a kubelet on this machine).`,
 	serve.Flags().IntVar(&opts.Nodes, "nodes", opts.Nodes, "number of simulated nodes")
 	serve.Flags().BoolVar(&opts.Flux, "flux", false, "also run Flux's source-controller, a Git server and an OCI registry")
 	serve.Flags().BoolVar(&opts.RealNode, "real-node", false, "also run a real node (containerd and a kubelet) and a registry for its images")
+	serve.Flags().StringVar(&opts.Namespace, "operator-namespace", sandbox.DefaultNamespace, "the operator's namespace")
 
 	down := &cobra.Command{
 		Use:   "down",

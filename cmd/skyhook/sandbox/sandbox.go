@@ -58,10 +58,22 @@ type Options struct {
 	// machine, and a registry for its images; the demo then also rolls a
 	// real package onto it (see realnode.go). It needs root and containerd.
 	RealNode bool
+	// Namespace is the operator's: its Secret, policy ConfigMaps and stage
+	// pods (DefaultNamespace when empty). NodeWright's end-to-end suite
+	// looks in skyhook, its v0.18+ installs use nodewright.
+	Namespace string
 }
 
-// OperatorNamespace holds the operator's Secret and policy ConfigMaps.
-const OperatorNamespace = "skyhook-system"
+// DefaultNamespace is the operator's namespace unless Options say another.
+const DefaultNamespace = "skyhook-system"
+
+// namespace is the operator's namespace.
+func (o Options) namespace() string {
+	if o.Namespace == "" {
+		return DefaultNamespace
+	}
+	return o.Namespace
+}
 
 // DefaultNodeLabels are the labels of sandbox nodes.
 var DefaultNodeLabels = map[string]string{"skyhook.nvidia.com/test-node": "demo"}
@@ -151,7 +163,7 @@ func Up(ctx context.Context, opts Options) error {
 	}
 	defer log.Close()
 	cmd := exec.Command(self, "sandbox", "serve", "--state-dir", opts.StateDir, "--nodes", strconv.Itoa(opts.Nodes),
-		"--flux="+strconv.FormatBool(opts.Flux), "--real-node="+strconv.FormatBool(opts.RealNode))
+		"--flux="+strconv.FormatBool(opts.Flux), "--real-node="+strconv.FormatBool(opts.RealNode), "--operator-namespace="+opts.namespace())
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -260,7 +272,7 @@ func Serve(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	operatorOpts := operator.Options{Namespace: OperatorNamespace, CertDir: opts.path("webhook-certs"), MetricsAddr: metricsAddr}
+	operatorOpts := operator.Options{Namespace: opts.namespace(), CertDir: opts.path("webhook-certs"), MetricsAddr: metricsAddr}
 	if opts.RealNode {
 		images, stop, err := startRealNode(ctx, c, opts)
 		if err != nil {
@@ -272,7 +284,7 @@ func Serve(ctx context.Context, opts Options) error {
 		operatorOpts.AgentImage, operatorOpts.PauseImage = images.agent, images.pause
 	}
 	fmt.Fprintln(opts.Out, "starting the operator (admission webhooks)")
-	if err := operator.EnsureNamespace(ctx, c.Config, OperatorNamespace); err != nil {
+	if err := operator.EnsureNamespace(ctx, c.Config, opts.namespace()); err != nil {
 		return err
 	}
 	operatorDone, err := operator.StartLocal(ctx, c.Config, operatorOpts)
@@ -493,11 +505,11 @@ The sandbox is up. Point kubectl at it with:
   %[2]s get nodes
   %[2]s get skyhooks,deploymentpolicies,packagesets -A
   %[2]s get nodes -L skyhook.nvidia.com/status_demo
-  %[2]s get pods -n skyhook-system
+  %[2]s get pods -n %[4]s
 
 Status: skyhook sandbox status --state-dir %[3]s
 Stop:   skyhook sandbox down --state-dir %[3]s
-`, opts.path(kubeconfigFile), kubectl, opts.StateDir)
+`, opts.path(kubeconfigFile), kubectl, opts.StateDir, opts.namespace())
 	if info, err := os.ReadFile(opts.path(fluxFile)); err == nil && opts.Flux {
 		fmt.Fprintf(opts.Out, "\nFlux (docs/gitops.md):\n%s", info)
 	}

@@ -34,9 +34,10 @@ func TestSandboxUpStatusDown(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = exec.Command(skyhook, "sandbox", "down", "--state-dir", stateDir).Run() })
 
-	out := run("sandbox", "up", "--nodes", "3")
+	// In NodeWright v0.18+'s namespace rather than the default one.
+	out := run("sandbox", "up", "--nodes", "3", "--operator-namespace", "nodewright")
 	kubeconfig := filepath.Join(stateDir, "kubeconfig")
-	if !strings.Contains(out, "export KUBECONFIG="+kubeconfig) {
+	if !strings.Contains(out, "export KUBECONFIG="+kubeconfig) || !strings.Contains(out, "get pods -n nodewright\n") {
 		t.Fatalf("up does not say how to use the sandbox:\n%s", out)
 	}
 	// The demo rolled out one node at a time (30% of 3) and showed it.
@@ -79,6 +80,11 @@ func TestSandboxUpStatusDown(t *testing.T) {
 	}
 	if n := strings.Count(string(got), " Ready "); n != 3 {
 		t.Fatalf("kubectl shows %d Ready nodes, want 3:\n%s", n, got)
+	}
+	namespaces := exec.Command(bin.Kubectl, "get", "namespaces", "-o", "name")
+	namespaces.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	if got, err := namespaces.CombinedOutput(); err != nil || !strings.Contains(string(got), "namespace/nodewright\n") || strings.Contains(string(got), "skyhook-system") {
+		t.Errorf("--operator-namespace nodewright: namespaces %v\n%s", err, got)
 	}
 
 	// kubectl apply gets the webhooks' feedback at once, and the reference
