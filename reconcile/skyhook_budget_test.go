@@ -23,13 +23,13 @@ func TestBudgetCountIsNeverExceeded(t *testing.T) {
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	watcher, err := testenv.WatchBusyNodes(ctx, env, "pool=budget", "budget")
+	watcher, err := testenv.WatchBusyNodes(ctx, env, "pool=budget", skyhookv1.Skyhooks.Named("budget"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A node keeps its slot until its stage pods are gone, so the nodes
 	// with a live stage pod never outnumber the budget either.
-	podNodes, err := testenv.WatchPodNodes(ctx, env, operatorNamespace, "budget")
+	podNodes, err := testenv.WatchPodNodes(ctx, env, operatorNamespace, skyhookv1.Skyhooks.Named("budget"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func TestNotReadyNodeIsSkippedAndResumes(t *testing.T) {
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	busy, err := testenv.WatchBusyNodes(ctx, env, "pool=notready", "notready")
+	busy, err := testenv.WatchBusyNodes(ctx, env, "pool=notready", skyhookv1.Skyhooks.Named("notready"))
 	if err != nil {
 		t.Fatal(err)
 	}

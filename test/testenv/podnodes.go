@@ -9,8 +9,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
-	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
 // PodNodeWatcher keeps the most nodes it saw at once with a live stage pod
@@ -28,10 +28,10 @@ type PodNodeWatcher struct {
 
 // WatchPodNodes starts a PodNodeWatcher on the Skyhook's stage pods in
 // namespace until ctx ends.
-func WatchPodNodes(ctx context.Context, c *cluster.Cluster, namespace, skyhook string) (*PodNodeWatcher, error) {
+func WatchPodNodes(ctx context.Context, c *cluster.Cluster, namespace string, rollout skyhookv1.RolloutRef) (*PodNodeWatcher, error) {
 	w := &PodNodeWatcher{pods: map[string]map[string]bool{}}
 	factory := informers.NewSharedInformerFactoryWithOptions(c.Clientset, 0, informers.WithNamespace(namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = stagepod.SkyhookLabel + "=" + skyhook }))
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = rollout.Kind.OwnerLabel() + "=" + rollout.Name }))
 	informer := factory.Core().V1().Pods().Informer()
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { w.observe(o, true) },

@@ -169,9 +169,9 @@ type BusyWatcher struct {
 
 // WatchBusyNodes starts a BusyWatcher on the nodes matching selector until
 // ctx ends.
-func WatchBusyNodes(ctx context.Context, c *cluster.Cluster, selector, skyhook string) (*BusyWatcher, error) {
+func WatchBusyNodes(ctx context.Context, c *cluster.Cluster, selector string, rollout skyhookv1.RolloutRef) (*BusyWatcher, error) {
 	b := &BusyWatcher{status: map[string]string{}, seen: map[string]map[string]bool{}}
-	key := skyhookv1.StatusKey(skyhook)
+	key := rollout.StatusKey()
 	// An informer, not a bare watch: at 10,000 nodes a watch the apiserver
 	// ends is re-established (a bare one would stop counting).
 	factory := informers.NewSharedInformerFactoryWithOptions(c.Clientset, 0,

@@ -36,8 +36,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fluxcd/pkg/apis/meta"
-	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
@@ -66,6 +64,7 @@ type settings struct {
 	profile string
 	phases  []string
 	window  time.Duration
+	kind    skyhookv1.RolloutKind
 }
 
 func main() {
@@ -77,8 +76,11 @@ func main() {
 	idle := flag.Duration("idle", 0, "instead of rollouts: start each cluster, measure its control plane idle for this long, and print how long the start took, the idle CPU per second and each component's peak RSS")
 	profile := flag.String("profile", "", "write a CPU profile of the operator during each install to <profile>-<nodes>x<packages>.pprof")
 	phases := flag.String("phases", "install,upgrade", "the phases to run, in order: install, or install,upgrade")
+	kindName := flag.String("kind", "skyhook", "the kind rolled out: skyhook, or nodewright (the same spec as a NodeWright)")
 	window := flag.Duration("window", 0, "end a phase after this long even if the rollout is not done (0: at Ready); a cut phase counts the stages it started, and has no makespan")
 	flag.Parse()
+	kind, err := kindOf(*kindName)
+	check(err)
 	nodeCounts, packageCounts := intList(*nodesFlag), intList(*packagesFlag)
 	root, err := testenv.RepoRoot()
 	check(err)
@@ -100,7 +102,7 @@ func main() {
 	for _, n := range nodeCounts {
 		for _, p := range packageCounts {
 			set := settings{stage: *stage, percent: *percent, audit: *audit && n <= auditMaxNodes, profile: *profile,
-				phases: strings.Split(*phases, ","), window: *window}
+				phases: strings.Split(*phases, ","), window: *window, kind: kind}
 			if *audit && !set.audit {
 				fmt.Fprintf(os.Stderr, "%d nodes: no audit log above %d nodes\n", n, auditMaxNodes)
 			}
@@ -167,8 +169,8 @@ type sample struct {
 	auditLines  int
 }
 
-func takeSample(c *cluster.Cluster, metricsURL string, pid int) sample {
-	s := sample{at: time.Now(), metrics: scrape(metricsURL), operatorCPU: cpuSeconds(pid), machine: readMachineCPU(), auditLines: auditLines(c.AuditLog)}
+func takeSample(c *cluster.Cluster, metricsURL, controller string, pid int) sample {
+	s := sample{at: time.Now(), metrics: scrape(metricsURL, controller), operatorCPU: cpuSeconds(pid), machine: readMachineCPU(), auditLines: auditLines(c.AuditLog)}
 	s.simCPU, s.planeCPU = controlPlaneCPU(c)
 	return s
 }
@@ -195,9 +197,11 @@ func run(manager string, n, packages int, set settings) {
 	defer func() { _ = proc.Process.Kill(); _ = proc.Wait() }()
 	check(operator.WaitAdmission(ctx, cl, nil))
 
-	watcher, err := testenv.WatchBusyNodes(ctx, c, "fleet=bench", "bench")
+	bench := benchRollout{ref: set.kind.Named("bench"), cl: cl}
+	controller := strings.ToLower(set.kind.Kind) // the reconcile metrics' controller label
+	watcher, err := testenv.WatchBusyNodes(ctx, c, "fleet=bench", bench.ref)
 	check(err)
-	podNodes, err := testenv.WatchPodNodes(ctx, c, "skyhook-system", "bench")
+	podNodes, err := testenv.WatchPodNodes(ctx, c, "skyhook-system", bench.ref)
 	check(err)
 	capacity := max(1, n*set.percent/100)
 	// The ideal schedule: the nodes go in waves of the budget, and each
@@ -208,33 +212,25 @@ func run(manager string, n, packages int, set settings) {
 	waves := int(math.Ceil(float64(n) / float64(capacity)))
 	ideal := time.Duration(waves) * 2 * set.stage
 	nodeStages := float64(n * packages * 2)
-	sk := &skyhookv1.Skyhook{
-		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
-		Spec: skyhookv1.SkyhookSpec{
-			NodeSelector:       metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "bench"}},
-			InterruptionBudget: skyhookv1.InterruptionBudget{Percent: &set.percent},
-			Packages:           benchPackages(packages, set.stage),
-		},
+	spec := skyhookv1.SkyhookSpec{
+		NodeSelector:       metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "bench"}},
+		InterruptionBudget: skyhookv1.InterruptionBudget{Percent: &set.percent},
+		Packages:           benchPackages(packages, set.stage),
 	}
 	poll := 250 * time.Millisecond
 	if n > auditMaxNodes {
 		poll = time.Second // each read of a large Skyhook costs the apiserver
 	}
 	for _, phase := range set.phases {
-		before := takeSample(c, metricsURL, proc.Process.Pid)
+		before := takeSample(c, metricsURL, controller, proc.Process.Pid)
 		podsBefore := podNodes.Created()
 		if phase == "install" {
 			if set.profile != "" {
 				go captureProfile(pprofURL, fmt.Sprintf("%s-%dx%d.pprof", set.profile, n, packages), ideal)
 			}
-			check(cl.Create(ctx, sk))
+			check(bench.create(ctx, spec))
 		} else {
-			check(cl.Get(ctx, client.ObjectKeyFromObject(sk), sk))
-			for name, p := range sk.Spec.Packages {
-				p.Version = "1.1.0"
-				sk.Spec.Packages[name] = p
-			}
-			check(cl.Update(ctx, sk))
+			check(bench.upgrade(ctx, "1.1.0"))
 		}
 		// 20 ideals, and 0.3 s a node: 10,000 nodes went at about 3 a
 		// second on this 2-core machine, the apiserver the limit.
@@ -242,7 +238,7 @@ func run(manager string, n, packages int, set settings) {
 		if set.window > 0 {
 			timeout = set.window
 		}
-		err := waitReady(ctx, cl, sk, poll, timeout)
+		err := bench.waitReady(ctx, poll, timeout)
 		cut := set.window > 0 && wait.Interrupted(err)
 		if !cut {
 			check(err)
@@ -256,7 +252,7 @@ func run(manager string, n, packages int, set settings) {
 			span, ratio = fmt.Sprintf("cut at %.0f s (%.0f of %d node-stages started)", makespan.Seconds(), nodeStages, n*packages*2), "-"
 		}
 		time.Sleep(500 * time.Millisecond) // the last writes reach the audit log and the metrics
-		after := takeSample(c, metricsURL, proc.Process.Pid)
+		after := takeSample(c, metricsURL, controller, proc.Process.Pid)
 		byAudit := "(-audit off)"
 		if set.audit {
 			byAudit = requestsPerNodeStage(c.AuditLog, before.auditLines, nodeStages)
@@ -268,7 +264,7 @@ func run(manager string, n, packages int, set settings) {
 			watcher.TakeMost(), capacity, podNodes.TakeMost(), operatorCPU, 1000*operatorCPU/nodeStages,
 			pass.count(), ms(pass.quantile(0.5)), ms(pass.quantile(0.99)),
 			mutatingPerNodeStage(before.metrics.requests, after.metrics.requests, nodeStages), byAudit,
-			peakRSS(proc.Process.Pid)/1024, kib(skyhookSize(c, sk.Name)),
+			peakRSS(proc.Process.Pid)/1024, kib(rolloutSize(c, bench.path())),
 			after.simCPU-before.simCPU, after.planeCPU-before.planeCPU, after.machine.busyPercent(before.machine))
 	}
 }
@@ -383,10 +379,10 @@ func (h histogram) quantile(q float64) float64 {
 	return lower + (h.bounds[i]-lower)*(rank-below)/inBucket
 }
 
-// scrape reads the operator's metrics: the Skyhook controller's
+// scrape reads the operator's metrics: the rollout controller's (skyhook or nodewright)
 // controller_runtime_reconcile_time_seconds and rest_client_requests_total
 // by method.
-func scrape(url string) operatorMetrics {
+func scrape(url, controller string) operatorMetrics {
 	m := operatorMetrics{requests: map[string]float64{}}
 	resp, err := http.Get(url)
 	if err != nil {
@@ -400,7 +396,7 @@ func scrape(url string) operatorMetrics {
 	}
 	if f := families["controller_runtime_reconcile_time_seconds"]; f != nil {
 		for _, metric := range f.GetMetric() {
-			if label(metric.GetLabel(), "controller") != "skyhook" {
+			if label(metric.GetLabel(), "controller") != controller {
 				continue
 			}
 			for _, b := range metric.GetHistogram().GetBucket() {
@@ -448,14 +444,14 @@ func mutatingPerNodeStage(before, after map[string]float64, nodeStages float64) 
 	return fmt.Sprintf("%.2f (%s)", total/nodeStages, strings.Join(parts, ", "))
 }
 
-// skyhookSize is the length of the Skyhook's JSON as the apiserver serves
-// it, or -1.
-func skyhookSize(c *cluster.Cluster, name string) int {
+// rolloutSize is the length of the rollout's JSON as the apiserver serves
+// it at path, or -1.
+func rolloutSize(c *cluster.Cluster, path string) int {
 	hc, err := rest.HTTPClientFor(c.Config)
 	if err != nil {
 		return -1
 	}
-	resp, err := hc.Get(c.Config.Host + "/apis/" + skyhookv1.GroupVersion.String() + "/skyhooks/" + name)
+	resp, err := hc.Get(c.Config.Host + path)
 	if err != nil {
 		return -1
 	}
@@ -465,15 +461,6 @@ func skyhookSize(c *cluster.Cluster, name string) int {
 		return -1
 	}
 	return len(body)
-}
-
-func waitReady(ctx context.Context, cl client.Client, sk *skyhookv1.Skyhook, every, timeout time.Duration) error {
-	return wait.PollUntilContextTimeout(ctx, every, timeout, true, func(ctx context.Context) (bool, error) {
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(sk), sk); err != nil {
-			return false, nil
-		}
-		return conditions.IsTrue(sk, meta.ReadyCondition) && sk.Status.ObservedGeneration == sk.Generation, nil
-	})
 }
 
 func auditLines(path string) int {
