@@ -28,9 +28,6 @@ const (
 		"(backoffLimit 3, podReplacementPolicy Failed, activeDeadlineSeconds on the Job and its pod template); this operator " +
 		"creates no Job: it runs its stage pods itself, owned by the rollout, with its own retry budget and stage timeout " +
 		"(reconcile/stagepod, docs/compatibility.md)"
-	reasonInterruptPod = "NodeWright's interrupt pod shape: its interrupt container and the JSON annotation; this operator's interrupt " +
-		"is a stage pod of the first package due (reconcile/interrupts.go) with NodeWright's labels (interrupt=True, name) " +
-		"and the init containers copy, interrupt"
 	reasonPackageConfigMap = "NodeWright's package ConfigMap <skyhook>-<package>-<version> labelled <prefix>/name; " +
 		"this operator keeps a package's configMap in its snapshot ConfigMap <skyhook>-<package>-<hash of the version> " +
 		"labelled skyhook.nvidia.com/skyhook and /package (reconcile/snapshot)"
@@ -65,7 +62,6 @@ var skipped = map[string]string{
 	"skyhook/uninstall-on-delete/chainsaw-test.yaml#1 Pod[skyhook.nvidia.com/name=uninstall-on-delete,skyhook.nvidia.com/package=enabled-pkg-2.1.4]":          reasonStagePod,
 	"skyhook/uninstall-mixed-packages/chainsaw-test.yaml#1 Pod[skyhook.nvidia.com/name=uninstall-mixed-packages,skyhook.nvidia.com/package=pkg-remove-2.1.4]": reasonStagePod,
 	"skyhook/explicit-uninstall/chainsaw-test.yaml#2 Pod[skyhook.nvidia.com/name=explicit-uninstall,skyhook.nvidia.com/package=mypkg-2.1.4]":                  reasonStagePod,
-	"skyhook/explicit-uninstall/chainsaw-test.yaml#4 Pod[skyhook.nvidia.com/interrupt=True,skyhook.nvidia.com/name=explicit-uninstall]":                       reasonInterruptPod,
 	"skyhook/package-upgrade/assert-install.yaml#3 ConfigMap/package-upgrade-nullptr-2.0.0":                                                                   reasonPackageConfigMap,
 	"skyhook/package-upgrade/chainsaw-test.yaml#1 Pod[skyhook.nvidia.com/name=package-upgrade,skyhook.nvidia.com/package=nullptr-2.0.1]":                      reasonStagePod,
 	"skyhook/package-upgrade/assert-cm-update.yaml#0 ConfigMap/package-upgrade-nullptr-2.0.1":                                                                 reasonPackageConfigMap,
