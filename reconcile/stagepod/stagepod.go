@@ -196,21 +196,22 @@ func (s Spec) Name() string {
 // and NodeWright's under the kind's prefix.
 func (s Spec) labels(kind skyhookv1.RolloutKind) map[string]string {
 	labels := map[string]string{kind.OwnerLabel(): s.Skyhook.Name, PackageNameLabel: s.Package, StageLabel: string(s.Stage)}
-	maps.Copy(labels, nodeWrightLabels(kind, s.Skyhook.Name, s.Package, s.Version, s.Stage, s.Node))
+	maps.Copy(labels, nodeWrightLabels(kind, s))
 	return labels
 }
 
 // nodeWrightLabels are the labels NodeWright puts on its stage pods, under
 // the kind's prefix: name, package (<package>-<version>), stage, node, and
 // interrupt "True" on an interrupt's pod.
-func nodeWrightLabels(kind skyhookv1.RolloutKind, rollout, pkg, version string, stage skyhookv1.Stage, node string) map[string]string {
+// s names the pod's rollout, package, version, stage and node.
+func nodeWrightLabels(kind skyhookv1.RolloutKind, s Spec) map[string]string {
 	labels := map[string]string{
-		kind.Prefix + "/name":    rollout,
-		kind.Prefix + "/package": LabelValue(pkg + "-" + version),
-		kind.Prefix + "/stage":   string(stage),
-		kind.Prefix + "/node":    LabelValue(node),
+		kind.Prefix + "/name":    s.Skyhook.Name,
+		kind.Prefix + "/package": LabelValue(s.Package + "-" + s.Version),
+		kind.Prefix + "/stage":   string(s.Stage),
+		kind.Prefix + "/node":    LabelValue(s.Node),
 	}
-	if agentMode(stage) == string(skyhookv1.StageInterrupt) {
+	if agentMode(s.Stage) == string(skyhookv1.StageInterrupt) {
 		labels[kind.Prefix+"/interrupt"] = "True"
 	}
 	return labels
@@ -500,8 +501,8 @@ func Adopt(pod *corev1.Pod, to *skyhookv1.Skyhook) bool {
 	// stay (a Skyhook's are this operator's bookkeeping keys as well).
 	if pkg := PackageOf(pod); pkg != "" {
 		pod.Labels[PackageNameLabel] = pkg
-		maps.Copy(pod.Labels, nodeWrightLabels(kind, to.Name, pkg, pod.Annotations[VersionAnnotation],
-			skyhookv1.Stage(pod.Labels[StageLabel]), pod.Spec.NodeName))
+		maps.Copy(pod.Labels, nodeWrightLabels(kind, Spec{Skyhook: to, Package: pkg, Version: pod.Annotations[VersionAnnotation],
+			Stage: skyhookv1.Stage(pod.Labels[StageLabel]), Node: pod.Spec.NodeName}))
 	}
 	pod.OwnerReferences = []metav1.OwnerReference{*owner}
 	return true
