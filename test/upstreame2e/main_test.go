@@ -4,7 +4,11 @@
 // runs them (--parallel 1), each translating its chainsaw-test.yaml step by
 // step and evaluating upstream's own manifests and assert files (kept byte
 // for byte in test/reference/nodewright) with chainsaw's semantics
-// (package chainsaw).
+// (package chainsaw). Beside them, for the NodeWright kind, the scenarios
+// of its v0.20 suite that could be read (nodewright_*_test.go; which ones,
+// and from where, in test/reference/nodewright/README.md), with the
+// operator's namespace and the test node's label as that suite names them
+// (upstreamNodeWrightNamespace, nodeWrightTestNodeLabel).
 //
 // The cluster is upstream's kind cluster played by KWOK nodes of the same
 // names and labels; the operator runs in the test process as upstream's
@@ -14,8 +18,9 @@
 // plays upstream's agentless test image (SLEEP_LEN, EXIT_CODE; see
 // docs/testing.md).
 //
-// Documents that assert the shape of NodeWright's stage pods or ConfigMaps
-// are skipped, each by name, with the reason (the list in skipped_test.go).
+// Documents that assert the shape of NodeWright's stage pods, Jobs or
+// ConfigMaps are skipped, each by name, with the reason (the list in
+// skipped_test.go).
 package upstreame2e
 
 import (
@@ -44,8 +49,22 @@ const namespace = "skyhook"
 
 // The node label upstream's setup (make setup-kind-cluster) puts on
 // kind-worker, which every scenario of the skyhook/ and cli/ suites
-// selects.
-const testNodeLabel, testNodeValue = "skyhook.nvidia.com/test-node", "skyhooke2e"
+// selects; since the rename (v0.18) its setup and scenarios use the same
+// label under nodewright.nvidia.com, which kind-worker carries too, so
+// that the scenarios of both eras find it.
+const (
+	testNodeLabel, testNodeValue = "skyhook.nvidia.com/test-node", "skyhooke2e"
+	nodeWrightTestNodeLabel      = "nodewright.nvidia.com/test-node"
+)
+
+// upstreamNodeWrightNamespace is the namespace NodeWright v0.18+ installs
+// its operator in, which its v0.20 scenarios name for the operator's pods
+// and ConfigMaps. One operator runs here for the whole suite, in
+// namespace (skyhook, as upstream's earlier scenarios want), and the
+// operator's namespace is where an install puts it, not a behaviour: so a
+// manifest or document naming nodewright is applied or looked for in
+// namespace (steps_test.go, inNamespace and inOperatorNamespace).
+const upstreamNodeWrightNamespace = "nodewright"
 
 // operatorVersion is the version the operator under test says it is.
 const operatorVersion = "v0.0.0-upstreame2e"
@@ -95,7 +114,7 @@ func kindNodes() []cluster.Node {
 			}),
 			Taints: []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}},
 		},
-		{Name: "kind-worker", Labels: common(map[string]string{testNodeLabel: testNodeValue})},
+		{Name: "kind-worker", Labels: common(map[string]string{testNodeLabel: testNodeValue, nodeWrightTestNodeLabel: testNodeValue})},
 	}
 	for i := 2; i <= workers; i++ {
 		nodes = append(nodes, cluster.Node{Name: fmt.Sprintf("kind-worker%d", i), Labels: common(nil)})

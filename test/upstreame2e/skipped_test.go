@@ -13,16 +13,22 @@ import (
 
 // Why a document of upstream's is not evaluated: it asserts the shape of
 // NodeWright's own machinery, which this operator builds differently by
-// design. Skyhook, Node, DeploymentPolicy and Event documents are never
-// skipped.
+// design. Skyhook, NodeWright, Node, DeploymentPolicy and Event documents
+// are never skipped, nor pod documents that select a stage pod by
+// NodeWright's labels and check no more than its owner and status.
 const (
 	reasonStagePod = "NodeWright's stage pod shape: init containers <package>-init, <package>-<stage>, <package>-<stage>check " +
 		"and a skyhook.nvidia.com/package JSON annotation; this operator's stage pods carry NodeWright's labels " +
 		"(name, package=<package>-<version>, stage, node) but run init containers copy, <stage>, <stage>-check (reconcile/stagepod)"
-	reasonInterruptPod = "NodeWright's interrupt pod shape: its interrupt container and the JSON annotation; this operator's interrupt " +
-		"is a stage pod of the first package due (reconcile/interrupts.go) with NodeWright's labels (interrupt=True, name) " +
-		"and the init containers copy, interrupt"
-	reasonPackageConfigMap = "NodeWright's package ConfigMap <skyhook>-<package>-<version> labelled skyhook.nvidia.com/name; " +
+	reasonNodeWrightStagePod = "NodeWright's stage pod shape: init containers <package>-init, <package>-<stage>, <package>-<stage>check " +
+		"and a nodewright.nvidia.com/package JSON annotation; this operator's stage pods of a NodeWright carry NodeWright's labels " +
+		"under nodewright.nvidia.com (name, package=<package>-<version>, stage, node) but run init containers copy, <stage>, " +
+		"<stage>-check (reconcile/stagepod)"
+	reasonNodeWrightJob = "NodeWright's stage Jobs: since v0.18 it runs each stage as a batch/v1 Job owned by the NodeWright " +
+		"(backoffLimit 3, podReplacementPolicy Failed, activeDeadlineSeconds on the Job and its pod template); this operator " +
+		"creates no Job: it runs its stage pods itself, owned by the rollout, with its own retry budget and stage timeout " +
+		"(reconcile/stagepod, docs/compatibility.md)"
+	reasonPackageConfigMap = "NodeWright's package ConfigMap <skyhook>-<package>-<version> labelled <prefix>/name; " +
 		"this operator keeps a package's configMap in its snapshot ConfigMap <skyhook>-<package>-<hash of the version> " +
 		"labelled skyhook.nvidia.com/skyhook and /package (reconcile/snapshot)"
 	reasonNodeMeta = "NodeWright's node-meta ConfigMap (labels.json, annotations.json, packages.json for its agent); " +
@@ -56,7 +62,6 @@ var skipped = map[string]string{
 	"skyhook/uninstall-on-delete/chainsaw-test.yaml#1 Pod[skyhook.nvidia.com/name=uninstall-on-delete,skyhook.nvidia.com/package=enabled-pkg-2.1.4]":          reasonStagePod,
 	"skyhook/uninstall-mixed-packages/chainsaw-test.yaml#1 Pod[skyhook.nvidia.com/name=uninstall-mixed-packages,skyhook.nvidia.com/package=pkg-remove-2.1.4]": reasonStagePod,
 	"skyhook/explicit-uninstall/chainsaw-test.yaml#2 Pod[skyhook.nvidia.com/name=explicit-uninstall,skyhook.nvidia.com/package=mypkg-2.1.4]":                  reasonStagePod,
-	"skyhook/explicit-uninstall/chainsaw-test.yaml#4 Pod[skyhook.nvidia.com/interrupt=True,skyhook.nvidia.com/name=explicit-uninstall]":                       reasonInterruptPod,
 	"skyhook/package-upgrade/assert-install.yaml#3 ConfigMap/package-upgrade-nullptr-2.0.0":                                                                   reasonPackageConfigMap,
 	"skyhook/package-upgrade/chainsaw-test.yaml#1 Pod[skyhook.nvidia.com/name=package-upgrade,skyhook.nvidia.com/package=nullptr-2.0.1]":                      reasonStagePod,
 	"skyhook/package-upgrade/assert-cm-update.yaml#0 ConfigMap/package-upgrade-nullptr-2.0.1":                                                                 reasonPackageConfigMap,
@@ -97,6 +102,13 @@ var skipped = map[string]string{
 	"skyhook/cleanup-pods/chainsaw-test.yaml#3 Pod[skyhook.nvidia.com/name=cleanup-pods,skyhook.nvidia.com/package=bb-1.2]":                 reasonStagePod,
 	"skyhook/strict-order/chainsaw-test.yaml#0 Pod[skyhook.nvidia.com/name=strict-order-skyhook-zzz,skyhook.nvidia.com/package=foobar-1.2]": reasonStagePod,
 	"skyhook/strict-order/chainsaw-test.yaml#1 Pod[skyhook.nvidia.com/name=strict-order-skyhook-zzz,skyhook.nvidia.com/package=foobar-1.2]": reasonStagePod,
+
+	"nodewright/simple-nodewright/assert_pods.yaml#0 Pod[nodewright.nvidia.com/name=simple-skyhook,nodewright.nvidia.com/package=spencer-3.2.3]":                                   reasonNodeWrightStagePod,
+	"nodewright/simple-nodewright/assert_pods.yaml#1 Pod[nodewright.nvidia.com/name=simple-skyhook,nodewright.nvidia.com/package=foobar-1.2]":                                      reasonNodeWrightStagePod,
+	"nodewright/simple-nodewright/assert_jobs.yaml#0 Job[nodewright.nvidia.com/name=simple-skyhook,nodewright.nvidia.com/package=spencer-3.2.3,nodewright.nvidia.com/stage=apply]": reasonNodeWrightJob,
+	"nodewright/simple-nodewright/assert_jobs.yaml#1 Job[nodewright.nvidia.com/name=simple-skyhook,nodewright.nvidia.com/package=foobar-1.2,nodewright.nvidia.com/stage=apply]":    reasonNodeWrightJob,
+	"nodewright/simple-nodewright/assert.yaml#2 ConfigMap/simple-skyhook-dexter-1.2.3":                                                                                             reasonPackageConfigMap,
+	"nodewright/simple-nodewright/assert.yaml#3 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=simple-skyhook]":                                                                 reasonNodeMeta,
 }
 
 // reasonObservedGeneration says why upstream's observedGeneration

@@ -32,9 +32,11 @@ func TestSkyhookExplicitUninstall(t *testing.T) {
 		checkPackageConfig(s, pod, "uninstall.sh", "MY_VAR", "hello")
 	}
 	s.assertInline(3)
-	s.assertInline(4) // NodeWright's interrupt pod shape (skipped); its counterpart:
+	// The interrupt pod by NodeWright's labels (name, interrupt=True), which
+	// this operator's stage pods carry; and that it is the uninstall's.
+	s.assertInline(4)
 	if pod := pods.wait(s, "mypkg", skyhookv1.StageUninstallInterrupt); pod != nil {
-		t.Logf("holds (counterpart): interrupt pod %s of the uninstall", pod.Name)
+		t.Logf("holds: interrupt pod %s is the uninstall's", pod.Name)
 	}
 	s.assertInline(5)
 	s.assertInline(6)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,8 +118,13 @@ func (s *scenario) objects(file string) []*unstructured.Unstructured {
 // inNamespace gives a namespaced object written without a namespace the
 // runner's: chainsaw creates such an object in its test namespace, and
 // its asserts look for documents without one there; here both are
-// skyhook.
+// skyhook. An object in upstream's v0.18+ operator namespace (nodewright)
+// goes to this operator's (see upstreamNodeWrightNamespace).
 func (s *scenario) inNamespace(obj *unstructured.Unstructured) {
+	if obj.GetNamespace() == upstreamNodeWrightNamespace {
+		obj.SetNamespace(namespace)
+		return
+	}
 	if obj.GetNamespace() != "" {
 		return
 	}
@@ -337,11 +343,15 @@ func (s *scenario) delete(file string) {
 }
 
 // deleteRef is chainsaw's delete of a ref: a Skyhook API object by kind
-// and name, waited for.
+// and name (a NodeWright in its own group), waited for.
 func (s *scenario) deleteRef(kind, name string) {
 	s.t.Helper()
 	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(skyhookv1.GroupVersion.WithKind(kind))
+	gvk := skyhookv1.GroupVersion.WithKind(kind)
+	if kind == skyhookv1.NodeWrights.Kind {
+		gvk = skyhookv1.NodeWrights.GroupVersionKind
+	}
+	obj.SetGroupVersionKind(gvk)
 	obj.SetName(name)
 	if err := s.deleteAndWait(obj); err != nil {
 		s.t.Errorf("delete %s %s: %v", kind, name, err)
@@ -439,6 +449,7 @@ func (s *scenario) assertDocs(docs []chainsaw.Document, negate bool) bool {
 			continue
 		}
 		doc = exempt(s.t, doc)
+		doc = inOperatorNamespace(s.t, doc)
 		wg.Go(func() {
 			if negate {
 				errs[i] = s.runner.Error(context.Background(), doc)
@@ -725,8 +736,9 @@ func (s *scenario) dropFinalizers(obj *unstructured.Unstructured) {
 	}
 }
 
-// resetNodes puts back every node's labels, skyhook.nvidia.com
-// annotations, taints and schedulability as they were created.
+// resetNodes puts back every node's labels, skyhook.nvidia.com and
+// nodewright.nvidia.com annotations, taints and schedulability as they were
+// created.
 func resetNodes(ctx context.Context) error {
 	var errs []error
 	for name, initial := range initialNodes {
@@ -755,16 +767,23 @@ func resetNodes(ctx context.Context) error {
 func resetPrefixed(current, initial map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range current {
-		if !strings.HasPrefix(k, skyhookv1.MetadataPrefix+"/") {
+		if !operatorKey(k) {
 			out[k] = v
 		}
 	}
 	for k, v := range initial {
-		if strings.HasPrefix(k, skyhookv1.MetadataPrefix+"/") {
+		if operatorKey(k) {
 			out[k] = v
 		}
 	}
 	return out
+}
+
+// operatorKey reports whether a node key is under either kind's prefix
+// (skyhook.nvidia.com/ for Skyhooks, nodewright.nvidia.com/ for
+// NodeWrights), where the operator keeps its records.
+func operatorKey(k string) bool {
+	return strings.HasPrefix(k, skyhookv1.Skyhooks.Prefix+"/") || strings.HasPrefix(k, skyhookv1.NodeWrights.Prefix+"/")
 }
 
 // stagePods are a Skyhook's stage pods as first seen, by package and stage,
@@ -937,4 +956,22 @@ func (s *scenario) skyhookSuiteWorkers() {
 		s.t.Fatalf("taking workers 3-%d out: %v", workers, err)
 	}
 	s.t.Logf("the cluster has upstream's skyhook/ suite's two workers")
+}
+
+// inOperatorNamespace returns the document looked for in this operator's
+// namespace when it names upstream's v0.18+ operator namespace (see
+// upstreamNodeWrightNamespace), else the document as it is.
+func inOperatorNamespace(t *testing.T, doc chainsaw.Document) chainsaw.Document {
+	t.Helper()
+	meta, _ := doc.Expected["metadata"].(map[string]any)
+	if meta["namespace"] != upstreamNodeWrightNamespace {
+		return doc
+	}
+	expected := maps.Clone(doc.Expected)
+	meta = maps.Clone(meta)
+	meta["namespace"] = namespace
+	expected["metadata"] = meta
+	doc.Expected = expected
+	t.Logf("%s: looked for in namespace %s, where the operator under test runs (upstream's v0.18+ runs in %s)", doc.ID(), namespace, upstreamNodeWrightNamespace)
+	return doc
 }
