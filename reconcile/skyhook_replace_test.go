@@ -14,6 +14,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -80,7 +81,7 @@ func TestOutdatedStagePodIsReplaced(t *testing.T) {
 	}
 	applies := 0
 	for _, pod := range created() {
-		if pod.Labels["skyhook.nvidia.com/package"] == "tuning" && pod.Labels["skyhook.nvidia.com/stage"] == "apply" {
+		if stagepod.PackageOf(pod) == "tuning" && pod.Labels["skyhook.nvidia.com/stage"] == "apply" {
 			applies++
 		}
 	}
