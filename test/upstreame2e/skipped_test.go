@@ -109,6 +109,11 @@ var skipped = map[string]string{
 	"nodewright/simple-nodewright/assert_jobs.yaml#1 Job[nodewright.nvidia.com/name=simple-skyhook,nodewright.nvidia.com/package=foobar-1.2,nodewright.nvidia.com/stage=apply]":    reasonNodeWrightJob,
 	"nodewright/simple-nodewright/assert.yaml#2 ConfigMap/simple-skyhook-dexter-1.2.3":                                                                                             reasonPackageConfigMap,
 	"nodewright/simple-nodewright/assert.yaml#3 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=simple-skyhook]":                                                                 reasonNodeMeta,
+
+	"nodewright/simple-update-nodewright/assert.yaml#2 ConfigMap/simple-update-skyhook-dexter-1.2.3":                                    reasonPackageConfigMap,
+	"nodewright/simple-update-nodewright/assert.yaml#3 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=simple-update-skyhook]":        reasonNodeMeta,
+	"nodewright/simple-update-nodewright/assert-update.yaml#0 ConfigMap/simple-update-skyhook-baxter-2.3.1-test":                        reasonPackageConfigMap,
+	"nodewright/simple-update-nodewright/assert-update.yaml#3 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=simple-update-skyhook]": reasonNodeMeta,
 }
 
 // reasonObservedGeneration says why upstream's observedGeneration
