@@ -115,12 +115,13 @@ var skipped = map[string]string{
 	"nodewright/simple-update-nodewright/assert-update.yaml#0 ConfigMap/simple-update-skyhook-baxter-2.3.1-test":                        reasonPackageConfigMap,
 	"nodewright/simple-update-nodewright/assert-update.yaml#3 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=simple-update-skyhook]": reasonNodeMeta,
 
-	"nodewright/depends-on/chainsaw-test.yaml#0 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=aa-fast-1.2.3]": reasonNodeWrightStagePod,
-	"nodewright/depends-on/chainsaw-test.yaml#1 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=bb-slow-1.2]":   reasonNodeWrightStagePod,
-	"nodewright/depends-on/chainsaw-test.yaml#2 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=aa-fast-1.2.3]": reasonNodeWrightStagePod,
-	"nodewright/depends-on/chainsaw-test.yaml#3 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=bb-slow-1.2]":   reasonNodeWrightStagePod,
-	"nodewright/depends-on/chainsaw-test.yaml#4 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=cc-last-5.4.3]": reasonNodeWrightStagePod,
-	"nodewright/depends-on/chainsaw-test.yaml#5 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=cc-last-5.4.3]": reasonNodeWrightStagePod,
+	"nodewright/depends-on/chainsaw-test.yaml#0 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=aa-fast-1.2.3]":                       reasonNodeWrightStagePod,
+	"nodewright/depends-on/chainsaw-test.yaml#1 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=bb-slow-1.2]":                         reasonNodeWrightStagePod,
+	"nodewright/depends-on/chainsaw-test.yaml#2 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=aa-fast-1.2.3]":                       reasonNodeWrightStagePod,
+	"nodewright/depends-on/chainsaw-test.yaml#3 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=bb-slow-1.2]":                         reasonNodeWrightStagePod,
+	"nodewright/depends-on/chainsaw-test.yaml#4 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=cc-last-5.4.3]":                       reasonNodeWrightStagePod,
+	"nodewright/depends-on/chainsaw-test.yaml#5 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=cc-last-5.4.3]":                       reasonNodeWrightStagePod,
+	"nodewright/uninstall-on-delete/chainsaw-test.yaml#1 Pod[nodewright.nvidia.com/name=uninstall-on-delete,nodewright.nvidia.com/package=enabled-pkg-2.1.4]": reasonNodeWrightStagePod,
 }
 
 // reasonObservedGeneration says why upstream's observedGeneration
@@ -232,6 +233,7 @@ var inlineResources = map[string][]string{
 	"skyhook/cleanup-pods/chainsaw-test.yaml":                            cleanupPodsResources,
 	"skyhook/strict-order/chainsaw-test.yaml":                            strictOrderResources,
 	"nodewright/depends-on/chainsaw-test.yaml":                           nodeWrightDependsOnResources,
+	"nodewright/uninstall-on-delete/chainsaw-test.yaml":                  nodeWrightUninstallOnDeleteResources,
 }
 
 // inline is one of inlineResources as a document, its ID by file and

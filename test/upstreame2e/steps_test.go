@@ -376,15 +376,24 @@ func (s *scenario) deleteAndWait(obj *unstructured.Unstructured) error {
 // timeout.
 func (s *scenario) waitGone(name string, timeout time.Duration) bool {
 	s.t.Helper()
+	return s.waitGoneOf(skyhookv1.Skyhooks, name, timeout)
+}
+
+// waitGoneOf is waitGone for a rollout of the kind (`kubectl get
+// nodewright NAME` for a NodeWright).
+func (s *scenario) waitGoneOf(kind skyhookv1.RolloutKind, name string, timeout time.Duration) bool {
+	s.t.Helper()
 	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		err := s.client.Get(ctx, client.ObjectKey{Name: name}, &skyhookv1.Skyhook{})
+		var current unstructured.Unstructured
+		current.SetGroupVersionKind(kind.GroupVersionKind)
+		err := s.client.Get(ctx, client.ObjectKey{Name: name}, &current)
 		return apierrors.IsNotFound(err), nil
 	})
 	if err != nil {
-		s.t.Errorf("upstream expectation failed: Skyhook %s still exists after %s", name, timeout)
+		s.t.Errorf("upstream expectation failed: %s %s still exists after %s", kind.Kind, name, timeout)
 		return false
 	}
-	s.t.Logf("holds: Skyhook %s is gone", name)
+	s.t.Logf("holds: %s %s is gone", kind.Kind, name)
 	return true
 }
 
@@ -797,9 +806,15 @@ type stagePods struct {
 
 func recordStagePods(t *testing.T, skyhook string) *stagePods {
 	t.Helper()
+	return recordStagePodsOf(t, skyhookv1.Skyhooks, skyhook)
+}
+
+// recordStagePodsOf is recordStagePods for a rollout of the kind.
+func recordStagePodsOf(t *testing.T, kind skyhookv1.RolloutKind, name string) *stagePods {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	w, err := env.Clientset.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{LabelSelector: stagepod.SkyhookLabel + "=" + skyhook})
+	w, err := env.Clientset.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{LabelSelector: kind.OwnerLabel() + "=" + name})
 	if err != nil {
 		t.Fatal(err)
 	}
