@@ -122,6 +122,19 @@ var skipped = map[string]string{
 	"nodewright/depends-on/chainsaw-test.yaml#4 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=cc-last-5.4.3]":                       reasonNodeWrightStagePod,
 	"nodewright/depends-on/chainsaw-test.yaml#5 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=cc-last-5.4.3]":                       reasonNodeWrightStagePod,
 	"nodewright/uninstall-on-delete/chainsaw-test.yaml#1 Pod[nodewright.nvidia.com/name=uninstall-on-delete,nodewright.nvidia.com/package=enabled-pkg-2.1.4]": reasonNodeWrightStagePod,
+
+	"nodewright/config-nodewright/assert-cm-deploy.yaml#0 ConfigMap/config-skyhook-dexter-1.2.3":                                           reasonPackageConfigMap,
+	"nodewright/config-nodewright/assert-cm-deploy.yaml#1 ConfigMap/config-skyhook-baxter-3.2.1":                                           reasonPackageConfigMap,
+	"nodewright/config-nodewright/assert-cm-deploy.yaml#2 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=config-skyhook]":               reasonNodeMeta,
+	"nodewright/config-nodewright/assert-cm-update-while-running.yaml#0 ConfigMap/config-skyhook-dexter-1.2.3":                             reasonPackageConfigMap,
+	"nodewright/config-nodewright/assert-cm-update-while-running.yaml#1 ConfigMap/config-skyhook-baxter-3.2.1":                             reasonPackageConfigMap,
+	"nodewright/config-nodewright/assert-cm-update-while-running.yaml#2 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=config-skyhook]": reasonNodeMeta,
+	"nodewright/config-nodewright/assert-cm-update.yaml#0 ConfigMap/config-skyhook-dexter-1.2.3":                                           reasonPackageConfigMap,
+	"nodewright/config-nodewright/assert-cm-update.yaml#1 ConfigMap/config-skyhook-baxter-3.2.1":                                           reasonPackageConfigMap,
+	"nodewright/config-nodewright/assert-cm-update.yaml#2 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=config-skyhook]":               reasonNodeMeta,
+	"nodewright/config-nodewright/assert-cm-update-no-interrupt.yaml#0 ConfigMap/config-skyhook-dexter-1.2.3":                              reasonPackageConfigMap,
+	"nodewright/config-nodewright/assert-cm-update-no-interrupt.yaml#1 ConfigMap/config-skyhook-baxter-3.2.1":                              reasonPackageConfigMap,
+	"nodewright/config-nodewright/assert-cm-update-no-interrupt.yaml#2 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=config-skyhook]":  reasonNodeMeta,
 }
 
 // reasonObservedGeneration says why upstream's observedGeneration
@@ -234,6 +247,7 @@ var inlineResources = map[string][]string{
 	"skyhook/strict-order/chainsaw-test.yaml":                            strictOrderResources,
 	"nodewright/depends-on/chainsaw-test.yaml":                           nodeWrightDependsOnResources,
 	"nodewright/uninstall-on-delete/chainsaw-test.yaml":                  nodeWrightUninstallOnDeleteResources,
+	"nodewright/config-nodewright/chainsaw-test.yaml":                    nodeWrightConfigResources,
 }
 
 // inline is one of inlineResources as a document, its ID by file and
