@@ -135,6 +135,11 @@ var skipped = map[string]string{
 	"nodewright/config-nodewright/assert-cm-update-no-interrupt.yaml#0 ConfigMap/config-skyhook-dexter-1.2.3":                              reasonPackageConfigMap,
 	"nodewright/config-nodewright/assert-cm-update-no-interrupt.yaml#1 ConfigMap/config-skyhook-baxter-3.2.1":                              reasonPackageConfigMap,
 	"nodewright/config-nodewright/assert-cm-update-no-interrupt.yaml#2 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=config-skyhook]":  reasonNodeMeta,
+
+	"nodewright/runtime-required/chainsaw-test.yaml#1 Pod[nodewright.nvidia.com/name=runtime-required,nodewright.nvidia.com/package=spencer-3.2.3]": reasonNodeWrightStagePod,
+	"nodewright/runtime-required/chainsaw-test.yaml#2 Pod[nodewright.nvidia.com/name=runtime-required,nodewright.nvidia.com/package=spencer-3.2.3]": reasonNodeWrightStagePod,
+	"nodewright/runtime-required/chainsaw-test.yaml#5 Pod[nodewright.nvidia.com/name=runtime-required,nodewright.nvidia.com/package=spencer-3.2.3]": reasonNodeWrightStagePod,
+	"nodewright/runtime-required/chainsaw-test.yaml#6 Pod[nodewright.nvidia.com/name=runtime-required,nodewright.nvidia.com/package=spencer-3.2.3]": reasonNodeWrightStagePod,
 }
 
 // reasonObservedGeneration says why upstream's observedGeneration
@@ -248,6 +253,7 @@ var inlineResources = map[string][]string{
 	"nodewright/depends-on/chainsaw-test.yaml":                           nodeWrightDependsOnResources,
 	"nodewright/uninstall-on-delete/chainsaw-test.yaml":                  nodeWrightUninstallOnDeleteResources,
 	"nodewright/config-nodewright/chainsaw-test.yaml":                    nodeWrightConfigResources,
+	"nodewright/runtime-required/chainsaw-test.yaml":                     nodeWrightRuntimeRequiredResources,
 }
 
 // inline is one of inlineResources as a document, its ID by file and
