@@ -254,6 +254,7 @@ var inlineResources = map[string][]string{
 	"nodewright/uninstall-on-delete/chainsaw-test.yaml":                  nodeWrightUninstallOnDeleteResources,
 	"nodewright/config-nodewright/chainsaw-test.yaml":                    nodeWrightConfigResources,
 	"nodewright/runtime-required/chainsaw-test.yaml":                     nodeWrightRuntimeRequiredResources,
+	"nodewright/runtime-required-cordon-after/chainsaw-test.yaml":        nodeWrightRuntimeRequiredCordonAfterResources,
 }
 
 // inline is one of inlineResources as a document, its ID by file and
