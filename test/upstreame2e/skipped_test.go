@@ -31,6 +31,11 @@ const (
 	reasonPackageConfigMap = "NodeWright's package ConfigMap <skyhook>-<package>-<version> labelled <prefix>/name; " +
 		"this operator keeps a package's configMap in its snapshot ConfigMap <skyhook>-<package>-<hash of the version> " +
 		"labelled skyhook.nvidia.com/skyhook and /package (reconcile/snapshot)"
+	reasonDrainTimeoutDrainBlocked = "differs: NodeWright v0.20 keeps reporting a drain that drainConfig.timeout ended: " +
+		"its NodeWright reads erroring with DrainBlocked True (the blocker list kept); this operator keeps the node's " +
+		"drainBlocked_ record but drops DrainBlocked from the NodeWright once the drain timed out " +
+		"(reconcile/drains.go drainStopped records the node erroring, not its drain waits); the NodeWright's erroring " +
+		"status is checked by the step's kubectl wait"
 	reasonNodeMeta = "NodeWright's node-meta ConfigMap (labels.json, annotations.json, packages.json for its agent); " +
 		"this operator hands the steps the node's metadata through a downward-API volume (reconcile/stagepod/metadata.go), not a ConfigMap"
 )
@@ -140,6 +145,8 @@ var skipped = map[string]string{
 	"nodewright/runtime-required/chainsaw-test.yaml#2 Pod[nodewright.nvidia.com/name=runtime-required,nodewright.nvidia.com/package=spencer-3.2.3]": reasonNodeWrightStagePod,
 	"nodewright/runtime-required/chainsaw-test.yaml#5 Pod[nodewright.nvidia.com/name=runtime-required,nodewright.nvidia.com/package=spencer-3.2.3]": reasonNodeWrightStagePod,
 	"nodewright/runtime-required/chainsaw-test.yaml#6 Pod[nodewright.nvidia.com/name=runtime-required,nodewright.nvidia.com/package=spencer-3.2.3]": reasonNodeWrightStagePod,
+
+	"nodewright/drain-config/timeout-assert.yaml#1 NodeWright/drain-config-timeout": reasonDrainTimeoutDrainBlocked,
 }
 
 // reasonObservedGeneration says why upstream's observedGeneration

@@ -210,7 +210,8 @@ func mustRead(t *testing.T, path string) []byte {
 	return data
 }
 
-// apply is chainsaw's apply: create, or merge-patch what exists.
+// apply is chainsaw's apply: create, or merge-patch what exists (a pod
+// created is scheduled, as create's).
 func (s *scenario) apply(file string) {
 	s.t.Helper()
 	for _, obj := range s.objects(file) {
@@ -223,7 +224,7 @@ func (s *scenario) apply(file string) {
 					return err
 				}
 				s.created = append(s.created, obj)
-				return nil
+				return s.schedule(ctx, obj)
 			}
 			if err != nil {
 				return err
