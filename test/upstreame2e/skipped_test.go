@@ -36,6 +36,10 @@ const (
 		"drainBlocked_ record but drops DrainBlocked from the NodeWright once the drain timed out " +
 		"(reconcile/drains.go drainStopped records the node erroring, not its drain waits); the NodeWright's erroring " +
 		"status is checked by the step's kubectl wait"
+	reasonNodeWrightStagePodRunning = "NodeWright's stage pod shape: the document waits for the apply stage's pod in phase Running " +
+		"while its step runs; this operator's stage pod runs each step as an init container (reconcile/stagepod), so while the " +
+		"step runs the pod's phase is Pending, as Kubernetes reports a pod whose init containers run; the counterpart waits " +
+		"for the apply pod to be there, unfinished"
 	reasonNodeMeta = "NodeWright's node-meta ConfigMap (labels.json, annotations.json, packages.json for its agent); " +
 		"this operator hands the steps the node's metadata through a downward-API volume (reconcile/stagepod/metadata.go), not a ConfigMap"
 )
@@ -146,7 +150,10 @@ var skipped = map[string]string{
 	"nodewright/runtime-required/chainsaw-test.yaml#5 Pod[nodewright.nvidia.com/name=runtime-required,nodewright.nvidia.com/package=spencer-3.2.3]": reasonNodeWrightStagePod,
 	"nodewright/runtime-required/chainsaw-test.yaml#6 Pod[nodewright.nvidia.com/name=runtime-required,nodewright.nvidia.com/package=spencer-3.2.3]": reasonNodeWrightStagePod,
 
-	"nodewright/drain-config/timeout-assert.yaml#1 NodeWright/drain-config-timeout": reasonDrainTimeoutDrainBlocked,
+	"nodewright/drain-config/timeout-assert.yaml#1 NodeWright/drain-config-timeout":                                                                                                          reasonDrainTimeoutDrainBlocked,
+	"nodewright/pause-suspends-jobs/chainsaw-test.yaml#0 Pod[nodewright.nvidia.com/name=pause-suspends-jobs,nodewright.nvidia.com/package=slowpoke-1.0.0,nodewright.nvidia.com/stage=apply]": reasonNodeWrightStagePodRunning,
+	"nodewright/pause-suspends-jobs/chainsaw-test.yaml#1 Job[nodewright.nvidia.com/name=pause-suspends-jobs,nodewright.nvidia.com/package=slowpoke-1.0.0,nodewright.nvidia.com/stage=apply]": reasonNodeWrightJob,
+	"nodewright/pause-suspends-jobs/chainsaw-test.yaml#3 Job[nodewright.nvidia.com/name=pause-suspends-jobs,nodewright.nvidia.com/package=slowpoke-1.0.0,nodewright.nvidia.com/stage=apply]": reasonNodeWrightJob,
 }
 
 // reasonObservedGeneration says why upstream's observedGeneration
@@ -262,6 +269,7 @@ var inlineResources = map[string][]string{
 	"nodewright/config-nodewright/chainsaw-test.yaml":                    nodeWrightConfigResources,
 	"nodewright/runtime-required/chainsaw-test.yaml":                     nodeWrightRuntimeRequiredResources,
 	"nodewright/runtime-required-cordon-after/chainsaw-test.yaml":        nodeWrightRuntimeRequiredCordonAfterResources,
+	"nodewright/pause-suspends-jobs/chainsaw-test.yaml":                  nodeWrightPauseSuspendsJobsResources,
 }
 
 // inline is one of inlineResources as a document, its ID by file and
