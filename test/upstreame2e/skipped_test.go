@@ -14,8 +14,11 @@ import (
 // Why a document of upstream's is not evaluated: it asserts the shape of
 // NodeWright's own machinery, which this operator builds differently by
 // design. Skyhook, NodeWright, Node, DeploymentPolicy and Event documents
-// are never skipped, nor pod documents that select a stage pod by
-// NodeWright's labels and check no more than its owner and status.
+// are never skipped for that, nor pod documents that select a stage pod by
+// NodeWright's labels and check no more than its owner and status (but for
+// a phase that only NodeWright's pod shape gives: reasonNodeWrightStagePodRunning).
+// A document where this operator behaves differently is skipped with a
+// reason that starts "differs:", and docs/compatibility.md lists it.
 const (
 	reasonStagePod = "NodeWright's stage pod shape: init containers <package>-init, <package>-<stage>, <package>-<stage>check " +
 		"and a skyhook.nvidia.com/package JSON annotation; this operator's stage pods carry NodeWright's labels " +
