@@ -54,6 +54,8 @@ const (
 // the nodes reset to how they were created.
 type scenario struct {
 	t *testing.T
+	// root is the directory under test/reference that keeps its files.
+	root string
 	// dir is the scenario's directory under upstream's k8s-tests/chainsaw.
 	dir     string
 	client  client.Client
@@ -68,9 +70,18 @@ type scenario struct {
 
 func newScenario(t *testing.T, dir string) *scenario {
 	t.Helper()
+	return newScenarioIn(t, "nodewright", dir)
+}
+
+// newScenarioIn is newScenario for a scenario whose files are kept under
+// test/reference/<root> (root nodewright-v0.20: NodeWright v0.20's files
+// whose upstream paths the 71ca22b8 files under nodewright already take).
+func newScenarioIn(t *testing.T, root, dir string) *scenario {
+	t.Helper()
 	c := testenv.Client(t, env)
 	s := &scenario{
 		t:       t,
+		root:    root,
 		dir:     dir,
 		client:  c,
 		runner:  &chainsaw.Runner{Client: c, Namespace: namespace, Timeout: assertTimeout, Quiet: quietPeriod},
@@ -97,11 +108,18 @@ func (s *scenario) path(file string) string {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	return filepath.Join(ref, "nodewright", "k8s-tests", "chainsaw", filepath.FromSlash(s.dir), file)
+	return filepath.Join(ref, s.root, "k8s-tests", "chainsaw", filepath.FromSlash(s.dir), file)
 }
 
-// name is the file's name under upstream's k8s-tests/chainsaw.
-func (s *scenario) name(file string) string { return s.dir + "/" + file }
+// name is the file's name under upstream's k8s-tests/chainsaw (after
+// "<root>:" for a root other than nodewright, so that its documents' IDs
+// are not those of the file the nodewright root keeps at that path).
+func (s *scenario) name(file string) string {
+	if s.root != "nodewright" {
+		return s.root + ":" + s.dir + "/" + file
+	}
+	return s.dir + "/" + file
+}
 
 func (s *scenario) objects(file string) []*unstructured.Unstructured {
 	s.t.Helper()
