@@ -6,7 +6,8 @@
 // for byte in test/reference/nodewright) with chainsaw's semantics
 // (package chainsaw). Beside them, for the NodeWright kind, the scenarios
 // of its v0.20 suite that could be read (nodewright_*_test.go; which ones,
-// and from where, in test/reference/nodewright/README.md), with the
+// and from where, in test/reference/nodewright/README.md, and for
+// deployment-policy/ test/reference/nodewright-v0.20/README.md), with the
 // operator's namespace and the test node's label as that suite names them
 // (upstreamNodeWrightNamespace, nodeWrightTestNodeLabel).
 //

@@ -14,8 +14,11 @@ import (
 // Why a document of upstream's is not evaluated: it asserts the shape of
 // NodeWright's own machinery, which this operator builds differently by
 // design. Skyhook, NodeWright, Node, DeploymentPolicy and Event documents
-// are never skipped, nor pod documents that select a stage pod by
-// NodeWright's labels and check no more than its owner and status.
+// are never skipped for that, nor pod documents that select a stage pod by
+// NodeWright's labels and check no more than its owner and status (but for
+// a phase that only NodeWright's pod shape gives: reasonNodeWrightStagePodRunning).
+// A document where this operator behaves differently is skipped with a
+// reason that starts "differs:", and docs/compatibility.md lists it.
 const (
 	reasonStagePod = "NodeWright's stage pod shape: init containers <package>-init, <package>-<stage>, <package>-<stage>check " +
 		"and a skyhook.nvidia.com/package JSON annotation; this operator's stage pods carry NodeWright's labels " +
@@ -31,6 +34,15 @@ const (
 	reasonPackageConfigMap = "NodeWright's package ConfigMap <skyhook>-<package>-<version> labelled <prefix>/name; " +
 		"this operator keeps a package's configMap in its snapshot ConfigMap <skyhook>-<package>-<hash of the version> " +
 		"labelled skyhook.nvidia.com/skyhook and /package (reconcile/snapshot)"
+	reasonDrainTimeoutDrainBlocked = "differs: NodeWright v0.20 keeps reporting a drain that drainConfig.timeout ended: " +
+		"its NodeWright reads erroring with DrainBlocked True (the blocker list kept); this operator keeps the node's " +
+		"drainBlocked_ record but drops DrainBlocked from the NodeWright once the drain timed out " +
+		"(reconcile/drains.go drainStopped records the node erroring, not its drain waits); the NodeWright's erroring " +
+		"status is checked by the step's kubectl wait"
+	reasonNodeWrightStagePodRunning = "NodeWright's stage pod shape: the document waits for the apply stage's pod in phase Running " +
+		"while its step runs; this operator's stage pod runs each step as an init container (reconcile/stagepod), so while the " +
+		"step runs the pod's phase is Pending, as Kubernetes reports a pod whose init containers run; the counterpart waits " +
+		"for the apply pod to be there, unfinished"
 	reasonNodeMeta = "NodeWright's node-meta ConfigMap (labels.json, annotations.json, packages.json for its agent); " +
 		"this operator hands the steps the node's metadata through a downward-API volume (reconcile/stagepod/metadata.go), not a ConfigMap"
 )
@@ -109,6 +121,42 @@ var skipped = map[string]string{
 	"nodewright/simple-nodewright/assert_jobs.yaml#1 Job[nodewright.nvidia.com/name=simple-skyhook,nodewright.nvidia.com/package=foobar-1.2,nodewright.nvidia.com/stage=apply]":    reasonNodeWrightJob,
 	"nodewright/simple-nodewright/assert.yaml#2 ConfigMap/simple-skyhook-dexter-1.2.3":                                                                                             reasonPackageConfigMap,
 	"nodewright/simple-nodewright/assert.yaml#3 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=simple-skyhook]":                                                                 reasonNodeMeta,
+
+	"nodewright/simple-update-nodewright/assert.yaml#2 ConfigMap/simple-update-skyhook-dexter-1.2.3":                                    reasonPackageConfigMap,
+	"nodewright/simple-update-nodewright/assert.yaml#3 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=simple-update-skyhook]":        reasonNodeMeta,
+	"nodewright/simple-update-nodewright/assert-update.yaml#0 ConfigMap/simple-update-skyhook-baxter-2.3.1-test":                        reasonPackageConfigMap,
+	"nodewright/simple-update-nodewright/assert-update.yaml#3 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=simple-update-skyhook]": reasonNodeMeta,
+
+	"nodewright/depends-on/chainsaw-test.yaml#0 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=aa-fast-1.2.3]":                       reasonNodeWrightStagePod,
+	"nodewright/depends-on/chainsaw-test.yaml#1 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=bb-slow-1.2]":                         reasonNodeWrightStagePod,
+	"nodewright/depends-on/chainsaw-test.yaml#2 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=aa-fast-1.2.3]":                       reasonNodeWrightStagePod,
+	"nodewright/depends-on/chainsaw-test.yaml#3 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=bb-slow-1.2]":                         reasonNodeWrightStagePod,
+	"nodewright/depends-on/chainsaw-test.yaml#4 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=cc-last-5.4.3]":                       reasonNodeWrightStagePod,
+	"nodewright/depends-on/chainsaw-test.yaml#5 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=cc-last-5.4.3]":                       reasonNodeWrightStagePod,
+	"nodewright/uninstall-on-delete/chainsaw-test.yaml#1 Pod[nodewright.nvidia.com/name=uninstall-on-delete,nodewright.nvidia.com/package=enabled-pkg-2.1.4]": reasonNodeWrightStagePod,
+
+	"nodewright/config-nodewright/assert-cm-deploy.yaml#0 ConfigMap/config-skyhook-dexter-1.2.3":                                           reasonPackageConfigMap,
+	"nodewright/config-nodewright/assert-cm-deploy.yaml#1 ConfigMap/config-skyhook-baxter-3.2.1":                                           reasonPackageConfigMap,
+	"nodewright/config-nodewright/assert-cm-deploy.yaml#2 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=config-skyhook]":               reasonNodeMeta,
+	"nodewright/config-nodewright/assert-cm-update-while-running.yaml#0 ConfigMap/config-skyhook-dexter-1.2.3":                             reasonPackageConfigMap,
+	"nodewright/config-nodewright/assert-cm-update-while-running.yaml#1 ConfigMap/config-skyhook-baxter-3.2.1":                             reasonPackageConfigMap,
+	"nodewright/config-nodewright/assert-cm-update-while-running.yaml#2 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=config-skyhook]": reasonNodeMeta,
+	"nodewright/config-nodewright/assert-cm-update.yaml#0 ConfigMap/config-skyhook-dexter-1.2.3":                                           reasonPackageConfigMap,
+	"nodewright/config-nodewright/assert-cm-update.yaml#1 ConfigMap/config-skyhook-baxter-3.2.1":                                           reasonPackageConfigMap,
+	"nodewright/config-nodewright/assert-cm-update.yaml#2 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=config-skyhook]":               reasonNodeMeta,
+	"nodewright/config-nodewright/assert-cm-update-no-interrupt.yaml#0 ConfigMap/config-skyhook-dexter-1.2.3":                              reasonPackageConfigMap,
+	"nodewright/config-nodewright/assert-cm-update-no-interrupt.yaml#1 ConfigMap/config-skyhook-baxter-3.2.1":                              reasonPackageConfigMap,
+	"nodewright/config-nodewright/assert-cm-update-no-interrupt.yaml#2 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=config-skyhook]":  reasonNodeMeta,
+
+	"nodewright/runtime-required/chainsaw-test.yaml#1 Pod[nodewright.nvidia.com/name=runtime-required,nodewright.nvidia.com/package=spencer-3.2.3]": reasonNodeWrightStagePod,
+	"nodewright/runtime-required/chainsaw-test.yaml#2 Pod[nodewright.nvidia.com/name=runtime-required,nodewright.nvidia.com/package=spencer-3.2.3]": reasonNodeWrightStagePod,
+	"nodewright/runtime-required/chainsaw-test.yaml#5 Pod[nodewright.nvidia.com/name=runtime-required,nodewright.nvidia.com/package=spencer-3.2.3]": reasonNodeWrightStagePod,
+	"nodewright/runtime-required/chainsaw-test.yaml#6 Pod[nodewright.nvidia.com/name=runtime-required,nodewright.nvidia.com/package=spencer-3.2.3]": reasonNodeWrightStagePod,
+
+	"nodewright/drain-config/timeout-assert.yaml#1 NodeWright/drain-config-timeout":                                                                                                          reasonDrainTimeoutDrainBlocked,
+	"nodewright/pause-suspends-jobs/chainsaw-test.yaml#0 Pod[nodewright.nvidia.com/name=pause-suspends-jobs,nodewright.nvidia.com/package=slowpoke-1.0.0,nodewright.nvidia.com/stage=apply]": reasonNodeWrightStagePodRunning,
+	"nodewright/pause-suspends-jobs/chainsaw-test.yaml#1 Job[nodewright.nvidia.com/name=pause-suspends-jobs,nodewright.nvidia.com/package=slowpoke-1.0.0,nodewright.nvidia.com/stage=apply]": reasonNodeWrightJob,
+	"nodewright/pause-suspends-jobs/chainsaw-test.yaml#3 Job[nodewright.nvidia.com/name=pause-suspends-jobs,nodewright.nvidia.com/package=slowpoke-1.0.0,nodewright.nvidia.com/stage=apply]": reasonNodeWrightJob,
 }
 
 // reasonObservedGeneration says why upstream's observedGeneration
@@ -219,6 +267,12 @@ var inlineResources = map[string][]string{
 	"skyhook/config-skyhook/chainsaw-test.yaml":                          configSkyhookResources,
 	"skyhook/cleanup-pods/chainsaw-test.yaml":                            cleanupPodsResources,
 	"skyhook/strict-order/chainsaw-test.yaml":                            strictOrderResources,
+	"nodewright/depends-on/chainsaw-test.yaml":                           nodeWrightDependsOnResources,
+	"nodewright/uninstall-on-delete/chainsaw-test.yaml":                  nodeWrightUninstallOnDeleteResources,
+	"nodewright/config-nodewright/chainsaw-test.yaml":                    nodeWrightConfigResources,
+	"nodewright/runtime-required/chainsaw-test.yaml":                     nodeWrightRuntimeRequiredResources,
+	"nodewright/runtime-required-cordon-after/chainsaw-test.yaml":        nodeWrightRuntimeRequiredCordonAfterResources,
+	"nodewright/pause-suspends-jobs/chainsaw-test.yaml":                  nodeWrightPauseSuspendsJobsResources,
 }
 
 // inline is one of inlineResources as a document, its ID by file and

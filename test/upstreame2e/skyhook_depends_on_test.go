@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -47,9 +48,15 @@ func TestSkyhookDependsOn(t *testing.T) {
 // them so far.
 func watchStagePods(t *testing.T, skyhook string) func() []string {
 	t.Helper()
+	return watchStagePodsOfKind(t, skyhookv1.Skyhooks, skyhook)
+}
+
+// watchStagePodsOfKind is watchStagePods for a rollout of the kind.
+func watchStagePodsOfKind(t *testing.T, kind skyhookv1.RolloutKind, name string) func() []string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	w, err := env.Clientset.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{LabelSelector: stagepod.SkyhookLabel + "=" + skyhook})
+	w, err := env.Clientset.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{LabelSelector: kind.OwnerLabel() + "=" + name})
 	if err != nil {
 		t.Fatal(err)
 	}

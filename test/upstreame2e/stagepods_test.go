@@ -21,25 +21,33 @@ import (
 // which order, with which interrupt or SKYHOOK_NODE_ORDER) is checked on
 // this operator's stage pods instead.
 type stagePodLog struct {
-	mu   sync.Mutex
-	pods []*corev1.Pod
+	mu    sync.Mutex
+	owner string // the owner label of the rollouts' kind
+	pods  []*corev1.Pod
 }
 
 // watchStagePodsOf records the stage pods of the named Skyhooks until the
 // test ends.
 func watchStagePodsOf(t *testing.T, skyhooks ...string) *stagePodLog {
 	t.Helper()
+	return watchRolloutStagePods(t, skyhookv1.Skyhooks, skyhooks...)
+}
+
+// watchRolloutStagePods is watchStagePodsOf for rollouts of the kind.
+func watchRolloutStagePods(t *testing.T, kind skyhookv1.RolloutKind, names ...string) *stagePodLog {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	w, err := env.Clientset.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{LabelSelector: stagepod.SkyhookLabel})
+	owner := kind.OwnerLabel()
+	w, err := env.Clientset.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{LabelSelector: owner})
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &stagePodLog{}
+	log := &stagePodLog{owner: owner}
 	go func() {
 		for ev := range w.ResultChan() {
 			pod, ok := ev.Object.(*corev1.Pod)
-			if !ok || !slices.Contains(skyhooks, pod.Labels[stagepod.SkyhookLabel]) {
+			if !ok || !slices.Contains(names, pod.Labels[owner]) {
 				continue
 			}
 			log.mu.Lock()
@@ -69,7 +77,7 @@ func (l *stagePodLog) all() []stagePod {
 	out := make([]stagePod, 0, len(l.pods))
 	for _, pod := range l.pods {
 		out = append(out, stagePod{
-			Skyhook: pod.Labels[stagepod.SkyhookLabel],
+			Skyhook: pod.Labels[l.owner],
 			Package: stagepod.PackageOf(pod),
 			Version: pod.Annotations[stagepod.VersionAnnotation],
 			Stage:   pod.Labels[stagepod.StageLabel],

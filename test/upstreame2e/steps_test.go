@@ -54,6 +54,8 @@ const (
 // the nodes reset to how they were created.
 type scenario struct {
 	t *testing.T
+	// root is the directory under test/reference that keeps its files.
+	root string
 	// dir is the scenario's directory under upstream's k8s-tests/chainsaw.
 	dir     string
 	client  client.Client
@@ -68,9 +70,18 @@ type scenario struct {
 
 func newScenario(t *testing.T, dir string) *scenario {
 	t.Helper()
+	return newScenarioIn(t, "nodewright", dir)
+}
+
+// newScenarioIn is newScenario for a scenario whose files are kept under
+// test/reference/<root> (root nodewright-v0.20: NodeWright v0.20's files
+// whose upstream paths the 71ca22b8 files under nodewright already take).
+func newScenarioIn(t *testing.T, root, dir string) *scenario {
+	t.Helper()
 	c := testenv.Client(t, env)
 	s := &scenario{
 		t:       t,
+		root:    root,
 		dir:     dir,
 		client:  c,
 		runner:  &chainsaw.Runner{Client: c, Namespace: namespace, Timeout: assertTimeout, Quiet: quietPeriod},
@@ -97,11 +108,18 @@ func (s *scenario) path(file string) string {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	return filepath.Join(ref, "nodewright", "k8s-tests", "chainsaw", filepath.FromSlash(s.dir), file)
+	return filepath.Join(ref, s.root, "k8s-tests", "chainsaw", filepath.FromSlash(s.dir), file)
 }
 
-// name is the file's name under upstream's k8s-tests/chainsaw.
-func (s *scenario) name(file string) string { return s.dir + "/" + file }
+// name is the file's name under upstream's k8s-tests/chainsaw (after
+// "<root>:" for a root other than nodewright, so that its documents' IDs
+// are not those of the file the nodewright root keeps at that path).
+func (s *scenario) name(file string) string {
+	if s.root != "nodewright" {
+		return s.root + ":" + s.dir + "/" + file
+	}
+	return s.dir + "/" + file
+}
 
 func (s *scenario) objects(file string) []*unstructured.Unstructured {
 	s.t.Helper()
@@ -210,7 +228,8 @@ func mustRead(t *testing.T, path string) []byte {
 	return data
 }
 
-// apply is chainsaw's apply: create, or merge-patch what exists.
+// apply is chainsaw's apply: create, or merge-patch what exists (a pod
+// created is scheduled, as create's).
 func (s *scenario) apply(file string) {
 	s.t.Helper()
 	for _, obj := range s.objects(file) {
@@ -223,7 +242,7 @@ func (s *scenario) apply(file string) {
 					return err
 				}
 				s.created = append(s.created, obj)
-				return nil
+				return s.schedule(ctx, obj)
 			}
 			if err != nil {
 				return err
@@ -376,15 +395,24 @@ func (s *scenario) deleteAndWait(obj *unstructured.Unstructured) error {
 // timeout.
 func (s *scenario) waitGone(name string, timeout time.Duration) bool {
 	s.t.Helper()
+	return s.waitGoneOf(skyhookv1.Skyhooks, name, timeout)
+}
+
+// waitGoneOf is waitGone for a rollout of the kind (`kubectl get
+// nodewright NAME` for a NodeWright).
+func (s *scenario) waitGoneOf(kind skyhookv1.RolloutKind, name string, timeout time.Duration) bool {
+	s.t.Helper()
 	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		err := s.client.Get(ctx, client.ObjectKey{Name: name}, &skyhookv1.Skyhook{})
+		var current unstructured.Unstructured
+		current.SetGroupVersionKind(kind.GroupVersionKind)
+		err := s.client.Get(ctx, client.ObjectKey{Name: name}, &current)
 		return apierrors.IsNotFound(err), nil
 	})
 	if err != nil {
-		s.t.Errorf("upstream expectation failed: Skyhook %s still exists after %s", name, timeout)
+		s.t.Errorf("upstream expectation failed: %s %s still exists after %s", kind.Kind, name, timeout)
 		return false
 	}
-	s.t.Logf("holds: Skyhook %s is gone", name)
+	s.t.Logf("holds: %s %s is gone", kind.Kind, name)
 	return true
 }
 
@@ -797,9 +825,15 @@ type stagePods struct {
 
 func recordStagePods(t *testing.T, skyhook string) *stagePods {
 	t.Helper()
+	return recordStagePodsOf(t, skyhookv1.Skyhooks, skyhook)
+}
+
+// recordStagePodsOf is recordStagePods for a rollout of the kind.
+func recordStagePodsOf(t *testing.T, kind skyhookv1.RolloutKind, name string) *stagePods {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	w, err := env.Clientset.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{LabelSelector: stagepod.SkyhookLabel + "=" + skyhook})
+	w, err := env.Clientset.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{LabelSelector: kind.OwnerLabel() + "=" + name})
 	if err != nil {
 		t.Fatal(err)
 	}
