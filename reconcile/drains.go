@@ -102,10 +102,15 @@ func (n *nodePass) drainTimedOut(rec *interrupt.Record, limit time.Duration) (bo
 }
 
 // drainStopped is a node whose drain timed out: erroring, cordoned, its
-// last blockers kept on the node.
+// last blockers kept on the node and, as NodeWright v0.20 keeps them, in
+// the rollout's DrainBlocked condition.
 func (n *nodePass) drainStopped(rec *interrupt.Record) (bool, *interrupt.Record, error) {
 	markErroring(n.state, rec.Packages)
-	n.drain = &drainState{since: rec.Since, blockers: drainBlockersOf(n.work.node, n.ref), keep: true}
+	blockers := drainBlockersOf(n.work.node, n.ref)
+	n.drain = &drainState{since: rec.Since, blockers: blockers, keep: true}
+	if len(blockers) > 0 {
+		n.progress.DrainWaits(n.work.node.Name, podBlockers(blockers))
+	}
 	n.progress.NodeErroring(n.work.node.Name, fmt.Sprintf("drain timed out after %s (drainConfig.timeout); the node stays cordoned until it is reset",
 		drainConfigTimeout(n.sk)))
 	return false, rec, nil

@@ -97,6 +97,12 @@ func TestDrainConfigBlocksThenTimesOut(t *testing.T) {
 		t.Errorf("attention: %+v", erroring.Status.NodesNeedingAttention)
 	}
 	time.Sleep(3 * time.Second) // nothing more is evicted
+	// As v0.20 (its drain-config e2e timeout-assert): the drain that timed
+	// out still reads as blocked, with what blocked it.
+	if still := waitNodeWright(t, "dcblock", time.Second, func(*nodewrightv1.NodeWright) bool { return true }); !conditions.IsTrue(still, skyhookv1.DrainBlockedCondition) ||
+		conditions.GetMessage(still, skyhookv1.DrainBlockedCondition) != "1/1 nodes blocked draining (dcblock-0)" {
+		t.Errorf("after the timeout: DrainBlocked %v", conditions.Get(still, skyhookv1.DrainBlockedCondition))
+	}
 	for _, pod := range []*corev1.Pod{bare, scratch} {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil || !pod.DeletionTimestamp.IsZero() {
 			t.Errorf("%s was removed: %v", pod.Name, err)

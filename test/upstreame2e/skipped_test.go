@@ -34,11 +34,6 @@ const (
 	reasonPackageConfigMap = "NodeWright's package ConfigMap <skyhook>-<package>-<version> labelled <prefix>/name; " +
 		"this operator keeps a package's configMap in its snapshot ConfigMap <skyhook>-<package>-<hash of the version> " +
 		"labelled skyhook.nvidia.com/skyhook and /package (reconcile/snapshot)"
-	reasonDrainTimeoutDrainBlocked = "differs: NodeWright v0.20 keeps reporting a drain that drainConfig.timeout ended: " +
-		"its NodeWright reads erroring with DrainBlocked True (the blocker list kept); this operator keeps the node's " +
-		"drainBlocked_ record but drops DrainBlocked from the NodeWright once the drain timed out " +
-		"(reconcile/drains.go drainStopped records the node erroring, not its drain waits); the NodeWright's erroring " +
-		"status is checked by the step's kubectl wait"
 	reasonNodeWrightStagePodRunning = "NodeWright's stage pod shape: the document waits for the apply stage's pod in phase Running " +
 		"while its step runs; this operator's stage pod runs each step as an init container (reconcile/stagepod), so while the " +
 		"step runs the pod's phase is Pending, as Kubernetes reports a pod whose init containers run; the counterpart waits " +
@@ -153,7 +148,6 @@ var skipped = map[string]string{
 	"nodewright/runtime-required/chainsaw-test.yaml#5 Pod[nodewright.nvidia.com/name=runtime-required,nodewright.nvidia.com/package=spencer-3.2.3]": reasonNodeWrightStagePod,
 	"nodewright/runtime-required/chainsaw-test.yaml#6 Pod[nodewright.nvidia.com/name=runtime-required,nodewright.nvidia.com/package=spencer-3.2.3]": reasonNodeWrightStagePod,
 
-	"nodewright/drain-config/timeout-assert.yaml#1 NodeWright/drain-config-timeout":                                                                                                          reasonDrainTimeoutDrainBlocked,
 	"nodewright/pause-suspends-jobs/chainsaw-test.yaml#0 Pod[nodewright.nvidia.com/name=pause-suspends-jobs,nodewright.nvidia.com/package=slowpoke-1.0.0,nodewright.nvidia.com/stage=apply]": reasonNodeWrightStagePodRunning,
 	"nodewright/pause-suspends-jobs/chainsaw-test.yaml#1 Job[nodewright.nvidia.com/name=pause-suspends-jobs,nodewright.nvidia.com/package=slowpoke-1.0.0,nodewright.nvidia.com/stage=apply]": reasonNodeWrightJob,
 	"nodewright/pause-suspends-jobs/chainsaw-test.yaml#3 Job[nodewright.nvidia.com/name=pause-suspends-jobs,nodewright.nvidia.com/package=slowpoke-1.0.0,nodewright.nvidia.com/stage=apply]": reasonNodeWrightJob,
