@@ -174,7 +174,16 @@ func stagePodsCreated(t *testing.T, skyhook string) func() []*corev1.Pod {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	w, err := env.Clientset.CoreV1().Pods(operatorNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: stagepod.SkyhookLabel + "=" + skyhook})
+	// Watched from the list's resourceVersion: a watch from none starts
+	// with an Added event for every pod there already (a finished stage's
+	// pod not deleted yet would count as created).
+	opts := metav1.ListOptions{LabelSelector: stagepod.SkyhookLabel + "=" + skyhook}
+	existing, err := env.Clientset.CoreV1().Pods(operatorNamespace).List(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.ResourceVersion = existing.ResourceVersion
+	w, err := env.Clientset.CoreV1().Pods(operatorNamespace).Watch(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
