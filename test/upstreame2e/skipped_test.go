@@ -267,6 +267,8 @@ var inlineResources = map[string][]string{
 	"nodewright/runtime-required/chainsaw-test.yaml":                     nodeWrightRuntimeRequiredResources,
 	"nodewright/runtime-required-cordon-after/chainsaw-test.yaml":        nodeWrightRuntimeRequiredCordonAfterResources,
 	"nodewright/pause-suspends-jobs/chainsaw-test.yaml":                  nodeWrightPauseSuspendsJobsResources,
+	"nodewright/delete-blocked-when-disabled/chainsaw-test.yaml":         nodeWrightDeleteBlockedWhenDisabledResources,
+	"nodewright/delete-blocked-when-paused/chainsaw-test.yaml":           nodeWrightDeleteBlockedWhenPausedResources,
 }
 
 // inline is one of inlineResources as a document, its ID by file and
