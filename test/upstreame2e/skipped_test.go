@@ -122,13 +122,14 @@ var skipped = map[string]string{
 	"nodewright/simple-update-nodewright/assert-update.yaml#0 ConfigMap/simple-update-skyhook-baxter-2.3.1-test":                        reasonPackageConfigMap,
 	"nodewright/simple-update-nodewright/assert-update.yaml#3 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=simple-update-skyhook]": reasonNodeMeta,
 
-	"nodewright/depends-on/chainsaw-test.yaml#0 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=aa-fast-1.2.3]":                       reasonNodeWrightStagePod,
-	"nodewright/depends-on/chainsaw-test.yaml#1 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=bb-slow-1.2]":                         reasonNodeWrightStagePod,
-	"nodewright/depends-on/chainsaw-test.yaml#2 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=aa-fast-1.2.3]":                       reasonNodeWrightStagePod,
-	"nodewright/depends-on/chainsaw-test.yaml#3 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=bb-slow-1.2]":                         reasonNodeWrightStagePod,
-	"nodewright/depends-on/chainsaw-test.yaml#4 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=cc-last-5.4.3]":                       reasonNodeWrightStagePod,
-	"nodewright/depends-on/chainsaw-test.yaml#5 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=cc-last-5.4.3]":                       reasonNodeWrightStagePod,
-	"nodewright/uninstall-on-delete/chainsaw-test.yaml#1 Pod[nodewright.nvidia.com/name=uninstall-on-delete,nodewright.nvidia.com/package=enabled-pkg-2.1.4]": reasonNodeWrightStagePod,
+	"nodewright/depends-on/chainsaw-test.yaml#0 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=aa-fast-1.2.3]":                                reasonNodeWrightStagePod,
+	"nodewright/depends-on/chainsaw-test.yaml#1 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=bb-slow-1.2]":                                  reasonNodeWrightStagePod,
+	"nodewright/depends-on/chainsaw-test.yaml#2 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=aa-fast-1.2.3]":                                reasonNodeWrightStagePod,
+	"nodewright/depends-on/chainsaw-test.yaml#3 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=bb-slow-1.2]":                                  reasonNodeWrightStagePod,
+	"nodewright/depends-on/chainsaw-test.yaml#4 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=cc-last-5.4.3]":                                reasonNodeWrightStagePod,
+	"nodewright/depends-on/chainsaw-test.yaml#5 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=cc-last-5.4.3]":                                reasonNodeWrightStagePod,
+	"nodewright/uninstall-on-delete/chainsaw-test.yaml#1 Pod[nodewright.nvidia.com/name=uninstall-on-delete,nodewright.nvidia.com/package=enabled-pkg-2.1.4]":          reasonNodeWrightStagePod,
+	"nodewright/uninstall-mixed-packages/chainsaw-test.yaml#1 Pod[nodewright.nvidia.com/name=uninstall-mixed-packages,nodewright.nvidia.com/package=pkg-remove-2.1.4]": reasonNodeWrightStagePod,
 
 	"nodewright/config-nodewright/assert-cm-deploy.yaml#0 ConfigMap/config-skyhook-dexter-1.2.3":                                           reasonPackageConfigMap,
 	"nodewright/config-nodewright/assert-cm-deploy.yaml#1 ConfigMap/config-skyhook-baxter-3.2.1":                                           reasonPackageConfigMap,
@@ -270,6 +271,7 @@ var inlineResources = map[string][]string{
 	"nodewright/delete-blocked-when-disabled/chainsaw-test.yaml":            nodeWrightDeleteBlockedWhenDisabledResources,
 	"nodewright/delete-blocked-when-paused/chainsaw-test.yaml":              nodeWrightDeleteBlockedWhenPausedResources,
 	"nodewright/downgrade-enabled-false-preserves-state/chainsaw-test.yaml": nodeWrightDowngradeEnabledFalsePreservesStateResources,
+	"nodewright/uninstall-mixed-packages/chainsaw-test.yaml":                nodeWrightUninstallMixedPackagesResources,
 }
 
 // inline is one of inlineResources as a document, its ID by file and
