@@ -130,6 +130,9 @@ var skipped = map[string]string{
 	"nodewright/depends-on/chainsaw-test.yaml#5 Pod[nodewright.nvidia.com/name=depends-on,nodewright.nvidia.com/package=cc-last-5.4.3]":                                reasonNodeWrightStagePod,
 	"nodewright/uninstall-on-delete/chainsaw-test.yaml#1 Pod[nodewright.nvidia.com/name=uninstall-on-delete,nodewright.nvidia.com/package=enabled-pkg-2.1.4]":          reasonNodeWrightStagePod,
 	"nodewright/uninstall-mixed-packages/chainsaw-test.yaml#1 Pod[nodewright.nvidia.com/name=uninstall-mixed-packages,nodewright.nvidia.com/package=pkg-remove-2.1.4]": reasonNodeWrightStagePod,
+	"nodewright/package-upgrade/assert-install.yaml#3 ConfigMap/package-upgrade-nullptr-2.0.0":                                                                         reasonPackageConfigMap,
+	"nodewright/package-upgrade/chainsaw-test.yaml#1 Pod[nodewright.nvidia.com/name=package-upgrade,nodewright.nvidia.com/package=nullptr-2.0.1]":                      reasonNodeWrightStagePod,
+	"nodewright/package-upgrade/assert-cm-update.yaml#0 ConfigMap/package-upgrade-nullptr-2.0.1":                                                                       reasonPackageConfigMap,
 
 	"nodewright/config-nodewright/assert-cm-deploy.yaml#0 ConfigMap/config-skyhook-dexter-1.2.3":                                           reasonPackageConfigMap,
 	"nodewright/config-nodewright/assert-cm-deploy.yaml#1 ConfigMap/config-skyhook-baxter-3.2.1":                                           reasonPackageConfigMap,
@@ -180,6 +183,7 @@ var observedGenerationExempt = map[string]bool{
 	"skyhook/validate-packages/assert-update.yaml#1 Skyhook/validate-packages":   true,
 	"skyhook/cleanup-pods/assert-setup-complete.yaml#0 Skyhook/cleanup-pods":     true,
 	"skyhook/cleanup-pods/assert-config-complete.yaml#1 Skyhook/cleanup-pods":    true,
+	"nodewright/package-upgrade/chainsaw-test.yaml#3 NodeWright/package-upgrade": true,
 }
 
 // observedGenerationAt lists the Skyhook documents that expect the
@@ -272,6 +276,7 @@ var inlineResources = map[string][]string{
 	"nodewright/delete-blocked-when-paused/chainsaw-test.yaml":              nodeWrightDeleteBlockedWhenPausedResources,
 	"nodewright/downgrade-enabled-false-preserves-state/chainsaw-test.yaml": nodeWrightDowngradeEnabledFalsePreservesStateResources,
 	"nodewright/uninstall-mixed-packages/chainsaw-test.yaml":                nodeWrightUninstallMixedPackagesResources,
+	"nodewright/package-upgrade/chainsaw-test.yaml":                         nodeWrightPackageUpgradeResources,
 }
 
 // inline is one of inlineResources as a document, its ID by file and
