@@ -133,6 +133,11 @@ var skipped = map[string]string{
 	"nodewright/package-upgrade/assert-install.yaml#3 ConfigMap/package-upgrade-nullptr-2.0.0":                                                                         reasonPackageConfigMap,
 	"nodewright/package-upgrade/chainsaw-test.yaml#1 Pod[nodewright.nvidia.com/name=package-upgrade,nodewright.nvidia.com/package=nullptr-2.0.1]":                      reasonNodeWrightStagePod,
 	"nodewright/package-upgrade/assert-cm-update.yaml#0 ConfigMap/package-upgrade-nullptr-2.0.1":                                                                       reasonPackageConfigMap,
+	"nodewright/interrupt-grouping/chainsaw-test.yaml#1 Pod[nodewright.nvidia.com/name=interrupt-grouping,nodewright.nvidia.com/package=dax-1.2.3]":                    reasonNodeWrightStagePod,
+	"nodewright/interrupt-grouping/chainsaw-test.yaml#2 Pod[nodewright.nvidia.com/name=interrupt-grouping,nodewright.nvidia.com/package=dax-1.2.3]":                    reasonNodeWrightStagePod,
+	"nodewright/interrupt-grouping/chainsaw-test.yaml#3 Pod[nodewright.nvidia.com/name=interrupt-grouping,nodewright.nvidia.com/package=dax-1.2.3]":                    reasonNodeWrightStagePod,
+	"nodewright/interrupt-grouping/chainsaw-test.yaml#4 Pod[nodewright.nvidia.com/name=interrupt-grouping,nodewright.nvidia.com/package=dax-1.2.3]":                    reasonNodeWrightStagePod,
+	"nodewright/interrupt-grouping/chainsaw-test.yaml#7 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=interrupt-grouping]":                                         reasonNodeMeta,
 
 	"nodewright/config-nodewright/assert-cm-deploy.yaml#0 ConfigMap/config-skyhook-dexter-1.2.3":                                           reasonPackageConfigMap,
 	"nodewright/config-nodewright/assert-cm-deploy.yaml#1 ConfigMap/config-skyhook-baxter-3.2.1":                                           reasonPackageConfigMap,
@@ -170,20 +175,21 @@ const reasonObservedGeneration = "NodeWright's generation goes up one more after
 // observedGeneration expectation gives way to observedGeneration ==
 // generation (see exempt); the rest of each document is evaluated as it is.
 var observedGenerationExempt = map[string]bool{
-	"skyhook/simple-skyhook/assert.yaml#1 Skyhook/simple-skyhook":                true,
-	"skyhook/simple-update-skyhook/assert.yaml#1 Skyhook/simple-update-skyhook":  true,
-	"skyhook/delete-skyhook/assert.yaml#1 Skyhook/delete-skyhook":                true,
-	"skyhook/package-upgrade/assert-install.yaml#2 Skyhook/package-upgrade":      true,
-	"skyhook/package-upgrade/chainsaw-test.yaml#3 Skyhook/package-upgrade":       true,
-	"skyhook/interrupt-grouping/chainsaw-test.yaml#6 Skyhook/interrupt-grouping": true,
-	"skyhook/interrupt/chainsaw-test.yaml#5 Skyhook/interrupt":                   true,
-	"skyhook/config-skyhook/chainsaw-test.yaml#3 Skyhook/config-skyhook":         true,
-	"skyhook/config-skyhook/chainsaw-test.yaml#5 Skyhook/config-skyhook":         true,
-	"skyhook/config-skyhook/chainsaw-test.yaml#7 Skyhook/config-skyhook":         true,
-	"skyhook/validate-packages/assert-update.yaml#1 Skyhook/validate-packages":   true,
-	"skyhook/cleanup-pods/assert-setup-complete.yaml#0 Skyhook/cleanup-pods":     true,
-	"skyhook/cleanup-pods/assert-config-complete.yaml#1 Skyhook/cleanup-pods":    true,
-	"nodewright/package-upgrade/chainsaw-test.yaml#3 NodeWright/package-upgrade": true,
+	"skyhook/simple-skyhook/assert.yaml#1 Skyhook/simple-skyhook":                      true,
+	"skyhook/simple-update-skyhook/assert.yaml#1 Skyhook/simple-update-skyhook":        true,
+	"skyhook/delete-skyhook/assert.yaml#1 Skyhook/delete-skyhook":                      true,
+	"skyhook/package-upgrade/assert-install.yaml#2 Skyhook/package-upgrade":            true,
+	"skyhook/package-upgrade/chainsaw-test.yaml#3 Skyhook/package-upgrade":             true,
+	"skyhook/interrupt-grouping/chainsaw-test.yaml#6 Skyhook/interrupt-grouping":       true,
+	"skyhook/interrupt/chainsaw-test.yaml#5 Skyhook/interrupt":                         true,
+	"skyhook/config-skyhook/chainsaw-test.yaml#3 Skyhook/config-skyhook":               true,
+	"skyhook/config-skyhook/chainsaw-test.yaml#5 Skyhook/config-skyhook":               true,
+	"skyhook/config-skyhook/chainsaw-test.yaml#7 Skyhook/config-skyhook":               true,
+	"skyhook/validate-packages/assert-update.yaml#1 Skyhook/validate-packages":         true,
+	"skyhook/cleanup-pods/assert-setup-complete.yaml#0 Skyhook/cleanup-pods":           true,
+	"skyhook/cleanup-pods/assert-config-complete.yaml#1 Skyhook/cleanup-pods":          true,
+	"nodewright/package-upgrade/chainsaw-test.yaml#3 NodeWright/package-upgrade":       true,
+	"nodewright/interrupt-grouping/chainsaw-test.yaml#6 NodeWright/interrupt-grouping": true,
 }
 
 // observedGenerationAt lists the Skyhook documents that expect the
@@ -277,6 +283,7 @@ var inlineResources = map[string][]string{
 	"nodewright/downgrade-enabled-false-preserves-state/chainsaw-test.yaml": nodeWrightDowngradeEnabledFalsePreservesStateResources,
 	"nodewright/uninstall-mixed-packages/chainsaw-test.yaml":                nodeWrightUninstallMixedPackagesResources,
 	"nodewright/package-upgrade/chainsaw-test.yaml":                         nodeWrightPackageUpgradeResources,
+	"nodewright/interrupt-grouping/chainsaw-test.yaml":                      nodeWrightInterruptGroupingResources,
 }
 
 // inline is one of inlineResources as a document, its ID by file and
