@@ -138,6 +138,7 @@ var skipped = map[string]string{
 	"nodewright/interrupt-grouping/chainsaw-test.yaml#3 Pod[nodewright.nvidia.com/name=interrupt-grouping,nodewright.nvidia.com/package=dax-1.2.3]":                    reasonNodeWrightStagePod,
 	"nodewright/interrupt-grouping/chainsaw-test.yaml#4 Pod[nodewright.nvidia.com/name=interrupt-grouping,nodewright.nvidia.com/package=dax-1.2.3]":                    reasonNodeWrightStagePod,
 	"nodewright/interrupt-grouping/chainsaw-test.yaml#7 ConfigMap[nodewright.nvidia.com/skyhook-node-meta=interrupt-grouping]":                                         reasonNodeMeta,
+	"nodewright/explicit-uninstall/chainsaw-test.yaml#2 Pod[nodewright.nvidia.com/name=explicit-uninstall,nodewright.nvidia.com/package=mypkg-2.1.4]":                  reasonNodeWrightStagePod,
 
 	"nodewright/config-nodewright/assert-cm-deploy.yaml#0 ConfigMap/config-skyhook-dexter-1.2.3":                                           reasonPackageConfigMap,
 	"nodewright/config-nodewright/assert-cm-deploy.yaml#1 ConfigMap/config-skyhook-baxter-3.2.1":                                           reasonPackageConfigMap,
@@ -284,6 +285,7 @@ var inlineResources = map[string][]string{
 	"nodewright/uninstall-mixed-packages/chainsaw-test.yaml":                nodeWrightUninstallMixedPackagesResources,
 	"nodewright/package-upgrade/chainsaw-test.yaml":                         nodeWrightPackageUpgradeResources,
 	"nodewright/interrupt-grouping/chainsaw-test.yaml":                      nodeWrightInterruptGroupingResources,
+	"nodewright/explicit-uninstall/chainsaw-test.yaml":                      nodeWrightExplicitUninstallResources,
 }
 
 // inline is one of inlineResources as a document, its ID by file and
