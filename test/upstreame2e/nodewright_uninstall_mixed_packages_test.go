@@ -1,0 +1,100 @@
+package upstreame2e
+
+import (
+	"testing"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+)
+
+// nodewright/uninstall-mixed-packages: skyhook/uninstall-mixed-packages for
+// the NodeWright kind (NodeWright v0.20's files): uninstalling one package
+// leaves the other installed; dropping from the spec the package without
+// uninstall support keeps its record on the node.
+func TestNodeWrightUninstallMixedPackages(t *testing.T) {
+	s := newScenario(t, "nodewright/uninstall-mixed-packages")
+	const name = "uninstall-mixed-packages"
+	pods := recordStagePodsOf(t, skyhookv1.NodeWrights, name)
+
+	s.step("install-both")
+	_, _ = s.cli("reset", name, "--confirm") // upstream: || true
+	s.create("nodewright.yaml")
+	s.assertInline(0)
+
+	s.step("uninstall-one")
+	s.update("update-uninstall-one.yaml")
+	s.assertInline(1) // NodeWright's uninstall pod shape (skipped); its counterpart:
+	checkUninstallPod(s, pods.wait(s, "pkg-remove", skyhookv1.StageUninstall), "2.1.4")
+	s.assertInline(2)
+
+	s.step("remove-pkg-keep-from-spec")
+	s.update("update-remove-keep.yaml")
+	s.assertInline(3)
+	s.assertInline(4)
+}
+
+// nodeWrightUninstallMixedPackagesResources are the resources of upstream's
+// v0.20 nodewright/uninstall-mixed-packages chainsaw-test.yaml assert
+// steps, in order.
+var nodeWrightUninstallMixedPackagesResources = []string{
+	`
+apiVersion: nodewright.nvidia.com/v1alpha1
+kind: NodeWright
+metadata:
+  name: uninstall-mixed-packages
+status:
+  status: complete
+`,
+	`
+kind: Pod
+apiVersion: v1
+metadata:
+  namespace: skyhook
+  labels:
+    nodewright.nvidia.com/name: uninstall-mixed-packages
+    nodewright.nvidia.com/package: pkg-remove-2.1.4
+spec:
+  initContainers:
+    - name: pkg-remove-init
+    - name: pkg-remove-uninstall
+      args:
+        ([0]): uninstall
+    - name: pkg-remove-uninstallcheck
+`,
+	`
+apiVersion: v1
+kind: Node
+metadata:
+  labels:
+    nodewright.nvidia.com/test-node: skyhooke2e
+  annotations:
+    ("nodewright.nvidia.com/nodeState_uninstall-mixed-packages" && parse_json("nodewright.nvidia.com/nodeState_uninstall-mixed-packages")):
+      {
+        "pkg-keep|2.1.4": {
+            "name": "pkg-keep",
+            "version": "2.1.4",
+            "image": "ghcr.io/nvidia/skyhook/agentless",
+            "stage": "config",
+            "state": "complete"
+        }
+      }
+`,
+	`
+apiVersion: v1
+kind: Node
+metadata:
+  labels:
+    nodewright.nvidia.com/test-node: skyhooke2e
+  annotations:
+    (parse_json("nodewright.nvidia.com/nodeState_uninstall-mixed-packages")."pkg-keep|2.1.4".name == 'pkg-keep'): true
+    (parse_json("nodewright.nvidia.com/nodeState_uninstall-mixed-packages")."pkg-keep|2.1.4".stage == 'config'): true
+    (parse_json("nodewright.nvidia.com/nodeState_uninstall-mixed-packages")."pkg-keep|2.1.4".state == 'complete'): true
+`,
+	`
+apiVersion: nodewright.nvidia.com/v1alpha1
+kind: NodeWright
+metadata:
+  name: uninstall-mixed-packages
+status:
+  status: complete
+`,
+}
