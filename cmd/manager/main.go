@@ -226,10 +226,7 @@ func keepTTLs(opts *operator.Options, succeeded, failed string) error {
 		flag, env, value string
 		into             *time.Duration
 	}{{"--ttl-succeeded", "JOB_TTL_SUCCEEDED", succeeded, &opts.SucceededTTL}, {"--ttl-failed", "JOB_TTL_FAILED", failed, &opts.FailedTTL}} {
-		d, err := time.ParseDuration(ttl.value)
-		if ttl.value == "0" {
-			d, err = 0, nil
-		}
+		d, err := time.ParseDuration(ttl.value) // "0" parses as 0
 		if err != nil || d < 0 || (d > 0 && d < time.Minute) {
 			return fmt.Errorf("%s (%s) %q: want 0 or a duration of at least 1m, such as 1h or 24h", ttl.flag, ttl.env, ttl.value)
 		}

@@ -72,8 +72,7 @@ func (r benchRollout) waitReady(ctx context.Context, every, timeout time.Duratio
 		if err := r.cl.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 			return false, nil
 		}
-		ready := conditions.IsTrue(&skyhookv1.Skyhook{Status: *status}, meta.ReadyCondition)
-		return ready && status.ObservedGeneration == obj.GetGeneration(), nil
+		return conditions.IsTrue(obj.(conditions.Getter), meta.ReadyCondition) && status.ObservedGeneration == obj.GetGeneration(), nil
 	})
 }
 
