@@ -340,3 +340,56 @@ func equalCounts(a, b map[string]int) bool {
 	}
 	return true
 }
+
+// NodeWright v0.17 mounts the configMap key by key so that files the
+// package image ships under /skyhook-package/configmaps stay visible
+// (NodeWright issue #208). Here the copy container copies the image's
+// /skyhook-package (baked configmaps included) and the agent lays the
+// mounted ConfigMap over it, so the steps see both: the image's files,
+// and the ConfigMap's keys winning where a name is in both.
+func TestConfigMapKeysBesideTheImagesFiles(t *testing.T) {
+	root := newRoot(t)
+	conf := `{"schema_version":"v1","package_name":"tuning","package_version":"VERSION","modes":{
+ "apply":[{"name":"list","path":"list.sh"}],"apply-check":[{"name":"list","path":"list.sh"}]}}`
+	p := newPackage(t, root, "1.0.0", conf, map[string]string{
+		"list.sh": `for f in baked.sh settings.conf; do echo "$f=$(cat "$SKYHOOK_DIR/configmaps/$f")"; done > /tmp/seen` + "\n",
+	}, nil)
+	baked := filepath.Join(p.copyDir, "configmaps")
+	if err := os.MkdirAll(baked, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"baked.sh": "from-image", "settings.conf": "image-default"} {
+		if err := os.WriteFile(filepath.Join(baked, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runModes(t, p, "1.0.0", func(o *Options) {
+		o.ConfigMapDir = configMapVolume(t, root, map[string]string{"settings.conf": "from-configmap"})
+	}, "apply")
+	if got, want := read(t, root, "tmp/seen"), "baked.sh=from-image\nsettings.conf=from-configmap\n"; got != want {
+		t.Errorf("the step saw\n%s\nwant\n%s", got, want)
+	}
+}
+
+// configMapVolume lays out a ConfigMap volume the way the kubelet writes
+// one: each key a symlink through ..data to a timestamped directory.
+func configMapVolume(t *testing.T, root string, data map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(root, "..", "configmap-volume")
+	stamped := filepath.Join(dir, "..2026_11_26_10_00_00.000000001")
+	if err := os.MkdirAll(stamped, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Base(stamped), filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	for key, value := range data {
+		if err := os.WriteFile(filepath.Join(stamped, key), []byte(value), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join("..data", key), filepath.Join(dir, key)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}

@@ -46,6 +46,14 @@ func TestBuild(t *testing.T) {
 	if img := pod.Spec.InitContainers[0].Image; img != "ghcr.io/nvidia/skyhook-packages/shellscript:1.1.0" {
 		t.Errorf("copy image %s", img)
 	}
+	// The copy container copies the image's /skyhook-package whole: a
+	// mount under it would hide files the image ships there (NodeWright
+	// v0.17 mounts the configMap key by key for that, issue #208).
+	for _, m := range pod.Spec.InitContainers[0].VolumeMounts {
+		if strings.HasPrefix(m.MountPath, "/skyhook-package") {
+			t.Errorf("copy container mounts %s over the image's files", m.MountPath)
+		}
+	}
 	agent := pod.Spec.InitContainers[1]
 	if agent.Image != "ghcr.io/skyhook/agent:1" || strings.Join(agent.Args, " ") != "apply /root /root/var/lib/skyhook/demo/tuning/1.1.0/3" {
 		t.Errorf("agent %s %v", agent.Image, agent.Args)
