@@ -10,6 +10,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"github.com/skyhook-go/skyhook/config"
@@ -209,6 +211,40 @@ func TestRuntimeRequiredTaintOnlyWhenSet(t *testing.T) {
 	args = deployment(t, render(t, helm.Default, set)).Spec.Template.Spec.Containers[0].Args
 	if !slices.Contains(args, "--runtime-required-taint=example.com/new=pending:NoSchedule") {
 		t.Errorf("a set taint is not passed: %v", args)
+	}
+}
+
+// NodeWright v0.20 spreads the operator's replicas over nodes where it
+// can: a preferred anti-affinity on the hostname against its own pods, so
+// a node going down does not take the leader and its standby together,
+// and one node still runs both. controllerManager.affinity, when set,
+// replaces the whole affinity.
+func TestReplicasPreferDifferentNodes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		rel    helm.Release
+		values map[string]any
+	}{
+		{"defaults", helm.Default, nil},
+		{"NodeWright v0.20 values", helm.Release{Name: "nodewright", Namespace: "nodewright"}, nodewrightV020Values(t)},
+	} {
+		dep := deployment(t, render(t, tc.rel, tc.values))
+		anti := dep.Spec.Template.Spec.Affinity.PodAntiAffinity
+		if anti == nil || len(anti.RequiredDuringSchedulingIgnoredDuringExecution) != 0 || len(anti.PreferredDuringSchedulingIgnoredDuringExecution) != 1 {
+			t.Errorf("%s: pod anti-affinity %+v, want one preferred term and none required", tc.name, anti)
+			continue
+		}
+		term := anti.PreferredDuringSchedulingIgnoredDuringExecution[0]
+		selector, err := metav1.LabelSelectorAsSelector(term.PodAffinityTerm.LabelSelector)
+		if err != nil || term.Weight != 100 || term.PodAffinityTerm.TopologyKey != "kubernetes.io/hostname" ||
+			!selector.Matches(labels.Set(dep.Spec.Template.Labels)) || !selector.Matches(labels.Set(dep.Spec.Selector.MatchLabels)) {
+			t.Errorf("%s: term %+v (selector %v, %v) does not keep the Deployment's own pods apart by hostname with weight 100",
+				tc.name, term, selector, err)
+		}
+	}
+	own := map[string]any{"controllerManager": map[string]any{"affinity": map[string]any{"podAffinity": map[string]any{}}}}
+	if a := deployment(t, render(t, helm.Default, own)).Spec.Template.Spec.Affinity; a.PodAntiAffinity != nil || a.NodeAffinity != nil {
+		t.Errorf("controllerManager.affinity does not replace the built one: %+v", a)
 	}
 }
 

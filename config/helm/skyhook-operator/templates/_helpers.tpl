@@ -153,6 +153,17 @@ affinity:
         {{- with .Values.controllerManager.nodeAffinity.matchExpressions }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
+  {{- /* Replicas rather on different nodes, so one node going down does not
+         take the leader and its standby at once (as NodeWright v0.20). Preferred,
+         not required: a cluster with fewer nodes than replicas still runs them all. */}}
+  podAntiAffinity:
+    preferredDuringSchedulingIgnoredDuringExecution:
+    - weight: 100
+      podAffinityTerm:
+        topologyKey: kubernetes.io/hostname
+        labelSelector:
+          matchLabels:
+            {{- include "skyhook.selectorLabels" . | nindent 12 }}
 {{- end }}
 {{- with .Values.controllerManager.priorityClassName }}
 priorityClassName: {{ . }}
