@@ -234,22 +234,15 @@ func logsHint(pod *corev1.Pod, container string) string {
 	return fmt.Sprintf("kubectl logs -n %s %s -c %s", pod.Namespace, pod.Name, container)
 }
 
-// deletePod deletes a stage pod of the Skyhook once: the cache shows a
-// deleted pod until its delete event arrives (memory.Recent).
+// deletePod deletes a stage pod of the Skyhook once.
 func (r *SkyhookReconciler) deletePod(ctx context.Context, sk *skyhookv1.Skyhook, pod *corev1.Pod) error {
-	if r.memory.Deleted.Has(sk.UID, string(pod.UID)) {
-		return nil
-	}
 	var obj client.Object = pod
 	if job, standIn := upstreamjob.JobOf(pod); standIn { // NodeWright's Job: it goes, and its pods with it
 		obj = &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: job, Namespace: pod.Namespace}}
 	}
-	if err := r.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-		return err
-	}
-	r.memory.Deleted.Add(sk.UID, string(pod.UID))
-	r.memory.Created.Drop(sk.UID, pod.Name) // its name may be created again once it is gone
-	return nil
+	return r.takeOut(sk, pod, func() error {
+		return r.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	})
 }
 
 // retire takes a stage pod its stage no longer needs out of the rollout:
@@ -268,13 +261,22 @@ func (r *SkyhookReconciler) retire(ctx context.Context, sk *skyhookv1.Skyhook, p
 	if _, standIn := upstreamjob.JobOf(pod); ttl <= 0 || standIn {
 		return r.deletePod(ctx, sk, pod)
 	}
-	// Kept, the pod is as good as deleted to the rollout: the cache shows
-	// it unmarked for a moment, as it shows a deleted pod.
+	target := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}}
+	return r.takeOut(sk, pod, func() error {
+		return r.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, retention.Patch(outcome, time.Now().Add(ttl))))
+	})
+}
+
+// takeOut writes what takes a stage pod out of the rollout (its delete,
+// or the mark that keeps it for its logs) once, and remembers it: the
+// cache shows the pod as it was until the write's event arrives
+// (memory.Recent), and its name may be created again. A pod already gone
+// counts as taken out.
+func (r *SkyhookReconciler) takeOut(sk *skyhookv1.Skyhook, pod *corev1.Pod, write func() error) error {
 	if r.memory.Deleted.Has(sk.UID, string(pod.UID)) {
 		return nil
 	}
-	target := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}}
-	if err := r.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, retention.Patch(outcome, time.Now().Add(ttl)))); client.IgnoreNotFound(err) != nil {
+	if err := write(); client.IgnoreNotFound(err) != nil {
 		return err
 	}
 	r.memory.Deleted.Add(sk.UID, string(pod.UID))
