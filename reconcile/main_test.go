@@ -158,7 +158,14 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // by "node/stage".
 func countStagePods(t *testing.T, skyhook string) func() map[string]int {
 	t.Helper()
-	created := stagePodsCreated(t, skyhook)
+	return countStagePodsOf(t, skyhookv1.Skyhooks.Named(skyhook))
+}
+
+// countStagePodsOf counts the stage pods created for a rollout of any kind
+// from now on, by "node/stage".
+func countStagePodsOf(t *testing.T, rollout skyhookv1.RolloutRef) func() map[string]int {
+	t.Helper()
+	created := stagePodsCreatedOf(t, rollout)
 	return func() map[string]int {
 		counts := map[string]int{}
 		for _, pod := range created() {
@@ -172,12 +179,19 @@ func countStagePods(t *testing.T, skyhook string) func() map[string]int {
 // on, as they were created.
 func stagePodsCreated(t *testing.T, skyhook string) func() []*corev1.Pod {
 	t.Helper()
+	return stagePodsCreatedOf(t, skyhookv1.Skyhooks.Named(skyhook))
+}
+
+// stagePodsCreatedOf records the stage pods created for a rollout of any
+// kind from now on, as they were created.
+func stagePodsCreatedOf(t *testing.T, rollout skyhookv1.RolloutRef) func() []*corev1.Pod {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	// Watched from the list's resourceVersion: a watch from none starts
 	// with an Added event for every pod there already (a finished stage's
 	// pod not deleted yet would count as created).
-	opts := metav1.ListOptions{LabelSelector: stagepod.SkyhookLabel + "=" + skyhook}
+	opts := metav1.ListOptions{LabelSelector: rollout.Kind.OwnerLabel() + "=" + rollout.Name}
 	existing, err := env.Clientset.CoreV1().Pods(operatorNamespace).List(ctx, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -520,32 +520,27 @@ func TestPackageWithInterruptIsDrainedBeforeApply(t *testing.T) {
 // A service interrupt that keeps failing is tried the first time and
 // JOB_BACKOFF_LIMIT more, then given up as NodeWright v0.20 gives it up: the
 // node erroring, and a Warning event (reason Interrupt, action
-// RestartLimitExceeded) on the node and on the rollout, once.
+// RestartLimitExceeded) on the node and on the rollout, once. For both
+// kinds: the node's status key and the event's object are the kind's.
 func TestInterruptRestartLimit(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("restartlimit", 1, map[string]string{"pool": "restartlimit"})...)
-	c := k8sClient(t)
-	ctx := context.Background()
-	created := countStagePods(t, "restartlimit")
-	p := withInterrupt(pkg("1.0.0", "ghcr.io/x/tuning", nil), skyhookv1.Interrupt{Type: skyhookv1.InterruptService, Services: []string{"kubelet"}})
-	p.Env = []corev1.EnvVar{{Name: cluster.SimExitCodeEnv, Value: "3"}, {Name: cluster.SimExitContainersEnv, Value: "interrupt"}}
-	sk := &skyhookv1.Skyhook{
-		ObjectMeta: metav1.ObjectMeta{Name: "restartlimit"},
-		Spec: skyhookv1.SkyhookSpec{
-			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "restartlimit"}},
+	eachKind(t, func(t *testing.T, k kindCase) {
+		node := k.name("restartlimit-0")
+		createNodes(t, cluster.NumberedNodes(k.name("restartlimit"), 1, map[string]string{"pool": k.name("restartlimit")})...)
+		created := countStagePodsOf(t, k.ref("restartlimit"))
+		p := withInterrupt(pkg("1.0.0", "ghcr.io/x/tuning", nil), skyhookv1.Interrupt{Type: skyhookv1.InterruptService, Services: []string{"kubelet"}})
+		p.Env = []corev1.EnvVar{{Name: cluster.SimExitCodeEnv, Value: "3"}, {Name: cluster.SimExitContainersEnv, Value: "interrupt"}}
+		k.create(t, "restartlimit", skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": k.name("restartlimit")}},
 			Packages:     skyhookv1.Packages{"tuning": p},
-		},
-	}
-	if err := c.Create(ctx, sk); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
-	waitSkyhook(t, "restartlimit", 2*time.Minute, func(s *skyhookv1.Skyhook) bool { return s.Status.Status == skyhookv1.StatusErroring })
-	waitWarning(t, "restartlimit-0", "Interrupt", "failed 4 times and is given up")
-	waitWarning(t, "restartlimit", "Interrupt", "failed 4 times and is given up")
-	if n := created()["restartlimit-0/interrupt"]; n != 4 {
-		t.Errorf("interrupt tried %d times, want 4 (the first and JOB_BACKOFF_LIMIT 3 more)", n)
-	}
-	if n := getNode(t, "restartlimit-0"); n.Labels[skyhookv1.StatusKey("restartlimit")] != "erroring" {
-		t.Errorf("node status %q, want erroring", n.Labels[skyhookv1.StatusKey("restartlimit")])
-	}
+		})
+		k.wait(t, "restartlimit", 2*time.Minute, func(s *skyhookv1.Skyhook) bool { return s.Status.Status == skyhookv1.StatusErroring })
+		waitWarning(t, node, "Interrupt", "failed 4 times and is given up")
+		waitWarning(t, k.name("restartlimit"), "Interrupt", "failed 4 times and is given up")
+		if n := created()[node+"/interrupt"]; n != 4 {
+			t.Errorf("interrupt tried %d times, want 4 (the first and JOB_BACKOFF_LIMIT 3 more)", n)
+		}
+		if status := getNode(t, node).Labels[k.ref("restartlimit").StatusKey()]; status != "erroring" {
+			t.Errorf("node status %q under %s, want erroring", status, k.ref("restartlimit").StatusKey())
+		}
+	})
 }

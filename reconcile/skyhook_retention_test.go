@@ -22,62 +22,58 @@ import (
 // recorded, and of a failing stage the first and the latest failed attempt
 // (the sweep takes those between); the rollout goes on past kept pods as
 // past deleted ones (tuning completes, broken gives up after its third
-// try). Once their time is up, the sweep deletes them.
+// try). Once their time is up, the sweep deletes them. For both kinds: a
+// NodeWright's pods are found by its own owner label.
 func TestStagePodsAreKeptForTheirLogs(t *testing.T) {
 	restartOperator(t, func(o *operator.Options) {
 		o.SucceededTTL, o.FailedTTL, o.MaxAttempts = time.Hour, 24*time.Hour, 3
 	})
-	createNodes(t, cluster.NumberedNodes("keep", 1, map[string]string{"pool": "keep"})...)
-	c := k8sClient(t)
-	ctx := context.Background()
-	failing := pkg("1.0.0", "ghcr.io/x/broken", nil)
-	failing.Env = []corev1.EnvVar{{Name: cluster.SimExitCodeEnv, Value: "2"}}
-	sk := &skyhookv1.Skyhook{
-		ObjectMeta: metav1.ObjectMeta{Name: "keep"},
-		Spec: skyhookv1.SkyhookSpec{
-			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "keep"}},
+	eachKind(t, func(t *testing.T, k kindCase) {
+		createNodes(t, cluster.NumberedNodes(k.name("keep"), 1, map[string]string{"pool": k.name("keep")})...)
+		c := k8sClient(t)
+		ctx := context.Background()
+		failing := pkg("1.0.0", "ghcr.io/x/broken", nil)
+		failing.Env = []corev1.EnvVar{{Name: cluster.SimExitCodeEnv, Value: "2"}}
+		k.create(t, "keep", skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": k.name("keep")}},
 			Packages:     skyhookv1.Packages{"tuning": pkg("1.0.0", "ghcr.io/x/tuning", nil), "broken": failing},
-		},
-	}
-	if err := c.Create(ctx, sk); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
-	waitSkyhook(t, "keep", 2*time.Minute, func(s *skyhookv1.Skyhook) bool { return s.Status.Status == skyhookv1.StatusErroring })
+		})
+		k.wait(t, "keep", 2*time.Minute, func(s *skyhookv1.Skyhook) bool { return s.Status.Status == skyhookv1.StatusErroring })
 
-	pods := func() map[string]string { // "package/stage/attempt": retained label, or "live"
-		var list corev1.PodList
-		if err := c.List(ctx, &list, client.InNamespace(operatorNamespace), client.MatchingLabels{stagepod.SkyhookLabel: "keep"}); err != nil {
+		pods := func() map[string]string { // "package/stage/attempt": retained label, or "live"
+			var list corev1.PodList
+			if err := c.List(ctx, &list, client.InNamespace(operatorNamespace), client.MatchingLabels{k.OwnerLabel(): k.name("keep")}); err != nil {
+				t.Fatal(err)
+			}
+			out := map[string]string{}
+			for _, p := range list.Items {
+				mark := p.Labels[retention.RetainedLabel]
+				if mark == "" {
+					mark = "live"
+				}
+				out[stagepod.PackageOf(&p)+"/"+p.Labels[stagepod.StageLabel]+"/"+p.Annotations[stagepod.AttemptAnnotation]] = mark
+			}
+			return out
+		}
+		eventually(t, "tuning's stages kept as succeeded", func() bool {
+			got := pods()
+			return got["tuning/apply/0"] == retention.Succeeded && got["tuning/config/0"] == retention.Succeeded
+		})
+		sweeper := &retention.Sweeper{Client: c, Namespace: operatorNamespace}
+		if err := sweeper.Sweep(ctx, time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		out := map[string]string{}
-		for _, p := range list.Items {
-			mark := p.Labels[retention.RetainedLabel]
-			if mark == "" {
-				mark = "live"
-			}
-			out[stagepod.PackageOf(&p)+"/"+p.Labels[stagepod.StageLabel]+"/"+p.Annotations[stagepod.AttemptAnnotation]] = mark
+		eventually(t, "the first and the latest failed attempt, no other", func() bool {
+			got := pods()
+			_, middle := got["broken/apply/1"]
+			return got["broken/apply/0"] == retention.Failed && got["broken/apply/2"] == "live" && !middle
+		})
+		if err := sweeper.Sweep(ctx, time.Now().Add(25*time.Hour)); err != nil {
+			t.Fatal(err)
 		}
-		return out
-	}
-	eventually(t, "tuning's stages kept as succeeded", func() bool {
-		got := pods()
-		return got["tuning/apply/0"] == retention.Succeeded && got["tuning/config/0"] == retention.Succeeded
-	})
-	sweeper := &retention.Sweeper{Client: c, Namespace: operatorNamespace}
-	if err := sweeper.Sweep(ctx, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the first and the latest failed attempt, no other", func() bool {
-		got := pods()
-		_, middle := got["broken/apply/1"]
-		return got["broken/apply/0"] == retention.Failed && got["broken/apply/2"] == "live" && !middle
-	})
-	if err := sweeper.Sweep(ctx, time.Now().Add(25*time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the kept pods gone once their time is up", func() bool {
-		got := pods()
-		return len(got) == 1 && got["broken/apply/"+strconv.Itoa(2)] == "live"
+		eventually(t, "the kept pods gone once their time is up", func() bool {
+			got := pods()
+			return len(got) == 1 && got["broken/apply/"+strconv.Itoa(2)] == "live"
+		})
 	})
 }
