@@ -266,8 +266,10 @@ func checkSteps(mode string, steps []Step) Problems {
 	return problems
 }
 
-// CheckFiles checks that every step's path exists in dir/skyhook_dir and is
-// an executable file.
+// CheckFiles checks that every step's path is a file in dir/skyhook_dir.
+// Its mode is not checked: the agent adds the execute bits before it runs
+// a step, as NodeWright's agent does (agent/run), so a package whose
+// scripts lack them runs here as it runs there.
 func CheckFiles(cfg *Config, dir string) Problems {
 	var problems Problems
 	for _, mode := range slices.Sorted(maps.Keys(cfg.Modes)) {
@@ -280,8 +282,6 @@ func CheckFiles(cfg *Config, dir string) Problems {
 				problems = append(problems, Problem{Field: at, Message: fmt.Sprintf("%q: no such file in %s", s.Path, filepath.Join(dir, "skyhook_dir"))})
 			case info.IsDir():
 				problems = append(problems, Problem{Field: at, Message: fmt.Sprintf("%q is a directory, not an executable", s.Path)})
-			case info.Mode().Perm()&0o111 == 0:
-				problems = append(problems, Problem{Field: at, Message: fmt.Sprintf("%q is not executable (mode %v)", s.Path, info.Mode().Perm())})
 			}
 		}
 	}

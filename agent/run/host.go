@@ -258,3 +258,21 @@ func copyTree(src, dst string) error {
 		return os.Chmod(target, info.Mode().Perm())
 	})
 }
+
+// makeExecutable adds the execute bits to a step file in the package's
+// copy before it runs, as NodeWright's agent does: a package whose scripts
+// lost them (a tarball, a COPY without --chmod) runs as it runs there. The
+// mode is rewritten from its permission bits alone, so a set-ID or sticky
+// bit the package shipped does not survive on the host.
+func makeExecutable(path string) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if perm := info.Mode().Perm(); perm&0o111 != 0o111 || info.Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky) != 0 {
+		if err := os.Chmod(path, perm|0o111); err != nil {
+			return fmt.Errorf("making step file %s executable: %w", path, err)
+		}
+	}
+	return nil
+}

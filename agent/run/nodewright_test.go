@@ -393,3 +393,26 @@ func configMapVolume(t *testing.T, root string, data map[string]string) string {
 	}
 	return dir
 }
+
+// A step file without the execute bits runs, as under NodeWright's agent,
+// which adds them before it runs a step; a set-ID bit the package shipped
+// is dropped.
+func TestStepsWithoutExecuteBitsRun(t *testing.T) {
+	root := newRoot(t)
+	p := newPackage(t, root, "1.0.0", onceConfig, onceScripts, nil)
+	step := filepath.Join(p.copyDir, "skyhook_dir", "count.sh")
+	if err := os.Chmod(step, 0o640|os.ModeSetuid); err != nil {
+		t.Fatal(err)
+	}
+	runModes(t, p, "1.0.0", nil, "apply")
+	if got := counts(t, root); got["apply"] != 1 || got["apply-always"] != 1 {
+		t.Errorf("steps that ran: %v; want apply's two", got)
+	}
+	info, err := os.Stat(step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode() != 0o751 {
+		t.Errorf("step file mode %v, want -rwxr-x--x (execute bits added, set-ID dropped)", info.Mode())
+	}
+}
