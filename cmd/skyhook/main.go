@@ -47,8 +47,15 @@ func newRootCommand() *cobra.Command {
 // asKubectlPlugin makes help and usage say `kubectl skyhook` (`kubectl
 // nodewright`) when kubectl runs the binary as its plugin kubectl-skyhook
 // (kubectl-nodewright): kubectl finds plugins on the PATH by that name.
+// As kubectl-nodewright, --version prints what NodeWright's plugin prints
+// since it was renamed (CLI v0.3.0).
 func asKubectlPlugin(root *cobra.Command, argv0 string) {
-	if name, ok := strings.CutPrefix(filepath.Base(argv0), "kubectl-"); ok {
-		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl " + name}
+	name, ok := strings.CutPrefix(filepath.Base(argv0), "kubectl-")
+	if !ok {
+		return
+	}
+	root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl " + name}
+	if name == "nodewright" {
+		root.SetVersionTemplate("NodeWright plugin: {{.Version}}\n")
 	}
 }

@@ -11,7 +11,8 @@ import (
 // Built as kubectl-skyhook and found on the PATH, the CLI is `kubectl
 // skyhook`: kubectl runs it with the rest of the command line, and its help
 // names it so. Linked as kubectl-nodewright (as make build links it), it
-// is `kubectl nodewright` too, for NodeWright's users' scripts.
+// is `kubectl nodewright` too, for NodeWright's users' scripts, and its
+// --version is NodeWright's plugin's.
 func TestKubectlPlugin(t *testing.T) {
 	bin := t.TempDir()
 	build := exec.Command("go", "build", "-o", filepath.Join(bin, "kubectl-skyhook"), ".")
@@ -53,5 +54,10 @@ func TestKubectlPlugin(t *testing.T) {
 	}
 	if out := kubectl("nodewright", "node", "--help"); !strings.Contains(out, "kubectl nodewright node [command]") {
 		t.Errorf("the help does not name kubectl nodewright:\n%s", out)
+	}
+	for plugin, want := range map[string]string{"skyhook": "Skyhook plugin: ", "nodewright": "NodeWright plugin: "} {
+		if out := kubectl(plugin, "--version"); !strings.HasPrefix(out, want) || strings.Count(out, "\n") != 1 {
+			t.Errorf("kubectl %s --version: %q, want %q and the version", plugin, out, want)
+		}
 	}
 }
