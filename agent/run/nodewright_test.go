@@ -416,3 +416,20 @@ func TestStepsWithoutExecuteBitsRun(t *testing.T) {
 		t.Errorf("step file mode %v, want -rwxr-x--x (execute bits added, set-ID dropped)", info.Mode())
 	}
 }
+
+// A warning about the agent's options (a setting ignored) is the first
+// line of the pod log, before the steps' output.
+func TestWarningsComeFirstInThePodLog(t *testing.T) {
+	root := newRoot(t)
+	p := newPackage(t, root, "1.0.0", onceConfig, onceScripts, nil)
+	var out bytes.Buffer
+	o := options(p, "apply", "1.0.0", "1", &out)
+	o.Warnings = []string{`SKYHOOK_AGENT_BUFFER_LIMIT="8k" ignored`}
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(out.String(), "\n")
+	if !strings.HasSuffix(first, `[agent] warning: SKYHOOK_AGENT_BUFFER_LIMIT="8k" ignored`) {
+		t.Errorf("first log line %q; the log:\n%s", first, out.String())
+	}
+}

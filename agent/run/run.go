@@ -64,6 +64,9 @@ type Options struct {
 	// log line (DefaultOutputLimit when 0): NodeWright's
 	// SKYHOOK_AGENT_BUFFER_LIMIT.
 	OutputLimit int
+	// Warnings are about the agent's options (a setting it ignored): each
+	// is written to Out first, so the pod log shows it.
+	Warnings []string
 	// Systemctl is the program the interrupt mode runs in place of
 	// systemctl, with the same arguments (DefaultSystemctl when empty;
 	// SKYHOOK_SYSTEMCTL): an absolute path on the host, resolved under
@@ -102,6 +105,9 @@ func Run(ctx context.Context, o Options) ([]StepResult, error) {
 	}
 	if o.Out == nil {
 		o.Out = io.Discard
+	}
+	for _, w := range o.Warnings {
+		fmt.Fprintf(o.Out, "%s [agent] warning: %s\n", o.Now().UTC().Format(time.RFC3339Nano), w)
 	}
 	inside, err := filepath.Rel(o.HostRoot, o.CopyDir)
 	if err != nil || strings.HasPrefix(inside, "..") {

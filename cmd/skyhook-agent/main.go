@@ -116,6 +116,9 @@ func options(args []string, getenv func(string) string) (run.Options, error) {
 		ResolvConf: nw.resolvConf, AlwaysRunSteps: nw.alwaysRun, OutputLimit: nw.outputLimit,
 		Systemctl: systemctl,
 	}
+	if nw.warning != "" {
+		o.Warnings = append(o.Warnings, nw.warning)
+	}
 	if len(args) == 4 {
 		o.Interrupt = args[3]
 	}
@@ -177,6 +180,7 @@ type nodeWright struct {
 	resolvConf  string
 	alwaysRun   bool
 	outputLimit int
+	warning     string // about a setting ignored
 }
 
 // nodeWrightOptions reads them: COPY_RESOLV=true copies the pod's
@@ -199,11 +203,14 @@ func nodeWrightOptions(getenv func(string) string) (nodeWright, error) {
 	}
 	o.outputLimit = run.DefaultOutputLimit
 	if v := getenv("SKYHOOK_AGENT_BUFFER_LIMIT"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 16 {
-			return o, fmt.Errorf("SKYHOOK_AGENT_BUFFER_LIMIT=%q: want a number of bytes, at least 16", v)
+		// Ignored, not refused, when it is no size: NodeWright's agent
+		// v7.0.0 no longer reads it, so a package that still sets it to
+		// anything runs there.
+		if n, err := strconv.Atoi(v); err != nil || n < 16 {
+			o.warning = fmt.Sprintf("SKYHOOK_AGENT_BUFFER_LIMIT=%q ignored: want a number of bytes, at least 16; output is written in pieces of %d bytes", v, o.outputLimit)
+		} else {
+			o.outputLimit = n
 		}
-		o.outputLimit = n
 	}
 	return o, nil
 }

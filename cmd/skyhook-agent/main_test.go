@@ -88,8 +88,10 @@ func TestLogsToKeep(t *testing.T) {
 }
 
 // NodeWright's COPY_RESOLV (off unless true: NodeWright's operator sets
-// it false in every stage pod), OVERLAY_ALWAYS_RUN_STEP and
-// SKYHOOK_AGENT_BUFFER_LIMIT; anything else is a clear error.
+// it false in every stage pod) and OVERLAY_ALWAYS_RUN_STEP: anything but
+// true or false is a clear error. SKYHOOK_AGENT_BUFFER_LIMIT, which
+// NodeWright's agent v7.0.0 no longer reads, is ignored with a warning
+// when it is no size.
 func TestNodeWrightOptions(t *testing.T) {
 	cases := []struct {
 		resolv, always, limit string
@@ -101,8 +103,8 @@ func TestNodeWrightOptions(t *testing.T) {
 		{"FALSE", "True", "1024", nodeWright{alwaysRun: true, outputLimit: 1024}, ""},
 		{"yes", "", "", nodeWright{}, `COPY_RESOLV="yes": want true or false`},
 		{"", "1", "", nodeWright{}, `OVERLAY_ALWAYS_RUN_STEP="1": want true or false`},
-		{"", "", "8k", nodeWright{}, `SKYHOOK_AGENT_BUFFER_LIMIT="8k"`},
-		{"", "", "4", nodeWright{}, `SKYHOOK_AGENT_BUFFER_LIMIT="4"`},
+		{"", "", "8k", nodeWright{outputLimit: 8192, warning: `SKYHOOK_AGENT_BUFFER_LIMIT="8k" ignored: want a number of bytes, at least 16; output is written in pieces of 8192 bytes`}, ""},
+		{"", "", "4", nodeWright{outputLimit: 8192, warning: `SKYHOOK_AGENT_BUFFER_LIMIT="4" ignored: want a number of bytes, at least 16; output is written in pieces of 8192 bytes`}, ""},
 	}
 	for _, tc := range cases {
 		t.Setenv("COPY_RESOLV", tc.resolv)
