@@ -230,7 +230,9 @@ func policyInUse(ctx context.Context, reader client.Reader, kind *rollouts.Kind,
 	}
 	sort.Strings(users)
 	return apierrors.NewForbidden(kind.GroupVersion().WithResource("deploymentpolicies").GroupResource(), policy,
-		fmt.Errorf("still referenced by %s %s; point them elsewhere first", kind.Kind, strings.Join(users, ", ")))
+		// NodeWright's words (a script may grep them), then what to do.
+		fmt.Errorf("cannot delete DeploymentPolicy %q: still referenced by %d %s(s): [%s]; point them elsewhere first",
+			policy, len(users), kind.Kind, strings.Join(users, " ")))
 }
 
 // nodeWrightPolicyValidator judges the DeploymentPolicies of NodeWright's

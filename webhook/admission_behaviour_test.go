@@ -133,7 +133,7 @@ func TestReferencedDeploymentPolicyCannotBeDeleted(t *testing.T) {
 		users = append(users, sk)
 	}
 	err := c.Delete(ctx, dp)
-	requireOutcome(t, err, []string{"deploymentpolicies.skyhook.nvidia.com \"in-use\" is forbidden", "still referenced by Skyhook user-a, user-b"})
+	requireOutcome(t, err, []string{"deploymentpolicies.skyhook.nvidia.com \"in-use\" is forbidden", `cannot delete DeploymentPolicy "in-use": still referenced by 2 Skyhook(s): [user-a user-b]`})
 
 	for _, sk := range users {
 		if err := c.Delete(ctx, sk); err != nil {

@@ -125,7 +125,7 @@ func TestNodeWrightPolicyInUseCannotBeDeleted(t *testing.T) {
 	if err := c.Create(ctx, nw); err != nil {
 		t.Fatal(err)
 	}
-	requireOutcome(t, c.Delete(ctx, dp), []string{`deploymentpolicies.nodewright.nvidia.com "nw-in-use" is forbidden`, "still referenced by NodeWright nw-user"})
+	requireOutcome(t, c.Delete(ctx, dp), []string{`deploymentpolicies.nodewright.nvidia.com "nw-in-use" is forbidden`, `cannot delete DeploymentPolicy "nw-in-use": still referenced by 1 NodeWright(s): [nw-user]`})
 	if err := c.Delete(ctx, nw); err != nil {
 		t.Fatal(err)
 	}
