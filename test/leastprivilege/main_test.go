@@ -72,8 +72,10 @@ func TestMain(m *testing.M) {
 			return err
 		}
 		metricsURL = fmt.Sprintf("https://127.0.0.1:%d/metrics", ports[0])
+		// DropLegacyMetrics: as NodeWright's chart with PUBLISH_LEGACY_METRICS=false
+		// (TestLegacyMetricNamesCanBeDropped).
 		_, err = operator.StartLocal(ctx, operatorConfig, operator.Options{Namespace: helm.Default.Namespace,
-			MetricsAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]), MetricsSecure: true})
+			MetricsAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]), MetricsSecure: true, DropLegacyMetrics: true})
 		return err
 	}))
 }

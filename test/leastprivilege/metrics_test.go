@@ -11,8 +11,11 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/config/helm"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
@@ -81,4 +84,45 @@ func scrape(t *testing.T, token string) (int, string) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body)
+}
+
+// Started as NodeWright's chart starts it with PUBLISH_LEGACY_METRICS=false
+// (DropLegacyMetrics, main_test.go), the operator serves NodeWright's
+// gauges under their nodewright_* names only: a rollout's series are there,
+// labelled nodewright_name, and no deprecated skyhook_* twin labelled
+// skyhook_name is.
+func TestLegacyMetricNamesCanBeDropped(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.Client(t, env)
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "metric-names"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/hostname": "lp-3"}},
+			Packages: skyhookv1.Packages{"tuning": {PackageRef: skyhookv1.PackageRef{Name: "tuning", Version: "1.0.0"},
+				Image: "ghcr.io/example/tuning"}},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // gone before the next test rolls out on every node
+		_ = c.Delete(ctx, sk)
+		testenv.Eventually(t, "the Skyhook metric-names to be gone", time.Minute, func() bool {
+			return apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(sk), &skyhookv1.Skyhook{}))
+		})
+	})
+	prometheus := tokenOf(t, "prometheus")
+	var body string
+	testenv.Eventually(t, "the rollout's nodewright_* series", time.Minute, func() bool {
+		var code int
+		code, body = scrape(t, prometheus)
+		return code == http.StatusOK && strings.Contains(body, `nodewright_node_target_count{nodewright_name="metric-names"} 1`)
+	})
+	if strings.Contains(body, "skyhook_name=") {
+		for _, line := range strings.Split(body, "\n") {
+			if strings.Contains(line, "skyhook_name=") {
+				t.Errorf("a deprecated series is served: %s", line)
+			}
+		}
+	}
 }
