@@ -115,7 +115,13 @@ func (r *SkyhookReconciler) observeStageEnd(sk *skyhookv1.Skyhook, pkg string, p
 	stage := pod.Labels[stagepod.StageLabel]
 	seconds := stagepod.FinishedAt(pod, time.Now()).Sub(pod.CreationTimestamp.Time).Seconds()
 	label := "succeeded"
-	if result != stagepod.Succeeded {
+	switch result {
+	case stagepod.Succeeded:
+	case stagepod.Disrupted:
+		label = "disrupted"
+	case stagepod.Refused:
+		label = "refused"
+	default:
 		label = "failed"
 		stageFailures.WithLabelValues(ownValues(rollout, pkg, stage)...).Inc()
 	}

@@ -184,6 +184,13 @@ func (n *nodePass) advancePackage(ctx context.Context, name string) (bool, error
 				n.config[name] = pod.Annotations[stagepod.ConfigHashAnnotation]
 			}
 			continue
+		case stagepod.Disrupted, stagepod.Refused:
+			// Not the package's failure (NodeWright v0.20's accounting):
+			// the entry stays in progress and the stage runs again.
+			entry.State = skyhookv1.StateInProgress
+			n.state[key] = entry
+			return false, n.notRun(ctx, failedTry{pod: pod, name: name, step: step, message: fmt.Sprintf("package %s %s, stage %s: %s",
+				name, step.Version, step.Stage, outcome.Message)}, outcome.Result)
 		}
 		entry.State = skyhookv1.StateErroring
 		n.state[key] = entry

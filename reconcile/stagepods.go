@@ -253,7 +253,7 @@ func (r *SkyhookReconciler) retire(ctx context.Context, sk *skyhookv1.Skyhook, p
 	outcome, ttl := retention.Succeeded, r.SucceededTTL
 	switch stagepod.Read(pod).Result {
 	case stagepod.Succeeded:
-	case stagepod.Running:
+	case stagepod.Running, stagepod.Disrupted, stagepod.Refused: // nothing of the package's to read
 		ttl = 0
 	default:
 		outcome, ttl = retention.Failed, r.FailedTTL
@@ -329,6 +329,41 @@ func (n *nodePass) failed(ctx context.Context, try failedTry, start bool) error 
 	n.retrying[key] = true
 	n.progress.NodeRetrying(n.work.node.Name, fmt.Sprintf("attempt %d of %d failed, tried again: %s", attempt, n.r.MaxAttempts, try.message))
 	return err
+}
+
+// notRun follows a try of a stage that ended with nothing of the package
+// to judge, as NodeWright v0.20 counts it. A disrupted try (an eviction,
+// a preemption) spends nothing: its pod goes and the stage runs again as
+// the same try. A try the kubelet refused to admit spends a try, so the
+// backoff grows, but is never the package's failure: the node stays in
+// progress, never erroring, and the stage is tried again past the retry
+// budget too, at most every 5 minutes, until the node has room for it.
+// Either pod ran nothing and is deleted, not kept.
+func (n *nodePass) notRun(ctx context.Context, try failedTry, result stagepod.Result) error {
+	key := skyhookv1.NodeStateKey(try.name, try.step.Version)
+	entry := n.state[key]
+	if result == stagepod.Disrupted {
+		n.progress.NodeRetrying(n.work.node.Name, try.message+"; run again, no try spent")
+		if !n.start {
+			return nil
+		}
+		return n.r.deletePod(ctx, n.sk, try.pod)
+	}
+	n.progress.NodeRetrying(n.work.node.Name, fmt.Sprintf("attempt %d: %s; not a failure of the package: the node has no room for the stage pod, tried again",
+		entry.Restarts+1, try.message))
+	if !n.start {
+		return nil
+	}
+	if wait := backoff(entry.Restarts) - time.Since(stagepod.FinishedAt(try.pod, time.Now())); wait > 0 {
+		n.progress.RequeueIn(wait)
+		return nil
+	}
+	if err := n.r.deletePod(ctx, n.sk, try.pod); err != nil {
+		return err
+	}
+	entry.Restarts++
+	n.state[key] = entry
+	return n.createStagePod(ctx, try.name, try.step, entry.Restarts)
 }
 
 // retry starts the next try of a failed stage after its backoff, at once for

@@ -20,6 +20,17 @@ const (
 	Failed
 	// ImagePullFailed: an image could not be pulled.
 	ImagePullFailed
+	// Disrupted: the pod was taken away for a cause outside it (an
+	// eviction, a preemption, a taint: the condition DisruptionTarget).
+	// NodeWright v0.20's Jobs ignore such a failure: the stage runs again
+	// and spends no try.
+	Disrupted
+	// Refused: the kubelet did not admit the pod (it failed with no
+	// container ever started: OutOfcpu, OutOfmemory, NodeAffinity…), so
+	// not a line of the package ran. NodeWright v0.20 spends a try on it
+	// but never calls it a package failure: the node, not the package,
+	// needs attention.
+	Refused
 )
 
 // Outcome is a stage pod's result, with what to tell an admin.
@@ -39,6 +50,9 @@ var imagePullReasons = map[string]bool{"ErrImagePull": true, "ImagePullBackOff":
 // pulled wins over anything still running; success needs every init
 // container to have exited 0.
 func Read(pod *corev1.Pod) Outcome {
+	if c := disruption(pod); c != nil && pod.Status.Phase != corev1.PodSucceeded {
+		return Outcome{Result: Disrupted, Message: fmt.Sprintf("the pod was disrupted (%s): %s", c.Reason, c.Message)}
+	}
 	statuses := append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
 	for _, s := range statuses {
 		if w := s.State.Waiting; w != nil && imagePullReasons[w.Reason] {
@@ -54,6 +68,9 @@ func Read(pod *corev1.Pod) Outcome {
 	if pod.Status.Phase == corev1.PodFailed && pod.Status.Reason == DeadlineExceeded {
 		return Outcome{Result: Failed, Message: fmt.Sprintf("did not finish within the stage timeout (%ds): %s", ptr.Deref(pod.Spec.ActiveDeadlineSeconds, 0), pod.Status.Message)}
 	}
+	if pod.Status.Phase == corev1.PodFailed && !started(statuses) {
+		return Outcome{Result: Refused, Message: fmt.Sprintf("the kubelet refused the pod: %s %s", pod.Status.Reason, pod.Status.Message)}
+	}
 	if pod.Status.Phase == corev1.PodFailed {
 		return Outcome{Result: Failed, Message: fmt.Sprintf("pod failed: %s %s", pod.Status.Reason, pod.Status.Message)}
 	}
@@ -67,6 +84,27 @@ func Read(pod *corev1.Pod) Outcome {
 		return Outcome{Result: Succeeded}
 	}
 	return Outcome{Result: Running}
+}
+
+// disruption is the pod's DisruptionTarget condition when it is true.
+func disruption(pod *corev1.Pod) *corev1.PodCondition {
+	for i, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// started reports whether any container ever ran: the kubelet admitted
+// the pod.
+func started(statuses []corev1.ContainerStatus) bool {
+	for _, s := range statuses {
+		if s.State.Running != nil || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // DeadlineExceeded is the reason of a pod the kubelet stopped at its

@@ -138,6 +138,49 @@ func TestRead(t *testing.T) {
 	}
 }
 
+// Not every failed pod is a failed stage, as NodeWright v0.20 counts them:
+// a pod the kubelet refused to admit (Failed, no container ever started)
+// ran nothing of the package; a pod disrupted (DisruptionTarget) was taken
+// away, even if its step exited non-zero as it was killed. A deadline is
+// the package's, started or not.
+func TestReadTellsRefusalsAndDisruptionsFromFailures(t *testing.T) {
+	failed := func(reason string, statuses ...corev1.ContainerStatus) *corev1.Pod {
+		pod := Build(spec())
+		pod.Status.Phase, pod.Status.Reason, pod.Status.Message = corev1.PodFailed, reason, "Pod was rejected: Node didn't have enough resource: cpu"
+		pod.Status.InitContainerStatuses = statuses
+		return pod
+	}
+	waiting := corev1.ContainerStatus{Name: "copy", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}
+	killed := corev1.ContainerStatus{Name: "apply", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 143, Reason: "Error"}}}
+	preempted := failed("Preempting", killed)
+	preempted.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "TerminationByKubelet", Message: "Pod was preempted"}}
+	for _, c := range []struct {
+		name string
+		pod  *corev1.Pod
+		want Result
+		says string
+	}{
+		{"refused, no statuses", failed("OutOfcpu"), Refused, "the kubelet refused the pod: OutOfcpu"},
+		{"refused, containers waiting", failed("NodeAffinity", waiting), Refused, "NodeAffinity"},
+		{"a step that ran and failed", failed("", killed), Failed, "exited with code 143"},
+		{"preempted while its step ran", preempted, Disrupted, "disrupted (TerminationByKubelet): Pod was preempted"},
+		{"deadline before any container started", failed(DeadlineExceeded), Failed, "did not finish within the stage timeout"},
+	} {
+		got := Read(c.pod)
+		if got.Result != c.want || !strings.Contains(got.Message, c.says) {
+			t.Errorf("%s: %v %q, want %v saying %q", c.name, got.Result, got.Message, c.want, c.says)
+		}
+	}
+	done := Build(spec())
+	done.Status.Phase = corev1.PodSucceeded
+	done.Status.Conditions = preempted.Status.Conditions
+	done.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "copy", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}},
+		{Name: "apply", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}}, {Name: "apply-check", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}}}
+	if got := Read(done).Result; got != Succeeded {
+		t.Errorf("a pod that finished before its disruption: %v, want Succeeded", got)
+	}
+}
+
 func TestConfigHashTellsChangedKeys(t *testing.T) {
 	before := ConfigHash(map[string]string{"kernel.conf": "a", "notes.txt": "x", "gone.conf": "1"})
 	after := ConfigHash(map[string]string{"kernel.conf": "b", "notes.txt": "x", "new.conf": "2"})

@@ -1,0 +1,203 @@
+package reconcile_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skyhook-go/skyhook/api/nodestate"
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/cmd/manager/operator"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+)
+
+// A stage pod taken away spends no try (NodeWright v0.20 ignores a
+// failure with the condition DisruptionTarget): evicted through the
+// apiserver's eviction API, or failed by its kubelet as preempted, its
+// stage runs again as the same try, and the package completes with no
+// restart counted and the node never erroring.
+func TestDisruptedStagePodSpendsNoTry(t *testing.T) {
+	createNodes(t, cluster.NumberedNodes("disrupted", 1, map[string]string{"pool": "disrupted"})...)
+	c := k8sClient(t)
+	ctx := context.Background()
+	created := stagePodsCreated(t, "disrupted")
+	statuses := watchNodeStatus(t, "disrupted-0", skyhookv1.StatusKey("disrupted"))
+	slow := pkg("1.0.0", "ghcr.io/x/tuning", nil)
+	slow.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "6s"}}
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "disrupted"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "disrupted"}},
+			Packages:     skyhookv1.Packages{"tuning": slow},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+
+	applyPod := func(n int) *corev1.Pod {
+		t.Helper()
+		eventually(t, "apply pod "+string(rune('0'+n)), func() bool { return len(applyPods(created())) >= n })
+		return applyPods(created())[n-1]
+	}
+	first := applyPod(1)
+	if err := env.Clientset.CoreV1().Pods(operatorNamespace).EvictV1(ctx, &policyv1.Eviction{
+		ObjectMeta: metav1.ObjectMeta{Name: first.Name, Namespace: operatorNamespace}}); err != nil {
+		t.Fatalf("evicting %s: %v", first.Name, err)
+	}
+	second := applyPod(2)
+	preempted, err := env.Clientset.CoreV1().Pods(operatorNamespace).Get(ctx, second.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a kubelet writes on preempting the pod for a critical one.
+	preempted.Status.Phase, preempted.Status.Reason, preempted.Status.Message = corev1.PodFailed, "Preempting", "Preempted in order to admit critical pod"
+	preempted.Status.Conditions = append(preempted.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+		Reason: "TerminationByKubelet", Message: "Pod was terminated in response to imminent node shutdown.", LastTransitionTime: metav1.Now()})
+	if _, err := env.Clientset.CoreV1().Pods(operatorNamespace).UpdateStatus(ctx, preempted, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("failing %s as preempted: %v", second.Name, err)
+	}
+	waitSkyhook(t, "disrupted", 2*time.Minute, isReady)
+
+	pods := applyPods(created())
+	for _, p := range pods {
+		if a := p.Annotations[stagepod.AttemptAnnotation]; a != "0" {
+			t.Errorf("apply pod %s is try %s: a disrupted try was spent", p.Name, a)
+		}
+	}
+	if len(pods) != 3 {
+		t.Errorf("%d apply pods, want 3: the first, after its eviction, after its preemption", len(pods))
+	}
+	if got := statuses(); strings.Contains(got, "erroring") {
+		t.Errorf("the node's status went %s; want never erroring", got)
+	}
+	entry := packageEntry(t, "disrupted-0", "disrupted", "tuning", "1.0.0")
+	if entry.State != skyhookv1.StateComplete || entry.Restarts != 0 {
+		t.Errorf("tuning on disrupted-0: %+v, want complete with no restart", entry)
+	}
+}
+
+// A stage pod its kubelet refused to admit (Failed with no container ever
+// started: OutOfcpu) ran nothing of the package. As NodeWright v0.20 counts
+// it, it spends a try but is never the package's failure: past the retry
+// budget (2 here) the stage is still tried again, the node is never
+// erroring, and the rollout says why it waits.
+func TestRefusedStagePodIsNeverAPackageFailure(t *testing.T) {
+	restartOperator(t, func(o *operator.Options) { o.MaxAttempts = 2 })
+	createNodes(t, cluster.NumberedNodes("refused", 1, map[string]string{"pool": "refused"})...)
+	c := k8sClient(t)
+	ctx := context.Background()
+	created := stagePodsCreated(t, "refused")
+	statuses := watchNodeStatus(t, "refused-0", skyhookv1.StatusKey("refused"))
+	hung := pkg("1.0.0", "ghcr.io/x/tuning", nil)
+	hung.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1h"}}
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "refused"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "refused"}},
+			Packages:     skyhookv1.Packages{"tuning": hung},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+
+	for n := 1; n <= 2; n++ {
+		eventually(t, "apply pod "+string(rune('0'+n)), func() bool { return len(applyPods(created())) >= n })
+		refuse(t, applyPods(created())[n-1].Name)
+	}
+	eventually(t, "a third try, past the budget of 2", func() bool { return len(applyPods(created())) >= 3 })
+	got := waitSkyhook(t, "refused", time.Minute, func(s *skyhookv1.Skyhook) bool {
+		for _, a := range s.Status.NodesNeedingAttention {
+			if strings.Contains(a.Message, "the kubelet refused the pod: OutOfcpu") && strings.Contains(a.Message, "not a failure of the package") {
+				return true
+			}
+		}
+		return false
+	})
+	if got.Status.Status == skyhookv1.StatusErroring {
+		t.Errorf("rollout status %s", got.Status.Status)
+	}
+	if s := statuses(); strings.Contains(s, "erroring") {
+		t.Errorf("the node's status went %s; want never erroring", s)
+	}
+	if entry := packageEntry(t, "refused-0", "refused", "tuning", "1.0.0"); entry.State != skyhookv1.StateInProgress || entry.Restarts != 2 {
+		t.Errorf("tuning on refused-0: %+v, want in progress with the refused tries counted", entry)
+	}
+}
+
+// refuse writes on the pod what a kubelet writes when it does not admit
+// it: Failed, a reason, and no container status.
+func refuse(t *testing.T, name string) {
+	t.Helper()
+	ctx := context.Background()
+	pod, err := env.Clientset.CoreV1().Pods(operatorNamespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "OutOfcpu",
+		Message: "Pod was rejected: Node didn't have enough resource: cpu, requested: 64000, used: 500, capacity: 8000"}
+	if _, err := env.Clientset.CoreV1().Pods(operatorNamespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("refusing %s: %v", name, err)
+	}
+}
+
+// applyPods are the apply stage's pods among those created.
+func applyPods(pods []*corev1.Pod) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range pods {
+		if p.Labels[stagepod.StageLabel] == string(skyhookv1.StageApply) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// packageEntry is the package's entry in the rollout's record on the node.
+func packageEntry(t *testing.T, node, skyhook, name, version string) skyhookv1.PackageStatus {
+	t.Helper()
+	state, err := nodestate.Read(getNode(t, node), skyhookv1.Skyhooks.Named(skyhook))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return state[skyhookv1.NodeStateKey(name, version)]
+}
+
+// watchNodeStatus records every value the node's label key takes from now
+// on; the function returns them in order, joined by spaces.
+func watchNodeStatus(t *testing.T, node, key string) func() string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := env.Clientset.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + node})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen []string
+	go func() {
+		for ev := range w.ResultChan() {
+			if n, ok := ev.Object.(*corev1.Node); ok {
+				mu.Lock()
+				if v := n.Labels[key]; len(seen) == 0 || seen[len(seen)-1] != v {
+					seen = append(seen, v)
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(seen, " ")
+	}
+}
