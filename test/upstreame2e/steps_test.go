@@ -57,7 +57,13 @@ type scenario struct {
 	// root is the directory under test/reference that keeps its files.
 	root string
 	// dir is the scenario's directory under upstream's k8s-tests/chainsaw.
-	dir     string
+	dir string
+	// kind is the kind of rollout the scenario's steps apply and look
+	// for, from its directory: NodeWrights for nodewright/ (NodeWright
+	// v0.20's twin of a skyhook/ scenario), Skyhooks otherwise. The
+	// twins share one body, which names the kind's file, resource and
+	// keys through it (rolloutFile, resource, key).
+	kind    skyhookv1.RolloutKind
 	client  client.Client
 	runner  *chainsaw.Runner
 	metrics chainsaw.MetricsChecker
@@ -83,6 +89,7 @@ func newScenarioIn(t *testing.T, root, dir string) *scenario {
 		t:       t,
 		root:    root,
 		dir:     dir,
+		kind:    kindOfDir(dir),
 		client:  c,
 		runner:  &chainsaw.Runner{Client: c, Namespace: namespace, Timeout: assertTimeout, Quiet: quietPeriod},
 		metrics: chainsaw.MetricsChecker{URL: metricsURL},
@@ -94,6 +101,29 @@ func newScenarioIn(t *testing.T, root, dir string) *scenario {
 	})
 	return s
 }
+
+// kindOfDir is the kind of a scenario's rollout by its directory (see
+// scenario.kind). The scenarios of other directories that apply a
+// NodeWright (cli/update-state, NodeWright v0.20's deployment-policy/
+// files) name it themselves and do not read the kind.
+func kindOfDir(dir string) skyhookv1.RolloutKind {
+	if strings.HasPrefix(dir, "nodewright/") {
+		return skyhookv1.NodeWrights
+	}
+	return skyhookv1.Skyhooks
+}
+
+// resource is the kind's name for kubectl as upstream's scripts write it
+// (`kubectl annotate skyhook NAME`, `kubectl delete nodewright NAME`).
+func (s *scenario) resource() string { return strings.ToLower(s.kind.Kind) }
+
+// rolloutFile is the scenario's manifest of its rollout: skyhook.yaml for
+// a skyhook/ scenario, nodewright.yaml for its v0.20 nodewright/ twin.
+func (s *scenario) rolloutFile() string { return s.resource() + ".yaml" }
+
+// key is a label or annotation key under the kind's prefix
+// (skyhook.nvidia.com/suffix, nodewright.nvidia.com/suffix).
+func (s *scenario) key(suffix string) string { return s.kind.Prefix + "/" + suffix }
 
 // step marks the start of one of upstream's steps.
 func (s *scenario) step(name string) {
@@ -391,11 +421,12 @@ func (s *scenario) deleteAndWait(obj *unstructured.Unstructured) error {
 }
 
 // waitGone is upstream's script that polls `kubectl get skyhook NAME`
-// until it fails: the Skyhook is gone (its finalizer done) within the
+// (`kubectl get nodewright NAME` in a nodewright/ scenario) until it
+// fails: the scenario's rollout is gone (its finalizer done) within the
 // timeout.
 func (s *scenario) waitGone(name string, timeout time.Duration) bool {
 	s.t.Helper()
-	return s.waitGoneOf(skyhookv1.Skyhooks, name, timeout)
+	return s.waitGoneOf(s.kind, name, timeout)
 }
 
 // waitGoneOf is waitGone for a rollout of the kind (`kubectl get
