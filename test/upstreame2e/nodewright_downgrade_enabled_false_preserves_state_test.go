@@ -2,25 +2,14 @@ package upstreame2e
 
 import "testing"
 
-// nodewright/downgrade-enabled-false-preserves-state:
-// skyhook/downgrade-enabled-false-preserves-state for the NodeWright kind
-// (NodeWright v0.20's files): a package without uninstall support is
-// downgraded without an uninstall, and the record of the version it
-// replaces stays beside the new one in the nodewright.nvidia.com node
-// state.
+// nodewright/downgrade-enabled-false-preserves-state: the v0.20
+// counterpart of skyhook/downgrade-enabled-false-preserves-state, running
+// the same body (downgradeEnabledFalsePreservesState) on NodeWright v0.20's
+// files: a package without uninstall support is downgraded without an
+// uninstall, and the record of the version it replaces stays beside the
+// new one in the nodewright.nvidia.com node state.
 func TestNodeWrightDowngradeEnabledFalsePreservesState(t *testing.T) {
-	s := newScenario(t, "nodewright/downgrade-enabled-false-preserves-state")
-	const name = "preserve-downgrade-state"
-
-	s.step("install-v2")
-	_, _ = s.cli("reset", name, "--confirm") // upstream: || true
-	s.create("nodewright.yaml")
-	s.assertInline(0)
-
-	s.step("downgrade")
-	s.update("update-downgrade.yaml")
-	s.assertInline(1)
-	s.assertInline(2)
+	downgradeEnabledFalsePreservesState(newScenario(t, "nodewright/downgrade-enabled-false-preserves-state"))
 }
 
 // nodeWrightDowngradeEnabledFalsePreservesStateResources are the resources

@@ -7,12 +7,19 @@ import "testing"
 // the version it replaces stays beside the new one (its files are still on
 // the node).
 func TestSkyhookDowngradeEnabledFalsePreservesState(t *testing.T) {
-	s := newScenario(t, "skyhook/downgrade-enabled-false-preserves-state")
+	downgradeEnabledFalsePreservesState(newScenario(t, "skyhook/downgrade-enabled-false-preserves-state"))
+}
+
+// downgradeEnabledFalsePreservesState is the body of
+// skyhook/downgrade-enabled-false-preserves-state and of its v0.20 twin
+// nodewright/downgrade-enabled-false-preserves-state, for the scenario's
+// kind.
+func downgradeEnabledFalsePreservesState(s *scenario) {
 	const name = "preserve-downgrade-state"
 
 	s.step("install-v2")
 	_, _ = s.cli("reset", name, "--confirm") // upstream: || true
-	s.create("skyhook.yaml")
+	s.create(s.rolloutFile())
 	s.assertInline(0)
 
 	s.step("downgrade")

@@ -5,11 +5,16 @@ import "testing"
 // skyhook/simple-update-skyhook: three packages complete, then a merge
 // patch adds two more (keeping the three) and those complete too.
 func TestSkyhookSimpleUpdateSkyhook(t *testing.T) {
-	s := newScenario(t, "skyhook/simple-update-skyhook")
+	simpleUpdateRollout(newScenario(t, "skyhook/simple-update-skyhook"))
+}
 
+// simpleUpdateRollout is the body of skyhook/simple-update-skyhook and of
+// its v0.20 twin nodewright/simple-update-nodewright, for the scenario's
+// kind.
+func simpleUpdateRollout(s *scenario) {
 	s.step("deploy")
 	_, _ = s.cli("reset", "simple-update-skyhook", "--confirm") // upstream: || true
-	s.apply("skyhook.yaml")
+	s.apply(s.rolloutFile())
 	s.assert("assert.yaml")
 
 	s.step("update")
