@@ -1,41 +1,14 @@
 package upstreame2e
 
-import (
-	"slices"
-	"testing"
+import "testing"
 
-	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-)
-
-// nodewright/depends-on: skyhook/depends-on for the NodeWright kind
-// (NodeWright v0.20's files): cc-last depends on aa-fast and bb-slow (which
-// sleeps ten times longer); upstream watches each apply and config pod
-// appear in dependency order, then the NodeWright complete.
+// nodewright/depends-on: the v0.20 counterpart of skyhook/depends-on,
+// running the same body (dependsOn) on NodeWright v0.20's files: cc-last
+// depends on aa-fast and bb-slow (which sleeps ten times longer); upstream
+// watches each apply and config pod appear in dependency order, then the
+// NodeWright complete.
 func TestNodeWrightDependsOn(t *testing.T) {
-	s := newScenario(t, "nodewright/depends-on")
-	// Upstream's pod asserts are NodeWright's pod shape (skipped); what
-	// they watch for, the order of the stages, is checked on this
-	// operator's stage pods.
-	order := watchStagePodsOfKind(t, skyhookv1.NodeWrights, "depends-on")
-
-	s.step("setup")
-	_, _ = s.cli("reset", "depends-on", "--confirm") // upstream: || true
-	s.create("nodewright.yaml")
-	for i := range nodeWrightDependsOnResources {
-		s.assertInline(i)
-	}
-
-	seen := order()
-	t.Logf("stage pods in the order they appeared: %v", seen)
-	at := func(stage string) int { return slices.Index(seen, stage) }
-	for _, pkg := range []string{"aa-fast", "bb-slow", "cc-last"} {
-		if at(pkg+" apply") < 0 || at(pkg+" apply") > at(pkg+" config") {
-			t.Errorf("%s: apply and config pods %v, want apply then config", pkg, seen)
-		}
-	}
-	if at("cc-last apply") < at("aa-fast config") || at("cc-last apply") < at("bb-slow config") {
-		t.Errorf("cc-last started before the packages it depends on were configured: %v", seen)
-	}
+	dependsOn(newScenario(t, "nodewright/depends-on"))
 }
 
 // nodeWrightDependsOnResources are the resources of upstream's v0.20

@@ -17,41 +17,40 @@ import (
 // ten times longer); upstream watches each apply and config pod appear in
 // dependency order, then the Skyhook complete.
 func TestSkyhookDependsOn(t *testing.T) {
-	s := newScenario(t, "skyhook/depends-on")
+	dependsOn(newScenario(t, "skyhook/depends-on"))
+}
+
+// dependsOn is the body of skyhook/depends-on and of its v0.20 twin
+// nodewright/depends-on, for the scenario's kind.
+func dependsOn(s *scenario) {
 	// Upstream's pod asserts are NodeWright's pod shape (skipped); what
 	// they watch for, the order of the stages, is checked on this
 	// operator's stage pods.
-	order := watchStagePods(t, "depends-on")
+	order := watchStagePodsOfKind(s.t, s.kind, "depends-on")
 
 	s.step("setup")
 	_, _ = s.cli("reset", "depends-on", "--confirm") // upstream: || true
-	s.create("skyhook.yaml")
-	for i := range dependsOnResources {
+	s.create(s.rolloutFile())
+	for i := range s.inlineCount() {
 		s.assertInline(i)
 	}
 
 	seen := order()
-	t.Logf("stage pods in the order they appeared: %v", seen)
+	s.t.Logf("stage pods in the order they appeared: %v", seen)
 	at := func(stage string) int { return slices.Index(seen, stage) }
 	for _, pkg := range []string{"aa-fast", "bb-slow", "cc-last"} {
 		if at(pkg+" apply") < 0 || at(pkg+" apply") > at(pkg+" config") {
-			t.Errorf("%s: apply and config pods %v, want apply then config", pkg, seen)
+			s.t.Errorf("%s: apply and config pods %v, want apply then config", pkg, seen)
 		}
 	}
 	if at("cc-last apply") < at("aa-fast config") || at("cc-last apply") < at("bb-slow config") {
-		t.Errorf("cc-last started before the packages it depends on were configured: %v", seen)
+		s.t.Errorf("cc-last started before the packages it depends on were configured: %v", seen)
 	}
 }
 
-// watchStagePods records the Skyhook's stage pods by package and stage, in
-// the order they first appear, until the test ends; the function returns
-// them so far.
-func watchStagePods(t *testing.T, skyhook string) func() []string {
-	t.Helper()
-	return watchStagePodsOfKind(t, skyhookv1.Skyhooks, skyhook)
-}
-
-// watchStagePodsOfKind is watchStagePods for a rollout of the kind.
+// watchStagePodsOfKind records the stage pods of the rollout of the kind by
+// package and stage, in the order they first appear, until the test ends;
+// the function returns them so far.
 func watchStagePodsOfKind(t *testing.T, kind skyhookv1.RolloutKind, name string) func() []string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -125,6 +125,10 @@ func (s *scenario) rolloutFile() string { return s.resource() + ".yaml" }
 // (skyhook.nvidia.com/suffix, nodewright.nvidia.com/suffix).
 func (s *scenario) key(suffix string) string { return s.kind.Prefix + "/" + suffix }
 
+// inlineCount is how many resources the scenario's chainsaw-test.yaml
+// writes (inlineResources).
+func (s *scenario) inlineCount() int { return len(inlineResources[s.name("chainsaw-test.yaml")]) }
+
 // step marks the start of one of upstream's steps.
 func (s *scenario) step(name string) {
 	s.t.Helper()
