@@ -1,46 +1,14 @@
 package upstreame2e
 
-import (
-	"slices"
-	"testing"
+import "testing"
 
-	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-)
-
-// nodewright/interrupt-grouping: skyhook/interrupt-grouping for the
-// NodeWright kind (NodeWright v0.20's files): zeb restarts cron, dax
-// restarts containerd and foobar; the node runs one interrupt for both,
-// restarting the three services, and both packages complete at
-// post-interrupt.
+// nodewright/interrupt-grouping: the v0.20 counterpart of
+// skyhook/interrupt-grouping, running the same body (interruptGrouping) on
+// NodeWright v0.20's files: zeb restarts cron, dax restarts containerd and
+// foobar; the node runs one interrupt for both, restarting the three
+// services, and both packages complete at post-interrupt.
 func TestNodeWrightInterruptGrouping(t *testing.T) {
-	s := newScenario(t, "nodewright/interrupt-grouping")
-	pods := watchRolloutStagePods(t, skyhookv1.NodeWrights, "interrupt-grouping")
-
-	s.step("grouping")
-	_, _ = s.cli("reset", "interrupt-grouping", "--confirm") // upstream: || true
-	s.create("nodewright.yaml")
-	s.assertInline(0) // node in_progress, cordoned
-	s.assertInline(1) // dax apply pod (NodeWright's pod shape: skipped, checked below)
-	s.assertInline(2) // dax config pod (likewise)
-	s.assertInline(3) // the interrupt pod (likewise)
-	s.assertInline(4) // dax post-interrupt pod (likewise)
-	s.assertInline(5) // node complete, uncordoned
-	s.assertInline(6) // NodeWright complete
-	s.assertInline(7) // node-meta ConfigMap (skipped)
-
-	// What the skipped pod documents look for: dax ran apply, config and
-	// post-interrupt; the node ran one interrupt, restarting the services
-	// of both packages.
-	checkStages(t, pods, "kind-worker", "dax", "apply", "config", "post-interrupt")
-	interrupts := pods.interruptsOn("kind-worker")
-	if len(interrupts) != 1 {
-		t.Fatalf("interrupt pods on kind-worker: %v, want one for the group", interrupts)
-	}
-	in := interrupts[0].interrupt(t)
-	services := slices.Sorted(slices.Values(in.Services))
-	if in.Type != skyhookv1.InterruptService || !slices.Equal(services, []string{"containerd", "cron", "foobar"}) {
-		t.Errorf("%s runs %+v, want a service restart of containerd, cron and foobar", interrupts[0], in)
-	}
+	interruptGrouping(newScenario(t, "nodewright/interrupt-grouping"))
 }
 
 // nodeWrightInterruptGroupingResources are the resources of upstream's

@@ -1,54 +1,15 @@
 package upstreame2e
 
-import (
-	"testing"
+import "testing"
 
-	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-)
-
-// nodewright/package-upgrade: skyhook/package-upgrade for the NodeWright
-// kind (NodeWright v0.20's files): nullptr 2.0.0 (a service interrupt)
-// installs through apply, config, interrupt and post-interrupt; bumped to
-// 2.0.1 with a changed configMap, it runs the upgrade stage (not apply), the
-// interrupt again, and completes at post-interrupt.
+// nodewright/package-upgrade: the v0.20 counterpart of
+// skyhook/package-upgrade, running the same body (packageUpgrade) on
+// NodeWright v0.20's files: nullptr 2.0.0 (a service interrupt) installs
+// through apply, config, interrupt and post-interrupt; bumped to 2.0.1 with
+// a changed configMap, it runs the upgrade stage (not apply), the interrupt
+// again, and completes at post-interrupt.
 func TestNodeWrightPackageUpgrade(t *testing.T) {
-	s := newScenario(t, "nodewright/package-upgrade")
-	pods := watchRolloutStagePods(t, skyhookv1.NodeWrights, "package-upgrade")
-	// nullptr sets no SLEEP_LEN: the agentless image sleeps its default
-	// (5-9 s), which the expectations on its apply and upgrade in progress
-	// rely on; the simulation would run it at once.
-	s.agentlessSleepsByDefault()
-
-	s.step("initial install")
-	_, _ = s.cli("reset", "package-upgrade", "--confirm") // upstream: || true
-	s.create("nodewright.yaml")
-	s.assert("assert-install.yaml")
-
-	s.step("upgrade")
-	s.update("update.yaml")
-	s.assertInline(0) // node in_progress, nullptr 2.0.1 at upgrade
-	s.assertInline(1) // the upgrade pod (NodeWright's pod shape: skipped, checked below)
-	s.assertInline(2) // node complete at post-interrupt
-	s.assertInline(3) // NodeWright complete
-	s.assert("assert-cm-update.yaml")
-
-	// What the skipped pod document looks for: 2.0.1 ran the upgrade
-	// stage, and not apply.
-	var stages []string
-	for _, p := range pods.all() {
-		if p.Version == "2.0.1" {
-			stages = append(stages, p.Stage)
-		}
-	}
-	t.Logf("stage pods of nullptr 2.0.1: %v", stages)
-	if len(stages) == 0 || stages[0] != "upgrade" {
-		t.Errorf("nullptr 2.0.1 ran %v, want the upgrade stage first", stages)
-	}
-	for _, stage := range stages {
-		if stage == "apply" {
-			t.Errorf("nullptr 2.0.1 ran apply after a version bump: %v", stages)
-		}
-	}
+	packageUpgrade(newScenario(t, "nodewright/package-upgrade"))
 }
 
 // nodeWrightPackageUpgradeResources are the resources of upstream's v0.20

@@ -11,33 +11,38 @@ import (
 // and foobar; the node runs one interrupt for both, restarting the three
 // services, and both packages complete at post-interrupt.
 func TestSkyhookInterruptGrouping(t *testing.T) {
-	s := newScenario(t, "skyhook/interrupt-grouping")
-	pods := watchStagePodsOf(t, "interrupt-grouping")
+	interruptGrouping(newScenario(t, "skyhook/interrupt-grouping"))
+}
+
+// interruptGrouping is the body of skyhook/interrupt-grouping and of its
+// v0.20 twin nodewright/interrupt-grouping, for the scenario's kind.
+func interruptGrouping(s *scenario) {
+	pods := watchRolloutStagePods(s.t, s.kind, "interrupt-grouping")
 
 	s.step("grouping")
 	_, _ = s.cli("reset", "interrupt-grouping", "--confirm") // upstream: || true
-	s.create("skyhook.yaml")
+	s.create(s.rolloutFile())
 	s.assertInline(0) // node in_progress, cordoned
 	s.assertInline(1) // dax apply pod (NodeWright's pod shape: skipped, checked below)
 	s.assertInline(2) // dax config pod (likewise)
 	s.assertInline(3) // the interrupt pod (likewise)
 	s.assertInline(4) // dax post-interrupt pod (likewise)
 	s.assertInline(5) // node complete, uncordoned
-	s.assertInline(6) // Skyhook complete
+	s.assertInline(6) // the Skyhook or NodeWright complete
 	s.assertInline(7) // node-meta ConfigMap (skipped)
 
 	// What the skipped pod documents look for: dax ran apply, config and
 	// post-interrupt; the node ran one interrupt, restarting the services
 	// of both packages.
-	checkStages(t, pods, "kind-worker", "dax", "apply", "config", "post-interrupt")
+	checkStages(s.t, pods, "kind-worker", "dax", "apply", "config", "post-interrupt")
 	interrupts := pods.interruptsOn("kind-worker")
 	if len(interrupts) != 1 {
-		t.Fatalf("interrupt pods on kind-worker: %v, want one for the group", interrupts)
+		s.t.Fatalf("interrupt pods on kind-worker: %v, want one for the group", interrupts)
 	}
-	in := interrupts[0].interrupt(t)
+	in := interrupts[0].interrupt(s.t)
 	services := slices.Sorted(slices.Values(in.Services))
 	if in.Type != skyhookv1.InterruptService || !slices.Equal(services, []string{"containerd", "cron", "foobar"}) {
-		t.Errorf("%s runs %+v, want a service restart of containerd, cron and foobar", interrupts[0], in)
+		s.t.Errorf("%s runs %+v, want a service restart of containerd, cron and foobar", interrupts[0], in)
 	}
 }
 

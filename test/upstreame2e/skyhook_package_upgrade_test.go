@@ -7,8 +7,13 @@ import "testing"
 // a changed configMap, it runs the upgrade stage (not apply), the interrupt
 // again, and completes at post-interrupt.
 func TestSkyhookPackageUpgrade(t *testing.T) {
-	s := newScenario(t, "skyhook/package-upgrade")
-	pods := watchStagePodsOf(t, "package-upgrade")
+	packageUpgrade(newScenario(t, "skyhook/package-upgrade"))
+}
+
+// packageUpgrade is the body of skyhook/package-upgrade and of its v0.20
+// twin nodewright/package-upgrade, for the scenario's kind.
+func packageUpgrade(s *scenario) {
+	pods := watchRolloutStagePods(s.t, s.kind, "package-upgrade")
 	// nullptr sets no SLEEP_LEN: the agentless image sleeps its default
 	// (5-9 s), which the expectations on its apply and upgrade in progress
 	// rely on; the simulation would run it at once.
@@ -16,7 +21,7 @@ func TestSkyhookPackageUpgrade(t *testing.T) {
 
 	s.step("initial install")
 	_, _ = s.cli("reset", "package-upgrade", "--confirm") // upstream: || true
-	s.create("skyhook.yaml")
+	s.create(s.rolloutFile())
 	s.assert("assert-install.yaml")
 
 	s.step("upgrade")
@@ -24,7 +29,7 @@ func TestSkyhookPackageUpgrade(t *testing.T) {
 	s.assertInline(0) // node in_progress, nullptr 2.0.1 at upgrade
 	s.assertInline(1) // the upgrade pod (NodeWright's pod shape: skipped, checked below)
 	s.assertInline(2) // node complete at post-interrupt
-	s.assertInline(3) // Skyhook complete
+	s.assertInline(3) // the Skyhook or NodeWright complete
 	s.assert("assert-cm-update.yaml")
 
 	// What the skipped pod document looks for: 2.0.1 ran the upgrade
@@ -35,13 +40,13 @@ func TestSkyhookPackageUpgrade(t *testing.T) {
 			stages = append(stages, p.Stage)
 		}
 	}
-	t.Logf("stage pods of nullptr 2.0.1: %v", stages)
+	s.t.Logf("stage pods of nullptr 2.0.1: %v", stages)
 	if len(stages) == 0 || stages[0] != "upgrade" {
-		t.Errorf("nullptr 2.0.1 ran %v, want the upgrade stage first", stages)
+		s.t.Errorf("nullptr 2.0.1 ran %v, want the upgrade stage first", stages)
 	}
 	for _, stage := range stages {
 		if stage == "apply" {
-			t.Errorf("nullptr 2.0.1 ran apply after a version bump: %v", stages)
+			s.t.Errorf("nullptr 2.0.1 ran apply after a version bump: %v", stages)
 		}
 	}
 }
