@@ -1,10 +1,6 @@
 package upstreame2e
 
-import (
-	"testing"
-
-	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-)
+import "testing"
 
 // reasonExplicitUninstallRemoveMissing says why
 // nodewright/explicit-uninstall's last step is not run.
@@ -13,41 +9,14 @@ const reasonExplicitUninstallRemoveMissing = "its manifest nodewright/explicit-u
 	"(remove-from-spec) and asserts the NodeWright complete with no packages is not run; skyhook/explicit-uninstall's " +
 	"remove-from-spec runs it for the Skyhook kind"
 
-// nodewright/explicit-uninstall: skyhook/explicit-uninstall for the
-// NodeWright kind (NodeWright v0.20's files): uninstall.apply runs the
-// package's uninstall with its configMap and env, then its interrupt (a
-// reboot, the node cordoned), and drops its record. Its last step, the
-// package leaving the spec, is not run (reasonExplicitUninstallRemoveMissing).
+// nodewright/explicit-uninstall: the v0.20 counterpart of
+// skyhook/explicit-uninstall, running the same body (explicitUninstall) on
+// NodeWright v0.20's files: uninstall.apply runs the package's uninstall
+// with its configMap and env, then its interrupt (a reboot, the node
+// cordoned), and drops its record. Its last step, the package leaving the
+// spec, is not run (reasonExplicitUninstallRemoveMissing).
 func TestNodeWrightExplicitUninstall(t *testing.T) {
-	s := newScenario(t, "nodewright/explicit-uninstall")
-	const name = "explicit-uninstall"
-	pods := recordStagePodsOf(t, skyhookv1.NodeWrights, name)
-
-	s.step("install")
-	_, _ = s.cli("reset", name, "--confirm") // upstream: || true
-	s.create("nodewright.yaml")
-	s.assertInline(0)
-	s.assertInline(1)
-
-	s.step("trigger-uninstall")
-	s.update("update-trigger-uninstall.yaml")
-	s.assertInline(2) // NodeWright's uninstall pod shape (skipped); its counterpart:
-	if pod := pods.wait(s, "mypkg", skyhookv1.StageUninstall); pod != nil {
-		checkUninstallPod(s, pod, "2.1.4")
-		checkPackageConfig(s, pod, "uninstall.sh", "MY_VAR", "hello")
-	}
-	s.assertInline(3)
-	// The interrupt pod by NodeWright's labels (name, interrupt=True), which
-	// this operator's stage pods carry; and that it is the uninstall's.
-	s.assertInline(4)
-	if pod := pods.wait(s, "mypkg", skyhookv1.StageUninstallInterrupt); pod != nil {
-		t.Logf("holds: interrupt pod %s is the uninstall's", pod.Name)
-	}
-	s.assertInline(5)
-	s.assertInline(6)
-
-	s.step("remove-from-spec")
-	t.Logf("skipped: %s", reasonExplicitUninstallRemoveMissing)
+	explicitUninstall(newScenario(t, "nodewright/explicit-uninstall"))
 }
 
 // nodeWrightExplicitUninstallResources are the resources of upstream's

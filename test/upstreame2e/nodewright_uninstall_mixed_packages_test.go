@@ -1,35 +1,14 @@
 package upstreame2e
 
-import (
-	"testing"
+import "testing"
 
-	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-)
-
-// nodewright/uninstall-mixed-packages: skyhook/uninstall-mixed-packages for
-// the NodeWright kind (NodeWright v0.20's files): uninstalling one package
-// leaves the other installed; dropping from the spec the package without
-// uninstall support keeps its record on the node.
+// nodewright/uninstall-mixed-packages: the v0.20 counterpart of
+// skyhook/uninstall-mixed-packages, running the same body
+// (uninstallMixedPackages) on NodeWright v0.20's files: uninstalling one
+// package leaves the other installed; dropping from the spec the package
+// without uninstall support keeps its record on the node.
 func TestNodeWrightUninstallMixedPackages(t *testing.T) {
-	s := newScenario(t, "nodewright/uninstall-mixed-packages")
-	const name = "uninstall-mixed-packages"
-	pods := recordStagePodsOf(t, skyhookv1.NodeWrights, name)
-
-	s.step("install-both")
-	_, _ = s.cli("reset", name, "--confirm") // upstream: || true
-	s.create("nodewright.yaml")
-	s.assertInline(0)
-
-	s.step("uninstall-one")
-	s.update("update-uninstall-one.yaml")
-	s.assertInline(1) // NodeWright's uninstall pod shape (skipped); its counterpart:
-	checkUninstallPod(s, pods.wait(s, "pkg-remove", skyhookv1.StageUninstall), "2.1.4")
-	s.assertInline(2)
-
-	s.step("remove-pkg-keep-from-spec")
-	s.update("update-remove-keep.yaml")
-	s.assertInline(3)
-	s.assertInline(4)
+	uninstallMixedPackages(newScenario(t, "nodewright/uninstall-mixed-packages"))
 }
 
 // nodeWrightUninstallMixedPackagesResources are the resources of upstream's

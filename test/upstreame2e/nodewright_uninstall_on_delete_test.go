@@ -1,37 +1,14 @@
 package upstreame2e
 
-import (
-	"testing"
+import "testing"
 
-	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-)
-
-// nodewright/uninstall-on-delete: skyhook/uninstall-on-delete for the
-// NodeWright kind (NodeWright v0.20's files): deleting a NodeWright
-// uninstalls its uninstall.enabled package from the node before the
-// finalizer lets go; the record of the package without uninstall support
-// stays on the node.
+// nodewright/uninstall-on-delete: the v0.20 counterpart of
+// skyhook/uninstall-on-delete, running the same body (uninstallOnDelete) on
+// NodeWright v0.20's files: deleting a NodeWright uninstalls its
+// uninstall.enabled package from the node before the finalizer lets go;
+// the record of the package without uninstall support stays on the node.
 func TestNodeWrightUninstallOnDelete(t *testing.T) {
-	s := newScenario(t, "nodewright/uninstall-on-delete")
-	const name = "uninstall-on-delete"
-	pods := recordStagePodsOf(t, skyhookv1.NodeWrights, name)
-
-	s.step("install")
-	_, _ = s.cli("reset", name, "--confirm") // upstream: || true
-	s.create("nodewright.yaml")
-	s.assertInline(0)
-
-	s.step("delete-cr")
-	_, _ = s.kubectl("delete", "nodewright", name, "--wait=false")
-	s.assertInline(1) // NodeWright's uninstall pod shape (skipped); its counterpart:
-	checkUninstallPod(s, pods.wait(s, "enabled-pkg", skyhookv1.StageUninstall), "2.1.4")
-	s.waitGoneOf(skyhookv1.NodeWrights, name, assertTimeout)
-	s.assertInline(2)
-	// Upstream's README: no uninstall pod for the package without
-	// uninstall support.
-	if pod := pods.get("disabled-pkg", skyhookv1.StageUninstall); pod != nil {
-		t.Errorf("an uninstall pod ran for disabled-pkg (uninstall not enabled): %s", pod.Name)
-	}
+	uninstallOnDelete(newScenario(t, "nodewright/uninstall-on-delete"))
 }
 
 // nodeWrightUninstallOnDeleteResources are the resources of upstream's v0.20

@@ -10,13 +10,19 @@ import (
 // other installed; dropping from the spec the package without uninstall
 // support keeps its record on the node.
 func TestSkyhookUninstallMixedPackages(t *testing.T) {
-	s := newScenario(t, "skyhook/uninstall-mixed-packages")
+	uninstallMixedPackages(newScenario(t, "skyhook/uninstall-mixed-packages"))
+}
+
+// uninstallMixedPackages is the body of skyhook/uninstall-mixed-packages
+// and of its v0.20 twin nodewright/uninstall-mixed-packages, for the
+// scenario's kind.
+func uninstallMixedPackages(s *scenario) {
 	const name = "uninstall-mixed-packages"
-	pods := recordStagePods(t, name)
+	pods := recordStagePodsOf(s.t, s.kind, name)
 
 	s.step("install-both")
 	_, _ = s.cli("reset", name, "--confirm") // upstream: || true
-	s.create("skyhook.yaml")
+	s.create(s.rolloutFile())
 	s.assertInline(0)
 
 	s.step("uninstall-one")

@@ -13,17 +13,22 @@ import (
 // uninstall.enabled package from the node before the finalizer lets go; the
 // record of the package without uninstall support stays on the node.
 func TestSkyhookUninstallOnDelete(t *testing.T) {
-	s := newScenario(t, "skyhook/uninstall-on-delete")
+	uninstallOnDelete(newScenario(t, "skyhook/uninstall-on-delete"))
+}
+
+// uninstallOnDelete is the body of skyhook/uninstall-on-delete and of its
+// v0.20 twin nodewright/uninstall-on-delete, for the scenario's kind.
+func uninstallOnDelete(s *scenario) {
 	const name = "uninstall-on-delete"
-	pods := recordStagePods(t, name)
+	pods := recordStagePodsOf(s.t, s.kind, name)
 
 	s.step("install")
 	_, _ = s.cli("reset", name, "--confirm") // upstream: || true
-	s.create("skyhook.yaml")
+	s.create(s.rolloutFile())
 	s.assertInline(0)
 
 	s.step("delete-cr")
-	_, _ = s.kubectl("delete", "skyhook", name, "--wait=false")
+	_, _ = s.kubectl("delete", s.resource(), name, "--wait=false")
 	s.assertInline(1) // NodeWright's uninstall pod shape (skipped); its counterpart:
 	checkUninstallPod(s, pods.wait(s, "enabled-pkg", skyhookv1.StageUninstall), "2.1.4")
 	s.waitGone(name, assertTimeout)
@@ -31,7 +36,7 @@ func TestSkyhookUninstallOnDelete(t *testing.T) {
 	// Upstream's README: no uninstall pod for the package without
 	// uninstall support.
 	if pod := pods.get("disabled-pkg", skyhookv1.StageUninstall); pod != nil {
-		t.Errorf("an uninstall pod ran for disabled-pkg (uninstall not enabled): %s", pod.Name)
+		s.t.Errorf("an uninstall pod ran for disabled-pkg (uninstall not enabled): %s", pod.Name)
 	}
 }
 

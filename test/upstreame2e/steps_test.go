@@ -849,7 +849,7 @@ func operatorKey(k string) bool {
 	return strings.HasPrefix(k, skyhookv1.Skyhooks.Prefix+"/") || strings.HasPrefix(k, skyhookv1.NodeWrights.Prefix+"/")
 }
 
-// stagePods are a Skyhook's stage pods as first seen, by package and stage,
+// stagePods are a rollout's stage pods as first seen, by package and stage,
 // recorded until the test ends: upstream's pod asserts are NodeWright's pod
 // shape (skipped), and what they look for is checked on this operator's
 // stage pods instead.
@@ -858,12 +858,7 @@ type stagePods struct {
 	pods map[string]*corev1.Pod
 }
 
-func recordStagePods(t *testing.T, skyhook string) *stagePods {
-	t.Helper()
-	return recordStagePodsOf(t, skyhookv1.Skyhooks, skyhook)
-}
-
-// recordStagePodsOf is recordStagePods for a rollout of the kind.
+// recordStagePodsOf records the stage pods of the rollout of the kind.
 func recordStagePodsOf(t *testing.T, kind skyhookv1.RolloutKind, name string) *stagePods {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
