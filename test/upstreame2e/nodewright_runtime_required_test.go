@@ -1,52 +1,17 @@
 package upstreame2e
 
-import (
-	"testing"
+import "testing"
 
-	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-)
-
-// nodewright/runtime-required: skyhook/runtime-required for the NodeWright
-// kind (NodeWright v0.20's steps): both workers carry the legacy
+// nodewright/runtime-required: the v0.20 counterpart of
+// skyhook/runtime-required, running the same body (runtimeRequired) on
+// NodeWright v0.20's steps: both workers carry the legacy
 // skyhook.nvidia.com runtime-required taint, which v0.20 still recognises
 // and removes for a NodeWright; kind-worker2 is also tainted test-block,
 // which the NodeWright does not tolerate. kind-worker completes and loses
 // its runtime-required taint while kind-worker2, blocked, keeps it;
 // untainted, kind-worker2 completes and loses it too.
 func TestNodeWrightRuntimeRequired(t *testing.T) {
-	s := newScenario(t, "nodewright/runtime-required")
-	pods := watchRolloutStagePods(t, skyhookv1.NodeWrights, "runtime-required")
-	const label = "nodewright.nvidia.com/runtime-required-test=true"
-
-	s.step("setup-and-block-node2")
-	_, _ = s.cli("reset", "runtime-required", "--confirm") // upstream: || true
-	s.labelNode("kind-worker", label)
-	s.labelNode("kind-worker2", label)
-	s.taintNodes("all", "skyhook.nvidia.com=runtime-required:NoSchedule", label)
-	defer s.untaintNodes("all", "skyhook.nvidia.com=runtime-required:NoSchedule", label) // finally
-	s.taintNode("kind-worker2", "test-block=true:NoSchedule")
-
-	s.step("apply-skyhook")
-	s.createInline(0)
-
-	s.step("assert-node1-complete-node2-blocked")
-	s.assertInline(1) // apply pod on kind-worker (NodeWright's pod shape: skipped, checked below)
-	s.assertInline(2) // config pod on kind-worker (likewise)
-	s.assertInline(3) // kind-worker complete, its runtime-required taint gone
-	s.assertInline(4) // kind-worker2 blocked, its taints kept
-	checkStages(t, pods, "kind-worker", "spencer", "apply", "config")
-
-	s.step("unblock-node2")
-	s.untaintNode("kind-worker2", "test-block-")
-
-	s.step("assert-node2-complete")
-	s.assertInline(5) // apply pod on kind-worker2 (skipped, checked below)
-	s.assertInline(6) // config pod on kind-worker2 (likewise)
-	s.assertInline(7) // kind-worker2 complete, its runtime-required taint gone
-	checkStages(t, pods, "kind-worker2", "spencer", "apply", "config")
-
-	s.step("assert-final-state")
-	s.assertInline(8)
+	runtimeRequired(newScenario(t, "nodewright/runtime-required"))
 }
 
 // nodeWrightRuntimeRequiredResources are the resources of upstream's v0.20

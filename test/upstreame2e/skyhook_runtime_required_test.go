@@ -11,9 +11,17 @@ import (
 // while kind-worker2, blocked, keeps it; untainted, kind-worker2 completes
 // and loses it too.
 func TestSkyhookRuntimeRequired(t *testing.T) {
-	s := newScenario(t, "skyhook/runtime-required")
-	pods := watchStagePodsOf(t, "runtime-required")
-	const label = "skyhook.nvidia.com/runtime-required-test=true"
+	runtimeRequired(newScenario(t, "skyhook/runtime-required"))
+}
+
+// runtimeRequired is the body of skyhook/runtime-required and of its v0.20
+// twin nodewright/runtime-required, for the scenario's kind: the nodes'
+// label is under the kind's prefix, the taint under skyhook.nvidia.com in
+// both (upstream's v0.20 steps keep the legacy taint, which v0.20 still
+// recognises and removes for a NodeWright).
+func runtimeRequired(s *scenario) {
+	pods := watchRolloutStagePods(s.t, s.kind, "runtime-required")
+	label := s.key("runtime-required-test=true")
 
 	s.step("setup-and-block-node2")
 	_, _ = s.cli("reset", "runtime-required", "--confirm") // upstream: || true
@@ -31,7 +39,7 @@ func TestSkyhookRuntimeRequired(t *testing.T) {
 	s.assertInline(2) // config pod on kind-worker (likewise)
 	s.assertInline(3) // kind-worker complete, its runtime-required taint gone
 	s.assertInline(4) // kind-worker2 blocked, its taints kept
-	checkStages(t, pods, "kind-worker", "spencer", "apply", "config")
+	checkStages(s.t, pods, "kind-worker", "spencer", "apply", "config")
 
 	s.step("unblock-node2")
 	s.untaintNode("kind-worker2", "test-block-")
@@ -40,7 +48,7 @@ func TestSkyhookRuntimeRequired(t *testing.T) {
 	s.assertInline(5) // apply pod on kind-worker2 (skipped, checked below)
 	s.assertInline(6) // config pod on kind-worker2 (likewise)
 	s.assertInline(7) // kind-worker2 complete, its runtime-required taint gone
-	checkStages(t, pods, "kind-worker2", "spencer", "apply", "config")
+	checkStages(s.t, pods, "kind-worker2", "spencer", "apply", "config")
 
 	s.step("assert-final-state")
 	s.assertInline(8)
