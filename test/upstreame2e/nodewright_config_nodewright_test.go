@@ -8,47 +8,15 @@ const reasonConfigGlobMissing = "its manifest nodewright/config-nodewright/updat
 	"NodeWright's files (test/reference/nodewright/README.md), so the step that applies it and asserts " +
 	"assert-update-glob.yaml is not run; skyhook/config-skyhook's glob update runs it for the Skyhook kind"
 
-// nodewright/config-nodewright: skyhook/config-skyhook for the NodeWright
-// kind (NodeWright v0.20's files): three packages, configInterrupts on
+// nodewright/config-nodewright: the v0.20 counterpart of
+// skyhook/config-skyhook, running the same body (configRollout) on
+// NodeWright v0.20's files: three packages, configInterrupts on
 // game.properties; a configMap update while they run, another once they
 // are complete (config and the merged config interrupts rerun), and one on
 // ui.properties, which no configInterrupt names (config only). Its glob
 // update is not run (reasonConfigGlobMissing).
 func TestNodeWrightConfigNodeWright(t *testing.T) {
-	s := newScenario(t, "nodewright/config-nodewright")
-
-	s.step("deploy")
-	_, _ = s.cli("reset", "config-skyhook", "--confirm") // upstream: || true
-	// As for the Skyhook (skyhook_config_skyhook_test.go): the first
-	// expectation wants the three packages applying at once, which they
-	// do here at the image's own speed.
-	restore := s.agentlessAtOwnSpeed()
-	s.create("nodewright.yaml")
-	s.assertInline(0) // node in_progress, every package applying, cordoned
-	s.assertInline(1) // NodeWright in_progress
-	restore()
-	s.assert("assert-cm-deploy.yaml")
-
-	s.step("update while running")
-	s.apply("update-while-running.yaml")
-	s.assertInline(2) // node complete, every package at post-interrupt
-	s.assertInline(3) // NodeWright complete (generation 2)
-	s.assert("assert-cm-update-while-running.yaml")
-
-	s.step("update")
-	s.apply("update.yaml")
-	s.assertInline(4)
-	s.assertInline(5)
-	s.assert("assert-cm-update.yaml")
-
-	s.step("no-interrupt update")
-	s.apply("update-no-interrupt.yaml")
-	s.assertInline(6) // baxter and dexter at config: no interrupt
-	s.assertInline(7)
-	s.assert("assert-cm-update-no-interrupt.yaml")
-
-	s.step("glob update")
-	t.Logf("skipped: %s", reasonConfigGlobMissing)
+	configRollout(newScenario(t, "nodewright/config-nodewright"))
 }
 
 // nodeWrightConfigResources are the resources of upstream's v0.20
