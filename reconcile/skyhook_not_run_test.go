@@ -2,8 +2,8 @@ package reconcile_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skyhook-go/skyhook/api/nodestate"
+	"github.com/skyhook-go/skyhook/api/rollouts"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
@@ -24,24 +25,8 @@ import (
 // stage runs again as the same try, and the package completes with no
 // restart counted and the node never erroring.
 func TestDisruptedStagePodSpendsNoTry(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("disrupted", 1, map[string]string{"pool": "disrupted"})...)
-	c := k8sClient(t)
+	created, history := oneNodeRollout(t, "disrupted", "6s")
 	ctx := context.Background()
-	created := stagePodsCreated(t, "disrupted")
-	statuses := watchNodeStatus(t, "disrupted-0", skyhookv1.StatusKey("disrupted"))
-	slow := pkg("1.0.0", "ghcr.io/x/tuning", nil)
-	slow.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "6s"}}
-	sk := &skyhookv1.Skyhook{
-		ObjectMeta: metav1.ObjectMeta{Name: "disrupted"},
-		Spec: skyhookv1.SkyhookSpec{
-			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "disrupted"}},
-			Packages:     skyhookv1.Packages{"tuning": slow},
-		},
-	}
-	if err := c.Create(ctx, sk); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
 
 	applyPod := func(n int) *corev1.Pod {
 		t.Helper()
@@ -74,11 +59,13 @@ func TestDisruptedStagePodSpendsNoTry(t *testing.T) {
 		}
 	}
 	if len(pods) != 3 {
-		t.Errorf("%d apply pods, want 3: the first, after its eviction, after its preemption", len(pods))
+		var seen []string
+		for _, p := range pods {
+			seen = append(seen, fmt.Sprintf("%s uid %s at %s", p.Name, p.UID, p.CreationTimestamp.Format(time.RFC3339)))
+		}
+		t.Errorf("%d apply pods, want 3: the first, after its eviction, after its preemption:\n%s", len(pods), strings.Join(seen, "\n"))
 	}
-	if got := statuses(); strings.Contains(got, "erroring") {
-		t.Errorf("the node's status went %s; want never erroring", got)
-	}
+	neverErroring(t, history(), "tuning", "1.0.0")
 	entry := packageEntry(t, "disrupted-0", "disrupted", "tuning", "1.0.0")
 	if entry.State != skyhookv1.StateComplete || entry.Restarts != 0 {
 		t.Errorf("tuning on disrupted-0: %+v, want complete with no restart", entry)
@@ -92,24 +79,7 @@ func TestDisruptedStagePodSpendsNoTry(t *testing.T) {
 // erroring, and the rollout says why it waits.
 func TestRefusedStagePodIsNeverAPackageFailure(t *testing.T) {
 	restartOperator(t, func(o *operator.Options) { o.MaxAttempts = 2 })
-	createNodes(t, cluster.NumberedNodes("refused", 1, map[string]string{"pool": "refused"})...)
-	c := k8sClient(t)
-	ctx := context.Background()
-	created := stagePodsCreated(t, "refused")
-	statuses := watchNodeStatus(t, "refused-0", skyhookv1.StatusKey("refused"))
-	hung := pkg("1.0.0", "ghcr.io/x/tuning", nil)
-	hung.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1h"}}
-	sk := &skyhookv1.Skyhook{
-		ObjectMeta: metav1.ObjectMeta{Name: "refused"},
-		Spec: skyhookv1.SkyhookSpec{
-			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "refused"}},
-			Packages:     skyhookv1.Packages{"tuning": hung},
-		},
-	}
-	if err := c.Create(ctx, sk); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+	created, history := oneNodeRollout(t, "refused", "1h")
 
 	for n := 1; n <= 2; n++ {
 		eventually(t, "apply pod "+string(rune('0'+n)), func() bool { return len(applyPods(created())) >= n })
@@ -127,11 +97,40 @@ func TestRefusedStagePodIsNeverAPackageFailure(t *testing.T) {
 	if got.Status.Status == skyhookv1.StatusErroring {
 		t.Errorf("rollout status %s", got.Status.Status)
 	}
-	if s := statuses(); strings.Contains(s, "erroring") {
-		t.Errorf("the node's status went %s; want never erroring", s)
-	}
+	neverErroring(t, history(), "tuning", "1.0.0")
 	if entry := packageEntry(t, "refused-0", "refused", "tuning", "1.0.0"); entry.State != skyhookv1.StateInProgress || entry.Restarts != 2 {
 		t.Errorf("tuning on refused-0: %+v, want in progress with the refused tries counted", entry)
+	}
+}
+
+// oneNodeRollout creates a node <name>-0 and a Skyhook <name> with one
+// package, tuning 1.0.0, whose stages run for duration; it returns the
+// stage pods created for it and the history of its record on the node.
+func oneNodeRollout(t *testing.T, name, duration string) (func() []*corev1.Pod, func() []skyhookv1.NodeState) {
+	t.Helper()
+	createNodes(t, cluster.NumberedNodes(name, 1, map[string]string{"pool": name})...)
+	created := stagePodsCreated(t, name)
+	history := recordHistory(t, name+"-0", name)
+	tuning := pkg("1.0.0", "ghcr.io/x/tuning", nil)
+	tuning.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: duration}}
+	kindCase{rollouts.Skyhooks, ""}.create(t, name, skyhookv1.SkyhookSpec{
+		NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": name}},
+		Packages:     skyhookv1.Packages{"tuning": tuning},
+	})
+	return created, history
+}
+
+// neverErroring fails the test if any version of the record had the
+// package erroring.
+func neverErroring(t *testing.T, history []skyhookv1.NodeState, name, version string) {
+	t.Helper()
+	if len(history) == 0 {
+		t.Fatal("no record of the rollout was seen on the node")
+	}
+	for i, state := range history {
+		if e := state[skyhookv1.NodeStateKey(name, version)]; e.State == skyhookv1.StateErroring {
+			t.Errorf("record %d of %d has %s erroring: %+v", i+1, len(history), name, e)
+		}
 	}
 }
 
@@ -170,34 +169,4 @@ func packageEntry(t *testing.T, node, skyhook, name, version string) skyhookv1.P
 		t.Fatal(err)
 	}
 	return state[skyhookv1.NodeStateKey(name, version)]
-}
-
-// watchNodeStatus records every value the node's label key takes from now
-// on; the function returns them in order, joined by spaces.
-func watchNodeStatus(t *testing.T, node, key string) func() string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	w, err := env.Clientset.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + node})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var seen []string
-	go func() {
-		for ev := range w.ResultChan() {
-			if n, ok := ev.Object.(*corev1.Node); ok {
-				mu.Lock()
-				if v := n.Labels[key]; len(seen) == 0 || seen[len(seen)-1] != v {
-					seen = append(seen, v)
-				}
-				mu.Unlock()
-			}
-		}
-	}()
-	return func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return strings.Join(seen, " ")
-	}
 }

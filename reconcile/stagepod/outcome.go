@@ -50,7 +50,10 @@ var imagePullReasons = map[string]bool{"ErrImagePull": true, "ImagePullBackOff":
 // pulled wins over anything still running; success needs every init
 // container to have exited 0.
 func Read(pod *corev1.Pod) Outcome {
-	if c := disruption(pod); c != nil && pod.Status.Phase != corev1.PodSucceeded {
+	// A pod still running with the condition is about to be deleted by
+	// whoever disrupts it (the eviction API writes the condition, then
+	// deletes): it is not ended until it fails or goes.
+	if c := disruption(pod); c != nil && pod.Status.Phase == corev1.PodFailed {
 		return Outcome{Result: Disrupted, Message: fmt.Sprintf("the pod was disrupted (%s): %s", c.Reason, c.Message)}
 	}
 	statuses := append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)

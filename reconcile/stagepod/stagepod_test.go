@@ -171,6 +171,11 @@ func TestReadTellsRefusalsAndDisruptionsFromFailures(t *testing.T) {
 			t.Errorf("%s: %v %q, want %v saying %q", c.name, got.Result, got.Message, c.want, c.says)
 		}
 	}
+	evicting := Build(spec())
+	evicting.Status.Phase, evicting.Status.Conditions = corev1.PodRunning, preempted.Status.Conditions
+	if got := Read(evicting).Result; got != Running {
+		t.Errorf("a running pod marked for eviction: %v, want Running until it fails or goes", got)
+	}
 	done := Build(spec())
 	done.Status.Phase = corev1.PodSucceeded
 	done.Status.Conditions = preempted.Status.Conditions

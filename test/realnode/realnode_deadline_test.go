@@ -31,20 +31,7 @@ func TestStageOverItsDeadlineIsStoppedByTheKubelet(t *testing.T) {
 	create(t, onRealNode(name, map[string]skyhookv1.Package{
 		"sleeper": {PackageRef: skyhookv1.PackageRef{Name: "sleeper", Version: "1.0.0"}, Image: image},
 	}))
-	var stopped *corev1.Pod
-	testenv.Eventually(t, "the kubelet to stop the stage pod at its deadline", stageTimeout+2*time.Minute, func() bool {
-		pods, err := env.Clientset.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{LabelSelector: stagepod.SkyhookLabel + "=" + name})
-		if err != nil {
-			return false
-		}
-		for i := range pods.Items {
-			if p := &pods.Items[i]; p.Status.Phase == corev1.PodFailed && p.Status.Reason == "DeadlineExceeded" {
-				stopped = p
-				return true
-			}
-		}
-		return false
-	})
+	stopped := waitDeadlineExceeded(t, stagepod.SkyhookLabel+"="+name, stageTimeout+2*time.Minute)
 	if d := stopped.Spec.ActiveDeadlineSeconds; d == nil || *d != int64(stageTimeout/time.Second) {
 		t.Errorf("activeDeadlineSeconds = %v, want %d", d, int64(stageTimeout/time.Second))
 	}
@@ -82,21 +69,29 @@ func TestNodeWrightStageTimeoutIsPerAttempt(t *testing.T) {
 		})
 	})
 	selector := "nodewright.nvidia.com/name=stage-timeout,nodewright.nvidia.com/package=laggard-1.2.3,nodewright.nvidia.com/stage=apply"
+	stopped := waitDeadlineExceeded(t, selector, 2*time.Minute)
+	if d := stopped.Spec.ActiveDeadlineSeconds; d == nil || *d != 20 {
+		t.Errorf("activeDeadlineSeconds = %v, want the package's 20, not the operator's %d", d, int64(stageTimeout/time.Second))
+	}
+}
+
+// waitDeadlineExceeded waits for a stage pod the selector finds to be
+// failed by the kubelet at its deadline, and returns it.
+func waitDeadlineExceeded(t *testing.T, selector string, timeout time.Duration) *corev1.Pod {
+	t.Helper()
 	var stopped *corev1.Pod
-	testenv.Eventually(t, "the kubelet to fail the apply pod with DeadlineExceeded", 2*time.Minute, func() bool {
+	testenv.Eventually(t, "the kubelet to fail a stage pod ("+selector+") with DeadlineExceeded", timeout, func() bool {
 		pods, err := env.Clientset.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			return false
 		}
 		for i := range pods.Items {
-			if p := &pods.Items[i]; p.Status.Phase == corev1.PodFailed && p.Status.Reason == "DeadlineExceeded" {
+			if p := &pods.Items[i]; p.Status.Phase == corev1.PodFailed && p.Status.Reason == stagepod.DeadlineExceeded {
 				stopped = p
 				return true
 			}
 		}
 		return false
 	})
-	if d := stopped.Spec.ActiveDeadlineSeconds; d == nil || *d != 20 {
-		t.Errorf("activeDeadlineSeconds = %v, want the package's 20, not the operator's %d", d, int64(stageTimeout/time.Second))
-	}
+	return stopped
 }
