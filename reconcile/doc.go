@@ -34,7 +34,8 @@
 //	                       pods; a stand-in read again
 //	node_work.go           what the passes know of one node (nodeWork), a stand-in between them
 //	node.go                one node's turn (nodePass.advance): its packages and stages
-//	stagepods.go           finding, creating, reading, retiring (deleting or keeping) stage pods; retries
+//	stagepods.go           finding, creating, reading, retiring (deleting or keeping) stage pods
+//	retries.go             a try that did not succeed: retried after a backoff, given up, or not counted
 //	interrupts.go          a node's interrupt: cordon, drain, run, verify the reboot
 //	drain_first.go         cordon and drain before the stage of a package that interrupts
 //	drains.go              a node's drain before its interrupt: cordon, wait, remove, the

@@ -228,7 +228,7 @@ func (r *SkyhookReconciler) stageTimeout(pkg *skyhookv1.Package) time.Duration {
 // logsHint is the kubectl command that shows the failed container's logs
 // (the pod's, when no one container failed).
 func logsHint(pod *corev1.Pod, container string) string {
-	if container == "" {
+	if _, standIn := upstreamjob.JobOf(pod); container == "" || standIn { // a Job's pod names its containers NodeWright's way
 		return fmt.Sprintf("kubectl logs -n %s %s --all-containers", pod.Namespace, pod.Name)
 	}
 	return fmt.Sprintf("kubectl logs -n %s %s -c %s", pod.Namespace, pod.Name, container)
@@ -300,109 +300,4 @@ func (r *SkyhookReconciler) freeKeptName(ctx context.Context, pod *corev1.Pod) (
 		return true, client.IgnoreNotFound(err)
 	}
 	return true, nil
-}
-
-// failedTry is a try of a stage that failed: its pod, its package and
-// step, and what to say about it.
-type failedTry struct {
-	pod     *corev1.Pod
-	name    string
-	step    lifecycle.Step
-	message string
-}
-
-// failed follows a failed try of a stage (its entry already recorded
-// erroring): the next try (retry), reported as a failed attempt while the
-// node stays in progress, or, once the stage failed for good, the node
-// erroring with what failed.
-func (n *nodePass) failed(ctx context.Context, try failedTry, start bool) error {
-	key := skyhookv1.NodeStateKey(try.name, try.step.Version)
-	attempt := n.state[key].Restarts + 1
-	retrying, err := n.retry(ctx, try.pod, try.name, try.step, start)
-	if !retrying {
-		n.progress.NodeErroring(n.work.node.Name, try.message)
-		return err
-	}
-	if n.retrying == nil {
-		n.retrying = map[string]bool{}
-	}
-	n.retrying[key] = true
-	n.progress.NodeRetrying(n.work.node.Name, fmt.Sprintf("attempt %d of %d failed, tried again: %s", attempt, n.r.MaxAttempts, try.message))
-	return err
-}
-
-// notRun follows a try of a stage that ended with nothing of the package
-// to judge, as NodeWright v0.20 counts it. A disrupted try (an eviction,
-// a preemption) spends nothing: its pod goes and the stage runs again as
-// the same try. A try the kubelet refused to admit spends a try, so the
-// backoff grows, but is never the package's failure: the node stays in
-// progress, never erroring, and the stage is tried again past the retry
-// budget too, at most every 5 minutes, until the node has room for it.
-// Either pod ran nothing and is deleted, not kept.
-func (n *nodePass) notRun(ctx context.Context, try failedTry, result stagepod.Result) error {
-	key := skyhookv1.NodeStateKey(try.name, try.step.Version)
-	entry := n.state[key]
-	if result == stagepod.Disrupted {
-		n.progress.NodeRetrying(n.work.node.Name, try.message+"; run again, no try spent")
-		if !n.start {
-			return nil
-		}
-		return n.r.deletePod(ctx, n.sk, try.pod)
-	}
-	n.progress.NodeRetrying(n.work.node.Name, fmt.Sprintf("attempt %d: %s; not a failure of the package: the node has no room for the stage pod, tried again",
-		entry.Restarts+1, try.message))
-	if !n.start {
-		return nil
-	}
-	if wait := backoff(entry.Restarts) - time.Since(stagepod.FinishedAt(try.pod, time.Now())); wait > 0 {
-		n.progress.RequeueIn(wait)
-		return nil
-	}
-	if err := n.r.deletePod(ctx, n.sk, try.pod); err != nil {
-		return err
-	}
-	entry.Restarts++
-	n.state[key] = entry
-	return n.createStagePod(ctx, try.name, try.step, entry.Restarts)
-}
-
-// retry starts the next try of a failed stage after its backoff, at once for
-// a new generation of the Skyhook (the spec may fix it), or gives up after
-// MaxAttempts, keeping the failed pod so its logs stay readable. The
-// package's entry is already recorded erroring; start=false only waits. It
-// reports whether the stage is tried again.
-func (n *nodePass) retry(ctx context.Context, pod *corev1.Pod, name string, step lifecycle.Step, start bool) (bool, error) {
-	newGeneration := pod.Annotations[stagepod.GenerationAnnotation] != strconv.FormatInt(n.sk.Generation, 10)
-	if !start {
-		return false, nil
-	}
-	key := skyhookv1.NodeStateKey(name, step.Version)
-	entry := n.state[key]
-	if !newGeneration {
-		if entry.Restarts+1 >= n.r.MaxAttempts {
-			n.progress.GaveUp(fmt.Sprintf("%s on %s", name, n.work.node.Name))
-			return false, nil
-		}
-		if wait := backoff(entry.Restarts) - time.Since(stagepod.FinishedAt(pod, time.Now())); wait > 0 {
-			n.progress.RequeueIn(wait)
-			return true, nil
-		}
-	}
-	if err := n.r.retire(ctx, n.sk, pod); err != nil {
-		return true, err
-	}
-	if newGeneration {
-		entry.Restarts = 0
-	} else {
-		entry.Restarts++
-	}
-	n.state[key] = entry
-	return true, n.createStagePod(ctx, name, step, entry.Restarts)
-}
-
-// backoff is the wait before the next try of a failed stage: 5 s, doubling,
-// at most 5 minutes.
-func backoff(attempt int32) time.Duration {
-	d := 5 * time.Second << min(attempt, 6)
-	return min(d, 5*time.Minute)
 }

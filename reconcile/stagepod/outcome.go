@@ -63,8 +63,11 @@ func Read(pod *corev1.Pod) Outcome {
 		}
 		for _, t := range []*corev1.ContainerStateTerminated{s.State.Terminated, s.LastTerminationState.Terminated} {
 			if t != nil && t.ExitCode != 0 {
-				return Outcome{Result: Failed, Container: s.Name, ExitCode: t.ExitCode,
-					Message: fmt.Sprintf("container %s exited with code %d (%s)", s.Name, t.ExitCode, t.Reason)}
+				message := fmt.Sprintf("container %s exited with code %d (%s)", s.Name, t.ExitCode, t.Reason)
+				if t.Message != "" {
+					message += ": " + t.Message
+				}
+				return Outcome{Result: Failed, Container: s.Name, ExitCode: t.ExitCode, Message: message}
 			}
 		}
 	}

@@ -113,16 +113,24 @@ func setOutcome(pod *corev1.Pod, job *batchv1.Job) {
 	case condition(job, batchv1.JobFailed) != nil:
 		failed := condition(job, batchv1.JobFailed)
 		pod.CreationTimestamp = failed.LastTransitionTime // when it ended: a retry backs off from there
-		pod.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: failed.Reason,
-			Message: strings.TrimSpace("NodeWright's Job " + job.Name + " failed: " + failed.Message)}
+		ended(pod, failed.Reason, strings.TrimSpace("NodeWright's Job "+job.Name+" failed: "+failed.Message), failed.LastTransitionTime)
 	case job.Spec.Suspend != nil && *job.Spec.Suspend:
 		// NodeWright's pause suspends a Job: its pod is gone and its
 		// stage runs again from the start on resume, as it does here.
-		pod.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Suspended",
-			Message: "NodeWright's Job " + job.Name + " was suspended by a pause; the stage runs again from its start"}
+		ended(pod, "Suspended", "NodeWright's Job "+job.Name+" was suspended by a pause; the stage runs again from its start", pod.CreationTimestamp)
 	default:
 		pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, StartTime: job.Status.StartTime}
 	}
+}
+
+// ended gives the stand-in the status of a stage pod whose step ran and
+// failed (a Job's pods ran: it is no pod the kubelet refused to admit, see
+// stagepod.Refused).
+func ended(pod *corev1.Pod, reason, message string, at metav1.Time) {
+	pod.Spec.InitContainers = []corev1.Container{{Name: "job"}}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: reason, Message: message,
+		InitContainerStatuses: []corev1.ContainerStatus{{Name: "job", State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: reason, Message: message, FinishedAt: at}}}}}
 }
 
 func condition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {

@@ -1,6 +1,7 @@
 package upstreamjob
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -63,6 +64,12 @@ func TestStandInEndsAsItsJob(t *testing.T) {
 		pod, _ := StandIn(c.job, skyhookv1.NodeWrights, "")
 		if got := stagepod.Read(pod); got.Result != c.want {
 			t.Errorf("%s: %+v, want %v", name, got, c.want)
+		}
+	}
+	for name, j := range map[string]*batchv1.Job{"failed": failed, "suspended": suspended} {
+		pod, _ := StandIn(j, skyhookv1.NodeWrights, "")
+		if got := stagepod.Read(pod).Message; !strings.Contains(got, "NodeWright's Job "+j.Name) {
+			t.Errorf("%s stand-in: %q does not name the Job", name, got)
 		}
 	}
 	pod, _ := StandIn(failed, skyhookv1.NodeWrights, "")
