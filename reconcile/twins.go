@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -86,19 +87,32 @@ func leaders(all []*skyhookv1.Skyhook) []*skyhookv1.Skyhook {
 }
 
 // superseded reconciles a rollout whose twin leads: it reports the twin's
-// status and, deleted, lets go at once.
-func (r *SkyhookReconciler) superseded(sk, twin *skyhookv1.Skyhook) {
+// status and, deleted, lets go once the twin holds its stage pods.
+func (r *SkyhookReconciler) superseded(ctx context.Context, sk, twin *skyhookv1.Skyhook) (ctrl.Result, error) {
 	r.forget(sk.UID, skyhookv1.RefOf(sk)) // it remembers nothing while the twin leads
 	if sk.DeletionTimestamp.IsZero() {
 		adoptFinalizer(sk)
 		report.Superseded(sk, twin)
-		return
+		return ctrl.Result{}, nil
+	}
+	// Gone while it still owns a running stage pod, the garbage collector
+	// would delete that pod with it, and the twin run the stage again:
+	// the twin adopts the pods first (takeOver).
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(r.Namespace), client.MatchingLabels{skyhookv1.KindOf(sk).OwnerLabel(): sk.Name}); err != nil {
+		return ctrl.Result{}, err
+	}
+	for i := range pods.Items {
+		if owner := metav1.GetControllerOf(&pods.Items[i]); owner != nil && owner.UID == sk.UID {
+			return ctrl.Result{RequeueAfter: twinRequeue}, nil
+		}
 	}
 	if controllerutil.RemoveFinalizer(sk, skyhookv1.KindOf(sk).Finalizer) || controllerutil.RemoveFinalizer(sk, legacyFinalizer) {
 		r.Recorder.Eventf(sk, nil, corev1.EventTypeNormal, "HandedOver", "Delete",
 			"deleted while %s rolls out its packages: nothing is uninstalled and its records stay on the nodes for %s",
 			skyhookv1.RefOf(twin), skyhookv1.RefOf(twin))
 	}
+	return ctrl.Result{}, nil
 }
 
 // takeOver hands what sk's twin has on the nodes and in stage pods to sk,
@@ -181,8 +195,8 @@ func (r *SkyhookReconciler) leadOrDefer(ctx context.Context, sk *skyhookv1.Skyho
 		return ctrl.Result{}, true, err
 	}
 	if !leads(sk, twin) {
-		r.superseded(sk, twin)
-		return ctrl.Result{}, true, nil
+		result, err := r.superseded(ctx, sk, twin)
+		return result, true, err
 	}
 	moved, err := r.takeOver(ctx, sk)
 	if err != nil || moved {
