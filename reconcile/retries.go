@@ -34,7 +34,7 @@ type failedTry struct {
 func (n *nodePass) failed(ctx context.Context, try failedTry, start bool) error {
 	key := skyhookv1.NodeStateKey(try.name, try.step.Version)
 	attempt := n.state[key].Restarts + 1
-	retrying, err := n.retry(ctx, try, start)
+	retrying, err := n.retry(ctx, try.pod, try.name, try.step, start)
 	if !retrying {
 		n.progress.NodeErroring(n.work.node.Name, try.message)
 		return err
@@ -70,7 +70,7 @@ func (n *nodePass) notRun(ctx context.Context, try failedTry, result stagepod.Re
 	if !n.start {
 		return nil
 	}
-	return n.tryAgain(ctx, try, entry.Restarts+1, backoff(entry.Restarts))
+	return n.tryAgain(ctx, try.pod, try.name, try.step, entry.Restarts+1, backoff(entry.Restarts))
 }
 
 // retry starts the next try of a failed stage after its backoff, at once for
@@ -78,39 +78,39 @@ func (n *nodePass) notRun(ctx context.Context, try failedTry, result stagepod.Re
 // MaxAttempts, keeping the failed pod so its logs stay readable. The
 // package's entry is already recorded erroring; start=false only waits. It
 // reports whether the stage is tried again.
-func (n *nodePass) retry(ctx context.Context, try failedTry, start bool) (bool, error) {
-	newGeneration := try.pod.Annotations[stagepod.GenerationAnnotation] != strconv.FormatInt(n.sk.Generation, 10)
+func (n *nodePass) retry(ctx context.Context, pod *corev1.Pod, name string, step lifecycle.Step, start bool) (bool, error) {
+	newGeneration := pod.Annotations[stagepod.GenerationAnnotation] != strconv.FormatInt(n.sk.Generation, 10)
 	if !start {
 		return false, nil
 	}
 	if newGeneration {
-		return true, n.tryAgain(ctx, try, 0, 0)
+		return true, n.tryAgain(ctx, pod, name, step, 0, 0)
 	}
-	restarts := n.state[skyhookv1.NodeStateKey(try.name, try.step.Version)].Restarts
+	restarts := n.state[skyhookv1.NodeStateKey(name, step.Version)].Restarts
 	if restarts+1 >= n.r.MaxAttempts {
-		n.progress.GaveUp(fmt.Sprintf("%s on %s", try.name, n.work.node.Name))
+		n.progress.GaveUp(fmt.Sprintf("%s on %s", name, n.work.node.Name))
 		return false, nil
 	}
-	return true, n.tryAgain(ctx, try, restarts+1, backoff(restarts))
+	return true, n.tryAgain(ctx, pod, name, step, restarts+1, backoff(restarts))
 }
 
 // tryAgain starts try number restarts of the stage once wait has passed
 // since the last try's pod ended (the pass comes back then; 0 starts it
 // at once), taking that pod out of the rollout first (retire: a failed one
 // is kept for its logs, one that ran nothing is deleted).
-func (n *nodePass) tryAgain(ctx context.Context, try failedTry, restarts int32, wait time.Duration) error {
-	if left := wait - time.Since(stagepod.FinishedAt(try.pod, time.Now())); wait > 0 && left > 0 {
+func (n *nodePass) tryAgain(ctx context.Context, pod *corev1.Pod, name string, step lifecycle.Step, restarts int32, wait time.Duration) error {
+	if left := wait - time.Since(stagepod.FinishedAt(pod, time.Now())); wait > 0 && left > 0 {
 		n.progress.RequeueIn(left)
 		return nil
 	}
-	if err := n.r.retire(ctx, n.sk, try.pod); err != nil {
+	if err := n.r.retire(ctx, n.sk, pod); err != nil {
 		return err
 	}
-	key := skyhookv1.NodeStateKey(try.name, try.step.Version)
+	key := skyhookv1.NodeStateKey(name, step.Version)
 	entry := n.state[key]
 	entry.Restarts = restarts
 	n.state[key] = entry
-	return n.createStagePod(ctx, try.name, try.step, restarts)
+	return n.createStagePod(ctx, name, step, restarts)
 }
 
 // backoff is the wait before the next try of a failed stage: 5 s, doubling,
