@@ -70,7 +70,16 @@ func (n *nodePass) notRun(ctx context.Context, try failedTry, result stagepod.Re
 	if !n.start {
 		return nil
 	}
-	return n.tryAgain(ctx, try.pod, try.name, try.step, entry.Restarts+1, backoff(entry.Restarts))
+	if wait := backoff(entry.Restarts) - time.Since(stagepod.FinishedAt(try.pod, time.Now())); wait > 0 {
+		n.progress.RequeueIn(wait)
+		return nil
+	}
+	if err := n.r.deletePod(ctx, n.sk, try.pod); err != nil {
+		return err
+	}
+	entry.Restarts++
+	n.state[key] = entry
+	return n.createStagePod(ctx, try.name, try.step, entry.Restarts)
 }
 
 // retry starts the next try of a failed stage after its backoff, at once for
@@ -83,34 +92,28 @@ func (n *nodePass) retry(ctx context.Context, pod *corev1.Pod, name string, step
 	if !start {
 		return false, nil
 	}
-	if newGeneration {
-		return true, n.tryAgain(ctx, pod, name, step, 0, 0)
-	}
-	restarts := n.state[skyhookv1.NodeStateKey(name, step.Version)].Restarts
-	if restarts+1 >= n.r.MaxAttempts {
-		n.progress.GaveUp(fmt.Sprintf("%s on %s", name, n.work.node.Name))
-		return false, nil
-	}
-	return true, n.tryAgain(ctx, pod, name, step, restarts+1, backoff(restarts))
-}
-
-// tryAgain starts try number restarts of the stage once wait has passed
-// since the last try's pod ended (the pass comes back then; 0 starts it
-// at once), taking that pod out of the rollout first (retire: a failed one
-// is kept for its logs, one that ran nothing is deleted).
-func (n *nodePass) tryAgain(ctx context.Context, pod *corev1.Pod, name string, step lifecycle.Step, restarts int32, wait time.Duration) error {
-	if left := wait - time.Since(stagepod.FinishedAt(pod, time.Now())); wait > 0 && left > 0 {
-		n.progress.RequeueIn(left)
-		return nil
-	}
-	if err := n.r.retire(ctx, n.sk, pod); err != nil {
-		return err
-	}
 	key := skyhookv1.NodeStateKey(name, step.Version)
 	entry := n.state[key]
-	entry.Restarts = restarts
+	if !newGeneration {
+		if entry.Restarts+1 >= n.r.MaxAttempts {
+			n.progress.GaveUp(fmt.Sprintf("%s on %s", name, n.work.node.Name))
+			return false, nil
+		}
+		if wait := backoff(entry.Restarts) - time.Since(stagepod.FinishedAt(pod, time.Now())); wait > 0 {
+			n.progress.RequeueIn(wait)
+			return true, nil
+		}
+	}
+	if err := n.r.retire(ctx, n.sk, pod); err != nil {
+		return true, err
+	}
+	if newGeneration {
+		entry.Restarts = 0
+	} else {
+		entry.Restarts++
+	}
 	n.state[key] = entry
-	return n.createStagePod(ctx, name, step, restarts)
+	return true, n.createStagePod(ctx, name, step, entry.Restarts)
 }
 
 // backoff is the wait before the next try of a failed stage: 5 s, doubling,

@@ -98,12 +98,12 @@ func (r *SkyhookReconciler) superseded(ctx context.Context, sk, twin *skyhookv1.
 	// Gone while it still owns a running stage pod, the garbage collector
 	// would delete that pod with it, and the twin run the stage again:
 	// the twin adopts the pods first (takeOver).
-	pods, err := r.stagePodsOf(ctx, skyhookv1.RefOf(sk))
-	if err != nil {
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(r.Namespace), client.MatchingLabels{skyhookv1.KindOf(sk).OwnerLabel(): sk.Name}); err != nil {
 		return ctrl.Result{}, err
 	}
-	for i := range pods {
-		if owner := metav1.GetControllerOf(&pods[i]); owner != nil && owner.UID == sk.UID {
+	for i := range pods.Items {
+		if owner := metav1.GetControllerOf(&pods.Items[i]); owner != nil && owner.UID == sk.UID {
 			return ctrl.Result{RequeueAfter: twinRequeue}, nil
 		}
 	}
@@ -167,13 +167,13 @@ func (r *SkyhookReconciler) takeOverNode(ctx context.Context, sk *skyhookv1.Skyh
 // adoptStagePods makes the twin's stage pods sk's (stagepod.Adopt) and
 // counts them.
 func (r *SkyhookReconciler) adoptStagePods(ctx context.Context, sk *skyhookv1.Skyhook, from skyhookv1.RolloutRef) (int, error) {
-	pods, err := r.stagePodsOf(ctx, from)
-	if err != nil {
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(r.Namespace), client.MatchingLabels{from.Kind.OwnerLabel(): from.Name}); err != nil {
 		return 0, err
 	}
 	adopted := 0
-	for i := range pods {
-		pod := &pods[i]
+	for i := range pods.Items {
+		pod := &pods.Items[i]
 		before := pod.DeepCopy()
 		if !stagepod.Adopt(pod, sk) {
 			continue
@@ -184,14 +184,6 @@ func (r *SkyhookReconciler) adoptStagePods(ctx context.Context, sk *skyhookv1.Sk
 		adopted++
 	}
 	return adopted, nil
-}
-
-// stagePodsOf lists the stage pods labelled as the rollout's (from the
-// cache).
-func (r *SkyhookReconciler) stagePodsOf(ctx context.Context, rollout skyhookv1.RolloutRef) ([]corev1.Pod, error) {
-	var pods corev1.PodList
-	err := r.Client.List(ctx, &pods, client.InNamespace(r.Namespace), client.MatchingLabels{rollout.Kind.OwnerLabel(): rollout.Name})
-	return pods.Items, err
 }
 
 // leadOrDefer is the twins' part of a reconcile: a rollout whose twin

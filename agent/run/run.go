@@ -245,14 +245,13 @@ func (r runner) step(ctx context.Context, s pkgconfig.Step) StepResult {
 	if s.UpgradeStep && r.upgrade() {
 		args = append(args, r.previous, r.cfg.PackageVersion)
 	}
-	inPod := filepath.Join(r.o.CopyDir, "skyhook_dir", s.Path) // the step file as this process sees it
-	if err := makeExecutable(inPod); err != nil {
+	if err := makeExecutable(filepath.Join(r.o.CopyDir, "skyhook_dir", s.Path)); err != nil {
 		res.Err = err
 		return res
 	}
 	path, root, dir := r.inside+"/skyhook_dir/"+s.Path, r.o.HostRoot, r.inside
 	if !s.OnHost {
-		path, root, dir = inPod, "", r.o.CopyDir
+		path, root, dir = filepath.Join(r.o.CopyDir, "skyhook_dir", s.Path), "", r.o.CopyDir
 	}
 	logs, err := r.h.openLog(r.o, s.Name)
 	if err != nil {
