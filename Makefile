@@ -116,9 +116,9 @@ real-node-deps:
 test: verify-generated verify-fmt prepare real-node-deps
 	$(GO) vet ./...
 	$(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
-	$(MAKE) --no-print-directory fuzz FUZZ_TIME=3s
+	$(MAKE) --no-print-directory fuzz FUZZ_TIME=3000x
 
-## fuzz: every fuzz target (a func Fuzz... in a tracked _test.go file) for $(FUZZ_TIME), one after another (go test fuzzes one target a run); the corpora are in each package's testdata/fuzz/<target>, what a run finds too (docs/testing.md). Minimization is off by default (it stalls a short run); FUZZ_MINIMIZE_TIME=30s minimizes what fails.
+## fuzz: every fuzz target (a func Fuzz... in a tracked _test.go file) for $(FUZZ_TIME) (a duration, or Nx executions: make test uses a count, because a duration's deadline can race a worker's last call and fail a run with a bare "context deadline exceeded", golang/go#75804), one after another (go test fuzzes one target a run); the corpora are in each package's testdata/fuzz/<target>, what a run finds too (docs/testing.md). Minimization is off by default (it stalls a short run); FUZZ_MINIMIZE_TIME=30s minimizes what fails.
 FUZZ_TIME ?= 10s
 FUZZ_MINIMIZE_TIME ?= 0
 fuzz:
