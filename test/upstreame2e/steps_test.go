@@ -919,7 +919,7 @@ func initContainer(pod *corev1.Pod, name string) *corev1.Container {
 // its delay expression that play the agentless image: SLEEP_LEN scaled (a
 // second becomes 100 ms), and a container without SLEEP_LEN taking none.
 const (
-	podInitStage    = "skyhook-sim-pod-init"
+	podInitStage    = "skyhook-sim-pod-init-next"
 	tenthOfASecond  = "($c.sleep // 0) * 100)"
 	secondPerSecond = "($c.sleep // 0) * 1000)"
 	noDefaultSleep  = `select(.name == "SLEEP_LEN") | .value | tonumber? // 0] | first)`

@@ -83,6 +83,65 @@ func TestStagePodCompletesAfterTheChosenDelay(t *testing.T) {
 	}
 }
 
+// TestEachStageOfAPodTakesItsOwnTime runs a pod of four stages, each a
+// package copy, the stage and its check, as a pod that holds several
+// stages is built: the containers run one at a time, each stage after its
+// own SKYHOOK_SIM_DURATION, the copies and checks at once; while a stage
+// runs, the stages before it have ended and the ones after it wait.
+func TestEachStageOfAPodTakesItsOwnTime(t *testing.T) {
+	const stages = 4
+	stageTime := env2(cluster.SimDurationEnv, "1500ms")
+	pod := stagePod("four-stages", corev1.RestartPolicyNever, "ghcr.io/skyhook/pkg:1.0.0")
+	pod.Spec.InitContainers = nil
+	for i := range stages {
+		pkg := fmt.Sprintf("pkg%d", i)
+		pod.Spec.InitContainers = append(pod.Spec.InitContainers,
+			corev1.Container{Name: pkg + "-init", Image: "ghcr.io/skyhook/pkg:1.0.0"},
+			corev1.Container{Name: pkg + "-apply", Image: "ghcr.io/skyhook/agent:1.0.0", Env: []corev1.EnvVar{stageTime}},
+			corev1.Container{Name: pkg + "-applycheck", Image: "ghcr.io/skyhook/agent:1.0.0", Env: []corev1.EnvVar{stageTime}})
+	}
+	created := time.Now()
+	createPod(t, pod)
+
+	// Mid-run: the second stage runs, the first has ended, the rest wait.
+	mid := waitPod(t, pod.Name, func(p *corev1.Pod) bool {
+		return len(p.Status.InitContainerStatuses) == 3*stages && p.Status.InitContainerStatuses[4].State.Running != nil
+	})
+	for i, s := range mid.Status.InitContainerStatuses {
+		switch {
+		case i < 4 && (s.State.Terminated == nil || s.State.Terminated.ExitCode != 0):
+			t.Errorf("while pkg1-apply runs, %s: %+v; want ended with 0", s.Name, s.State)
+		case i > 4 && (s.State.Waiting == nil || s.State.Waiting.Reason != "PodInitializing"):
+			t.Errorf("while pkg1-apply runs, %s: %+v; want waiting", s.Name, s.State)
+		}
+	}
+	if mid.Status.Phase != corev1.PodPending {
+		t.Errorf("mid-run phase %s, want Pending", mid.Status.Phase)
+	}
+
+	done := waitPod(t, pod.Name, func(p *corev1.Pod) bool { return p.Status.Phase != corev1.PodPending })
+	if done.Status.Phase != corev1.PodRunning {
+		t.Fatalf("phase %s, want Running", done.Status.Phase)
+	}
+	// Status times have one-second resolution: four stages of 1.5 s end
+	// no sooner than 5 s after the pod was created (one stage time would
+	// be 1 s), each stage no sooner than 1 s after the one before.
+	if d := finishedAfter(done, created); d < 5*time.Second {
+		t.Errorf("four stages of 1.5 s ended %s after the pod's creation; want at least 5 s", d)
+	}
+	var previous time.Time
+	for i := range stages {
+		apply := done.Status.InitContainerStatuses[3*i+1].State.Terminated
+		if apply == nil {
+			t.Fatalf("stage %d did not end: %+v", i, done.Status.InitContainerStatuses[3*i+1].State)
+		}
+		if i > 0 && apply.FinishedAt.Sub(previous) < time.Second {
+			t.Errorf("stage %d ended %s after stage %d; want its own 1.5 s", i, apply.FinishedAt.Sub(previous), i-1)
+		}
+		previous = apply.FinishedAt.Time
+	}
+}
+
 func TestStagePodFailsWithTheChosenExitCode(t *testing.T) {
 	createPod(t, stagePod("stage-fail", corev1.RestartPolicyNever, "ghcr.io/skyhook/pkg:1.0.0", env2(cluster.SimExitCodeEnv, "3")))
 	pod := waitPod(t, "stage-fail", func(p *corev1.Pod) bool { return p.Status.Phase != corev1.PodPending })
@@ -119,7 +178,9 @@ func TestStagePodFailsOnlyOnTheListedNodes(t *testing.T) {
 
 func TestStagePodWithRestartsBacksOffWithTheExitCode(t *testing.T) {
 	createPod(t, stagePod("stage-crash", corev1.RestartPolicyOnFailure, "ghcr.io/skyhook/pkg:1.0.0", env2(cluster.SimExitCodeEnv, "42")))
-	pod := waitPod(t, "stage-crash", func(p *corev1.Pod) bool { return len(p.Status.InitContainerStatuses) == 2 })
+	pod := waitPod(t, "stage-crash", func(p *corev1.Pod) bool {
+		return len(p.Status.InitContainerStatuses) == 2 && p.Status.InitContainerStatuses[1].State.Running == nil && p.Status.InitContainerStatuses[1].LastTerminationState.Terminated != nil
+	})
 
 	agent := pod.Status.InitContainerStatuses[1]
 	if pod.Status.Phase != corev1.PodPending {

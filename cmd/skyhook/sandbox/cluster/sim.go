@@ -34,20 +34,24 @@ import (
 // Pods (only pods bound to a node with spec.nodeName run; there is no
 // scheduler)
 //   - A pod without init containers starts Running and Ready at once.
-//   - A pod with init containers runs them after SimDurationEnv (on any init
-//     container, a Go duration; 200ms by default). Each exits with its
-//     SimExitCodeEnv (default 0; when SimExitNodesEnv lists nodes, comma
-//     separated, the code applies only on those and elsewhere it is 0;
-//     when SimExitContainersEnv lists container names, only in those);
-//     the first non-zero code stops the pod:
-//     phase Failed with restartPolicy Never, otherwise Pending with that
-//     container in CrashLoopBackOff and the code in lastState.
+//   - A pod with init containers runs them one at a time, as a kubelet
+//     does: the running one ends after its own time, then the next starts.
+//     A container's time is its SimDurationEnv (a Go duration), or else a
+//     tenth of its AgentlessSleepEnv seconds, or else 200ms; a stage's
+//     check (a name ending in "check") and a package copy ("copy", or a
+//     name ending in "-init") take none unless they carry
+//     AgentlessSleepEnv, so a pod that holds N stages takes N stage times.
+//     Each container exits with its SimExitCodeEnv (default 0; when
+//     SimExitNodesEnv lists nodes, comma separated, the code applies only
+//     on those and elsewhere it is 0; when SimExitContainersEnv lists
+//     container names, only in those); the first non-zero code stops the
+//     pod: phase Failed with restartPolicy Never, otherwise Pending with
+//     that container in CrashLoopBackOff and the code in lastState.
 //   - NodeWright's test image (its "agentless" package: sleep SLEEP_LEN
 //     seconds, exit EXIT_CODE) is played too, so its e2e manifests run
 //     unchanged: a container's AgentlessExitCodeEnv is its exit code
-//     unless SimExitCodeEnv is set; without SimDurationEnv the delay is the
-//     sum of AgentlessSleepEnv (seconds, scaled to a tenth) of the
-//     containers that run, up to and including the first that fails.
+//     unless SimExitCodeEnv is set, and AgentlessSleepEnv its time as
+//     above.
 //   - An image whose registry host is under the reserved .invalid domain
 //     (InvalidRegistry) cannot be pulled: that container waits in
 //     ErrImagePull.
