@@ -9,7 +9,8 @@
 // (from its client metrics; by verb and resource from the apiserver's
 // audit log with -audit), its peak RSS, the Skyhook's size, and the
 // control plane's CPU split into the simulator (KWOK) and the rest
-// (apiserver, etcd, controller-manager). The operator runs as its own
+// (apiserver, etcd, controller-manager; also per 1,000 node-stages), and
+// the stage pods created per node. The operator runs as its own
 // process, the cmd/manager binary, built here.
 //
 // The simulated cluster is sized by cluster.ScaleFor (KWOK shards,
@@ -97,7 +98,7 @@ func main() {
 		}
 		return
 	}
-	fmt.Println("| nodes | packages | phase | makespan | ideal | ratio | most in progress (budget) | most with a live stage pod | operator CPU s | operator CPU s per 1,000 node-stages | passes | pass p50 / p99 | mutating requests per node-stage | audit: per node-stage by verb and resource | operator peak RSS | Skyhook size | simulator CPU s | apiserver+etcd+kcm CPU s | machine busy |")
+	fmt.Println("| nodes | packages | phase | makespan | ideal | ratio | most in progress (budget) | most with a live stage pod | operator CPU s | operator CPU s per 1,000 node-stages | passes | pass p50 / p99 | mutating requests per node-stage | audit: per node-stage by verb and resource | operator peak RSS | Skyhook size | simulator CPU s | apiserver+etcd+kcm CPU s | apiserver+etcd+kcm CPU s per 1,000 node-stages | stage pods per node | machine busy |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, n := range nodeCounts {
 		for _, p := range packageCounts {
@@ -257,15 +258,16 @@ func run(manager string, n, packages int, set settings) {
 		if set.audit {
 			byAudit = requestsPerNodeStage(c.AuditLog, before.auditLines, nodeStages)
 		}
-		operatorCPU := after.operatorCPU - before.operatorCPU
+		operatorCPU, planeCPU := after.operatorCPU-before.operatorCPU, after.planeCPU-before.planeCPU
+		podsPerNode := float64(podNodes.Created()-podsBefore) / float64(n)
 		pass := after.metrics.reconcile.minus(before.metrics.reconcile)
-		fmt.Printf("| %d | %d | %s | %s | %.1f s | %s | %d (%d) | %d | %.1f | %.2f | %.0f | %s / %s | %s | %s | %d MiB | %s | %.1f | %.1f | %.0f%% |\n",
+		fmt.Printf("| %d | %d | %s | %s | %.1f s | %s | %d (%d) | %d | %.1f | %.2f | %.0f | %s / %s | %s | %s | %d MiB | %s | %.1f | %.1f | %.2f | %.2f | %.0f%% |\n",
 			n, packages, phase, span, ideal.Seconds(), ratio,
 			watcher.TakeMost(), capacity, podNodes.TakeMost(), operatorCPU, 1000*operatorCPU/nodeStages,
 			pass.count(), ms(pass.quantile(0.5)), ms(pass.quantile(0.99)),
 			mutatingPerNodeStage(before.metrics.requests, after.metrics.requests, nodeStages), byAudit,
 			peakRSS(proc.Process.Pid)/1024, kib(rolloutSize(c, bench.path())),
-			after.simCPU-before.simCPU, after.planeCPU-before.planeCPU, after.machine.busyPercent(before.machine))
+			after.simCPU-before.simCPU, planeCPU, 1000*planeCPU/nodeStages, podsPerNode, after.machine.busyPercent(before.machine))
 	}
 }
 
