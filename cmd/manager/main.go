@@ -82,6 +82,7 @@ func main() {
 		os.Exit(runSelectorMigration(migration, *selector, *migrationTimeout))
 	}
 
+	logMemoryLimit()
 	resources, err := defaultResources(cpuRequest, cpuLimit, memRequest, memLimit)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -2,11 +2,15 @@ package main
 
 import (
 	"errors"
+	"math"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/KimMachineGun/automemlimit/memlimit"
 
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/reconcile"
@@ -173,5 +177,36 @@ func TestKeepTTLs(t *testing.T) {
 	}
 	if err := keepTTLs(&opts, "30s", "24h"); err == nil || !strings.HasPrefix(err.Error(), `--ttl-succeeded (JOB_TTL_SUCCEEDED) "30s"`) {
 		t.Errorf("the refusal does not name the flag: %v", err)
+	}
+}
+
+// The runtime's soft memory limit is 90% of the container's limit; a
+// GOMEMLIMIT in the environment wins over it, and a provider that finds no
+// limit leaves none.
+func TestMemoryLimitFromTheContainer(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	t.Setenv("AUTOMEMLIMIT", "") // the library's own switch, not this test's
+	os.Unsetenv("AUTOMEMLIMIT")
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		t.Skip("GOMEMLIMIT is set in the test's environment: it would win")
+	}
+	container := func() (uint64, error) { return 500 << 20, nil }
+	limit, err := setMemoryLimit(container)
+	if err != nil || limit != 450<<20 {
+		t.Fatalf("a 500 MiB container: limit %d, %v; want 450 MiB", limit, err)
+	}
+	if got := debug.SetMemoryLimit(-1); got != 450<<20 {
+		t.Fatalf("the runtime's limit is %d, want 450 MiB", got)
+	}
+
+	none := func() (uint64, error) { return 0, memlimit.ErrNoLimit }
+	if limit, err := setMemoryLimit(none); err != nil || limit != math.MaxInt64 {
+		t.Errorf("no container limit: %d, %v; want none (MaxInt64)", limit, err)
+	}
+
+	t.Setenv("GOMEMLIMIT", "123MiB")
+	debug.SetMemoryLimit(123 << 20) // what the runtime read from it at start
+	if limit, err := setMemoryLimit(container); err != nil || limit != 123<<20 {
+		t.Errorf("with GOMEMLIMIT=123MiB: %d, %v; want the environment's limit kept", limit, err)
 	}
 }
