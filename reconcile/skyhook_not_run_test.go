@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/skyhook-go/skyhook/api/nodestate"
 	"github.com/skyhook-go/skyhook/api/rollouts"
@@ -39,17 +40,12 @@ func TestDisruptedStagePodSpendsNoTry(t *testing.T) {
 		t.Fatalf("evicting %s: %v", first.Name, err)
 	}
 	second := applyPod(2)
-	preempted, err := env.Clientset.CoreV1().Pods(operatorNamespace).Get(ctx, second.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// What a kubelet writes on preempting the pod for a critical one.
-	preempted.Status.Phase, preempted.Status.Reason, preempted.Status.Message = corev1.PodFailed, "Preempting", "Preempted in order to admit critical pod"
-	preempted.Status.Conditions = append(preempted.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
-		Reason: "TerminationByKubelet", Message: "Pod was terminated in response to imminent node shutdown.", LastTransitionTime: metav1.Now()})
-	if _, err := env.Clientset.CoreV1().Pods(operatorNamespace).UpdateStatus(ctx, preempted, metav1.UpdateOptions{}); err != nil {
-		t.Fatalf("failing %s as preempted: %v", second.Name, err)
-	}
+	writePodStatus(t, second.Name, "failing it as preempted", func(preempted *corev1.Pod) {
+		preempted.Status.Phase, preempted.Status.Reason, preempted.Status.Message = corev1.PodFailed, "Preempting", "Preempted in order to admit critical pod"
+		preempted.Status.Conditions = append(preempted.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+			Reason: "TerminationByKubelet", Message: "Pod was terminated in response to imminent node shutdown.", LastTransitionTime: metav1.Now()})
+	})
 	waitSkyhook(t, "disrupted", 2*time.Minute, isReady)
 
 	pods := applyPods(created())
@@ -138,15 +134,31 @@ func neverErroring(t *testing.T, history []skyhookv1.NodeState, name, version st
 // it: Failed, a reason, and no container status.
 func refuse(t *testing.T, name string) {
 	t.Helper()
+	writePodStatus(t, name, "refusing it", func(pod *corev1.Pod) {
+		pod.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "OutOfcpu",
+			Message: "Pod was rejected: Node didn't have enough resource: cpu, requested: 64000, used: 500, capacity: 8000"}
+	})
+}
+
+// writePodStatus writes the pod's status as change makes it, as its
+// kubelet would; the simulated kubelet writes the status too (each init
+// container's start and end), so a write that meets one of its own is made
+// again on the newer pod.
+func writePodStatus(t *testing.T, name, what string, change func(*corev1.Pod)) {
+	t.Helper()
 	ctx := context.Background()
-	pod, err := env.Clientset.CoreV1().Pods(operatorNamespace).Get(ctx, name, metav1.GetOptions{})
+	pods := env.Clientset.CoreV1().Pods(operatorNamespace)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pod, err := pods.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		change(pod)
+		_, err = pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	pod.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "OutOfcpu",
-		Message: "Pod was rejected: Node didn't have enough resource: cpu, requested: 64000, used: 500, capacity: 8000"}
-	if _, err := env.Clientset.CoreV1().Pods(operatorNamespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
-		t.Fatalf("refusing %s: %v", name, err)
+		t.Fatalf("pod %s, %s: %v", name, what, err)
 	}
 }
 
