@@ -148,8 +148,8 @@ func (n *nodePass) advancePackage(ctx context.Context, name string) (bool, error
 			return false, nil // the node's interrupt path runs it, merged (interruptNode)
 		}
 		pod := stagePodFor(n.sk, name, n.work.pods[name], step)
-		if pod == nil && leavingUnrecorded(n.work, name) {
-			return false, nil // a replaced stage pod is still going: its delete brings the next pass
+		if pod == nil && (leavingUnrecorded(n.work, name) || olderConfigRunning(n.work.pods[name], step)) {
+			return false, nil // a replaced stage pod is still going: its end brings the next pass
 		}
 		if pod == nil && n.start && drainsFirst(declared(n.sk, name), step) {
 			if ready, err := n.drainFirst(ctx, name, step); err != nil || !ready {
@@ -220,18 +220,8 @@ func (n *nodePass) stopForPause(ctx context.Context, pod *corev1.Pod) error {
 func (n *nodePass) beginStep(name string, step lifecycle.Step, pod *corev1.Pod) skyhookv1.PackageStatus {
 	key := skyhookv1.NodeStateKey(name, step.Version)
 	entry := n.state[key]
-	if step.Stage == skyhookv1.StageConfig && entry.State == skyhookv1.StateComplete && pod == nil && n.start {
-		current := stagepod.ConfigHash(n.sk.Spec.Packages[name].ConfigMap)
-		switch {
-		case lifecycle.Order(entry.Stage) >= lifecycle.Order(skyhookv1.StageConfig): // a rerun
-			n.config[rerunKey(name)] = configInterruptMarker(n.sk, name, n.config[name], current)
-		case n.config[name] != "" && n.config[name] != current:
-			// The configMap changed while the install ran: its config
-			// stage is followed by the package's interrupt merged with
-			// what the changed keys' configInterrupts ask for, as
-			// NodeWright runs those once the install is done.
-			n.config[rerunKey(name)] = installInterruptMarker(n.sk, name, n.config[name], current)
-		}
+	if step.Stage == skyhookv1.StageConfig && pod == nil && n.start {
+		n.markConfigInterrupt(name, entry)
 	}
 	entry.Name, entry.Version, entry.Image, entry.Stage = name, step.Version, step.Image, step.Stage
 	if d := declared(n.sk, name); d != nil && d.Version == step.Version {
@@ -248,6 +238,31 @@ func (n *nodePass) beginStep(name string, step lifecycle.Step, pod *corev1.Pod) 
 		}
 	}
 	return entry
+}
+
+// markConfigInterrupt decides, as a config stage starts, the interrupt
+// that follows it when the configMap changed (the rerun marker, see
+// rerunKey): for a rerun of a completed config, what the changed keys'
+// configInterrupts ask for; for an install whose configMap changed while
+// it ran, its apply or an earlier config try with the older configMap, the
+// package's interrupt merged with those, as NodeWright runs them once the
+// install is done.
+func (n *nodePass) markConfigInterrupt(name string, entry skyhookv1.PackageStatus) {
+	current := stagepod.ConfigHash(n.sk.Spec.Packages[name].ConfigMap)
+	_, rerunning := n.config[rerunKey(name)]
+	switch {
+	case entry.State == skyhookv1.StateComplete && lifecycle.Order(entry.Stage) >= lifecycle.Order(skyhookv1.StageConfig): // a rerun
+		n.config[rerunKey(name)] = configInterruptMarker(n.sk, name, n.config[name], current)
+	case n.config[name] == "" || n.config[name] == current:
+	case entry.State == skyhookv1.StateComplete || !rerunning:
+		// The configMap changed while the install ran (apply, or a
+		// config try that ran with the older configMap).
+		n.config[rerunKey(name)] = installInterruptMarker(n.sk, name, n.config[name], current)
+	default:
+		// A rerun's config try ran with a configMap that changed again:
+		// the keys changed since the last completed config.
+		n.config[rerunKey(name)] = configInterruptMarker(n.sk, name, n.config[name], current)
+	}
 }
 
 // startStage records the step in progress and creates its stage pod; a

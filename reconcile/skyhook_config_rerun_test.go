@@ -133,3 +133,60 @@ func TestConfigChangeDuringInstallRunsItsConfigInterrupt(t *testing.T) {
 		t.Errorf("the config stage ran with configMap %q, want the changed one", cfg.Annotations[stagepod.ConfigHashAnnotation])
 	}
 }
+
+// A configMap change that lands while the install's config stage runs
+// (its pod mounts the older configMap) is one to interrupt for too: the
+// running config ends first, config runs again with the new configMap, and
+// the changed key's configInterrupt follows, then post-interrupt
+// (NodeWright's config-skyhook "update while running", when the update
+// meets a package at config).
+func TestConfigChangeDuringConfigStageRunsItsConfigInterrupt(t *testing.T) {
+	c := k8sClient(t)
+	ctx := context.Background()
+	createNodes(t, cluster.Node{Name: "cfgmid-0", Labels: map[string]string{"pool": "cfgmid"}})
+	created := stagePodsCreated(t, "cfgmid")
+	p := pkg("1.0.0", "ghcr.io/x/logging", nil)
+	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "3s"}}
+	p.ConfigMap = map[string]string{"rsyslog.conf": "a"}
+	p.ConfigInterrupts = map[string]skyhookv1.Interrupt{"rsyslog.conf": {Type: skyhookv1.InterruptService, Services: []string{"rsyslog"}}}
+	sk := &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: "cfgmid"},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "cfgmid"}},
+			Packages:     skyhookv1.Packages{"logging": p},
+		},
+	}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
+	eventually(t, "the config pod", func() bool { return len(created()) == 2 })
+	eventually(t, "the configMap change to apply", func() bool {
+		var cur skyhookv1.Skyhook
+		if err := c.Get(ctx, client.ObjectKey{Name: "cfgmid"}, &cur); err != nil {
+			return false
+		}
+		d := cur.Spec.Packages["logging"]
+		d.ConfigMap["rsyslog.conf"] = "b"
+		cur.Spec.Packages["logging"] = d
+		return c.Update(ctx, &cur) == nil
+	})
+	waitSkyhook(t, "cfgmid", time.Minute, isReady)
+
+	var stages []string
+	for _, pod := range created() {
+		stages = append(stages, pod.Labels[stagepod.StageLabel])
+	}
+	if want := []string{"apply", "config", "config", "interrupt", "post-interrupt"}; !slices.Equal(stages, want) {
+		t.Fatalf("stage pods %v, want %v: the config with the new configMap, then its configInterrupt", stages, want)
+	}
+	changed := stagepod.ConfigHash(map[string]string{"rsyslog.conf": "b"})
+	if cfg := created()[2]; cfg.Annotations[stagepod.ConfigHashAnnotation] != changed {
+		t.Errorf("the second config ran with configMap %q, want the changed one %q", cfg.Annotations[stagepod.ConfigHashAnnotation], changed)
+	}
+	args := created()[3].Spec.InitContainers[1].Args
+	var in skyhookv1.Interrupt
+	if err := json.Unmarshal([]byte(args[len(args)-1]), &in); err != nil || in.Type != skyhookv1.InterruptService || !slices.Equal(in.Services, []string{"rsyslog"}) {
+		t.Errorf("interrupt argument %q (%v), want rsyslog restarted", args[len(args)-1], err)
+	}
+}

@@ -43,6 +43,23 @@ func stagePodFor(sk *skyhookv1.Skyhook, name string, pods []*corev1.Pod, step li
 	return found
 }
 
+// olderConfigRunning reports whether a config stage pod of the step's
+// version still runs with a configMap the spec no longer has (stagePodFor
+// passes it over): the config with the new one waits for it, so that two
+// config steps never run at once on the node.
+func olderConfigRunning(pods []*corev1.Pod, step lifecycle.Step) bool {
+	if step.Stage != skyhookv1.StageConfig {
+		return false
+	}
+	for _, pod := range pods {
+		if pod.Annotations[stagepod.VersionAnnotation] == step.Version && pod.Labels[stagepod.StageLabel] == string(step.Stage) &&
+			stagepod.Read(pod).Result == stagepod.Running {
+			return true
+		}
+	}
+	return false
+}
+
 // attempt is the try a stage pod runs (0 for the first).
 func attempt(pod *corev1.Pod) int {
 	n, _ := strconv.Atoi(pod.Annotations[stagepod.AttemptAnnotation])
