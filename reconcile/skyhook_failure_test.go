@@ -65,7 +65,7 @@ func TestFailingStepErrorsThenSpecFixRecovers(t *testing.T) {
 			sk.Status.NodesNeedingAttention[1].Status == skyhookv1.StatusErroring
 	})
 	msg := got.Status.NodesNeedingAttention[0].Message
-	for _, want := range []string{"package tuning 1.0.0, stage apply", "container apply exited with code 7", "logs: kubectl logs -n skyhook-system"} {
+	for _, want := range []string{"package tuning 1.0.0, stage apply", "container tuning-apply exited with code 7", "logs: kubectl logs -n skyhook-system"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("attention message %q lacks %q", msg, want)
 		}

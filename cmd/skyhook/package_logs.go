@@ -41,8 +41,9 @@ func newLogsCommand() *cobra.Command {
 		Use:   "logs <package> [--nodewright NAME] [--node N] [--stage STAGE] [-c CONTAINER] [-f] [--tail N]",
 		Short: "The logs of a package's stage pods (newest first)",
 		Long: `Prints the logs of the package's stage pods that the filters select, newest
-first, separated by ---; each pod container by container (copy, the stage, its
-check) under a header, or one container with -c. --node is a node name or a
+first, separated by ---; each pod container by container (<package>-init, the
+stage's <package>-<stage>, its <package>-<stage>check, as NodeWright names them)
+under a header, or one container with -c (a container's name, or the stage's). --node is a node name or a
 regular expression over the whole name. With -f it follows the newest pod's
 running container and the ones after it until the pod ends.
 
@@ -93,7 +94,7 @@ or else the namespace of one found anywhere, or else every namespace.`,
 	cmd.Flags().StringVar(&o.node, "node", "", "only pods on this node, a name or a regular expression")
 	addRolloutFlag(cmd, &o.named, "only pods of this NodeWright or Skyhook")
 	cmd.Flags().StringVar(&o.stage, "stage", "", "only pods of this stage ("+stageNames+")")
-	cmd.Flags().StringVarP(&o.container, "container", "c", "", "only this container (copy, the stage's name, or <stage>-check)")
+	cmd.Flags().StringVarP(&o.container, "container", "c", "", "only this container (<package>-init, <package>-<stage>, <package>-<stage>check, interrupt; or copy, <stage>, <stage>-check)")
 	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "follow the newest pod's logs while it runs")
 	cmd.Flags().Int64Var(&o.tail, "tail", -1, "lines to show from the end of each container's log (-1 for all)")
 	return cmd
@@ -128,7 +129,7 @@ func stagePodsOf(ctx context.Context, cs kubernetes.Interface, pkg string, o log
 				continue
 			}
 		}
-		if o.container != "" && !slices.Contains(containerNames(&p), o.container) {
+		if _, ok := containerIn(&p, o.container); o.container != "" && !ok {
 			lacking = append(lacking, p)
 			continue
 		}
@@ -185,7 +186,8 @@ func newer(a, b *corev1.Pod) bool {
 func printStagePodLogs(ctx context.Context, cs kubernetes.Interface, out io.Writer, pod *corev1.Pod, o logsOptions) error {
 	names := containerNames(pod)
 	if o.container != "" {
-		names = []string{o.container}
+		name, _ := containerIn(pod, o.container)
+		names = []string{name}
 	}
 	for _, name := range names {
 		var err error
@@ -218,6 +220,27 @@ func containerNames(pod *corev1.Pod) []string {
 		}
 	}
 	return names
+}
+
+// containerIn is the pod's container that -c names: one of its
+// containers' names or, as this operator's releases before NodeWright's
+// container names had them, copy, <stage> or <stage>-check.
+func containerIn(pod *corev1.Pod, name string) (string, bool) {
+	names := containerNames(pod)
+	if slices.Contains(names, name) {
+		return name, true
+	}
+	pkg := stagepod.PackageOf(pod)
+	var was string
+	switch stage, check := strings.CutSuffix(name, "-check"); {
+	case name == "copy":
+		was = stagepod.CopyContainer(pkg)
+	case check:
+		was = stagepod.CheckContainer(pkg, skyhookv1.Stage(stage))
+	default:
+		was = stagepod.StageContainer(pkg, skyhookv1.Stage(name))
+	}
+	return was, slices.Contains(names, was)
 }
 
 func containerState(pod *corev1.Pod, name string) corev1.ContainerState {

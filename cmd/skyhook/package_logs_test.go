@@ -62,25 +62,22 @@ func stagePods(t *testing.T) (failed, running *corev1.Pod) {
 	}); err != nil {
 		t.Fatalf("the first try did not fail: %v", failed.Status)
 	}
-	// The second try as a kubelet reports it while the agent runs: copy
-	// done, the apply container running. (KWOK's stage would only report
-	// it once finished, after SimDurationEnv.)
-	now := metav1.Now()
-	running.Status.Phase = corev1.PodPending
-	running.Status.InitContainerStatuses = []corev1.ContainerStatus{
-		{Name: "copy", Image: pkg.Image, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", StartedAt: now, FinishedAt: now}}},
-		{Name: "apply", Image: spec.AgentImage, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}},
-		{Name: "apply-check", Image: spec.AgentImage, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}},
-	}
-	if err := c.Status().Update(ctx, running); err != nil {
-		t.Fatal(err)
+	// The second try as the simulated kubelet reports it while the agent
+	// runs (for an hour): the copy done, the apply container running.
+	apply := stagepod.StageContainer("tuning", skyhookv1.StageApply)
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(running), running)
+		statuses := running.Status.InitContainerStatuses
+		return err == nil && len(statuses) == 3 && statuses[1].Name == apply && statuses[1].State.Running != nil, nil
+	}); err != nil {
+		t.Fatalf("the second try's %s container is not running: %+v", apply, running.Status)
 	}
 	for _, l := range []struct{ pod, container, line string }{
-		{failed.Name, "copy", "copied /skyhook-package"},
-		{failed.Name, "apply", "2026-11-21T10:00:00Z [install.sh] stdout: installing tuning 1.0.0"},
-		{failed.Name, "apply", "2026-11-21T10:00:01Z [install.sh] stderr: sysctl: permission denied"},
-		{running.Name, "copy", "copied /skyhook-package"},
-		{running.Name, "apply", "2026-11-21T10:01:00Z [install.sh] stdout: installing tuning 1.0.0"},
+		{failed.Name, "tuning-init", "copied /skyhook-package"},
+		{failed.Name, apply, "2026-11-21T10:00:00Z [install.sh] stdout: installing tuning 1.0.0"},
+		{failed.Name, apply, "2026-11-21T10:00:01Z [install.sh] stderr: sysctl: permission denied"},
+		{running.Name, "tuning-init", "copied /skyhook-package"},
+		{running.Name, apply, "2026-11-21T10:01:00Z [install.sh] stdout: installing tuning 1.0.0"},
 	} {
 		if err := env.WriteContainerLog(ctx, "skyhook", l.pod, l.container, l.line); err != nil {
 			t.Fatal(err)
@@ -107,16 +104,20 @@ func TestPackageLogs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if first, second := strings.Index(out, running.Name+" apply: running"), strings.Index(out, failed.Name+" apply: exited 2"); first < 0 || second < first {
+	if first, second := strings.Index(out, running.Name+" tuning-apply: running"), strings.Index(out, failed.Name+" tuning-apply: exited 2"); first < 0 || second < first {
 		t.Errorf("not both tries, the newest first:\n%s", out)
 	}
 	golden(t, "package-logs-all.golden", out)
 
 	// One container of each try, as kubectl logs prints it; --node as a
-	// pattern; -n the stage pods' namespace; --tail.
-	out, err = run(t, withCluster("-n", "skyhook", "package", "logs", "tuning", "--node", "logs-.*", "--skyhook", "logs", "-c", "apply")...)
-	if err != nil || strings.Count(out, "installing") != 2 || !strings.Contains(out, "\n---\n") || strings.Contains(out, "==>") {
-		t.Fatalf("-c apply: %v\n%s", err, out)
+	// pattern; -n the stage pods' namespace; --tail. -c takes the
+	// container's name or, as this operator's releases before NodeWright's
+	// names had them, the stage's.
+	for _, container := range []string{"tuning-apply", "apply"} {
+		out, err = run(t, withCluster("-n", "skyhook", "package", "logs", "tuning", "--node", "logs-.*", "--skyhook", "logs", "-c", container)...)
+		if err != nil || strings.Count(out, "installing") != 2 || !strings.Contains(out, "\n---\n") || strings.Contains(out, "==>") {
+			t.Fatalf("-c %s: %v\n%s", container, err, out)
+		}
 	}
 	if out := mustRun(t, "-n", "elsewhere", "package", "logs", "tuning", "--nodewright", "logs"); !strings.HasPrefix(out, "No pods matched the specified filters\n") {
 		t.Errorf("-n of a namespace without the pods:\n%s", out)
@@ -132,7 +133,7 @@ func TestPackageLogs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if !strings.Contains(out, failed.Name+" apply: exited 2") || !strings.Contains(out, "permission denied") {
+	if !strings.Contains(out, failed.Name+" tuning-apply: exited 2") || !strings.Contains(out, "permission denied") {
 		t.Errorf("the failed try's logs:\n%s", out)
 	}
 	golden(t, "package-logs-failed.golden", out)
@@ -154,7 +155,7 @@ func TestPackageLogs(t *testing.T) {
 		want string
 	}{
 		{[]string{"package", "logs", "tuning", "--node", logsNode, "--stage", "install"}, `invalid stage "install"`},
-		{[]string{"package", "logs", "tuning", "--node", logsNode, "-c", "agent"}, "has the containers copy, apply, apply-check"},
+		{[]string{"package", "logs", "tuning", "--node", logsNode, "-c", "agent"}, "has the containers tuning-init, tuning-apply, tuning-applycheck"},
 	} {
 		if out, err := run(t, withCluster(bad.args...)...); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%v: %v, want an error with %q\n%s", bad.args, err, bad.want, out)
@@ -176,7 +177,7 @@ func TestPackageLogsFollow(t *testing.T) {
 		done <- cmd.ExecuteContext(ctx)
 	}()
 	waitOutput(t, &out, "installing tuning 1.0.0")
-	if err := env.WriteContainerLog(ctx, "skyhook", running.Name, "apply", "2026-11-21T10:01:05Z [install.sh] stdout: done"); err != nil {
+	if err := env.WriteContainerLog(ctx, "skyhook", running.Name, "tuning-apply", "2026-11-21T10:01:05Z [install.sh] stdout: done"); err != nil {
 		t.Fatal(err)
 	}
 	waitOutput(t, &out, "stdout: done")

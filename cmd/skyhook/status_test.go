@@ -47,7 +47,7 @@ func TestStatus(t *testing.T) {
 	t.Cleanup(func() { _ = c.Delete(context.Background(), sk) })
 	sk.Status.Status, sk.Status.CompleteNodes, sk.Status.NodesInProgress = skyhookv1.StatusErroring, "1/4", 2
 	sk.Status.Compartments = []skyhookv1.CompartmentStatus{{Name: "__default__", Nodes: 4, Complete: 1, InProgress: 2, Batch: 2, BatchSize: 2, ConsecutiveFailures: 1}}
-	sk.Status.NodesNeedingAttention = []skyhookv1.NodeAttention{{Name: "status-2", Status: skyhookv1.StatusErroring, Message: "package tuning 1.1.0, stage apply: container apply exited with code 7 (Error)"}}
+	sk.Status.NodesNeedingAttention = []skyhookv1.NodeAttention{{Name: "status-2", Status: skyhookv1.StatusErroring, Message: "package tuning 1.1.0, stage apply: container tuning-apply exited with code 7 (Error)"}}
 	conditions.MarkFalse(sk, meta.ReadyCondition, meta.ProgressingReason, "1/4 nodes complete, 2 in progress")
 	if err := c.Status().Update(ctx, sk); err != nil {
 		t.Fatal(err)

@@ -3,10 +3,10 @@
 //
 // The pod runs in the operator's namespace with spec.nodeName set (no
 // scheduler involved), privileged, in the host PID namespace, with the host
-// root at /root. Its init containers run in order: the package image copies
-// /skyhook-package to a per-(skyhook, package, version, generation)
-// directory on the host; the agent runs the stage; the agent runs the
-// stage's check. A pause container keeps the pod (and its logs) around until
+// root at /root. Its init containers run in order (named as NodeWright
+// names them, see CopyContainer): the package image copies /skyhook-package
+// to a per-(skyhook, package, version, generation) directory on the host;
+// the agent runs the stage; the agent runs the stage's check. A pause container keeps the pod (and its logs) around until
 // the operator has recorded the outcome.
 package stagepod
 
@@ -261,6 +261,38 @@ func agentMode(stage skyhookv1.Stage) string {
 	return string(stage)
 }
 
+// The init containers are named as NodeWright names them, so that its
+// users' `kubectl logs -c` and selectors find them, and so that the names
+// stay unique in a pod that holds several packages' stages: the package's
+// name (cut to 43 characters, as NodeWright cuts it; admission allows no
+// longer) then "-init" for the copy, "-<stage>" for the stage and
+// "-<stage>check" for its check. An interrupt's container is named for its
+// stage alone ("interrupt", NodeWright's name, or "uninstall-interrupt"):
+// one interrupt serves every package due on the node.
+
+// CopyContainer is the name of the container that copies the package.
+func CopyContainer(pkg string) string { return containerPrefix(pkg) + "-init" }
+
+// StageContainer is the name of the container that runs the stage.
+func StageContainer(pkg string, stage skyhookv1.Stage) string {
+	if agentMode(stage) == string(skyhookv1.StageInterrupt) {
+		return string(stage)
+	}
+	return containerPrefix(pkg) + "-" + string(stage)
+}
+
+// CheckContainer is the name of the container that runs the stage's check.
+func CheckContainer(pkg string, stage skyhookv1.Stage) string {
+	return containerPrefix(pkg) + "-" + string(stage) + "check"
+}
+
+func containerPrefix(pkg string) string {
+	if len(pkg) > 43 {
+		return pkg[:43]
+	}
+	return pkg
+}
+
 // Build makes the pod.
 func Build(s Spec) *corev1.Pod {
 	pkg := s.Definition
@@ -288,16 +320,16 @@ func Build(s Spec) *corev1.Pod {
 	}
 	init := []corev1.Container{
 		{
-			Name:            "copy",
+			Name:            CopyContainer(s.Package),
 			Image:           packageImage(s.Image, s.Version, pkg.ContainerSHA),
 			Command:         []string{"/bin/sh", "-c", fmt.Sprintf("mkdir -p %[1]s && cp -r /skyhook-package/. %[1]s/", copyDir)},
 			SecurityContext: &corev1.SecurityContext{Privileged: &privileged},
 			VolumeMounts:    []corev1.VolumeMount{{Name: "host-root", MountPath: HostRoot}},
 		},
-		agentContainer(string(s.Stage), agentMode(s.Stage)),
+		agentContainer(StageContainer(s.Package, s.Stage), agentMode(s.Stage)),
 	}
 	if agentMode(s.Stage) != string(skyhookv1.StageInterrupt) { // every other mode has a check
-		init = append(init, agentContainer(string(s.Stage)+"-check", string(s.Stage)+"-check"))
+		init = append(init, agentContainer(CheckContainer(s.Package, s.Stage), string(s.Stage)+"-check"))
 	}
 	kind := skyhookv1.KindOf(s.Skyhook)
 	owner := metav1.NewControllerRef(s.Skyhook, kind.GroupVersionKind)

@@ -40,8 +40,8 @@ func TestBuild(t *testing.T) {
 	for _, c := range pod.Spec.InitContainers {
 		names = append(names, c.Name)
 	}
-	if strings.Join(names, ",") != "copy,apply,apply-check" {
-		t.Fatalf("init containers %v", names)
+	if strings.Join(names, ",") != "tuning-init,tuning-apply,tuning-applycheck" {
+		t.Fatalf("init containers %v, want NodeWright's names <package>-init, <package>-<stage>, <package>-<stage>check", names)
 	}
 	if img := pod.Spec.InitContainers[0].Image; img != "ghcr.io/nvidia/skyhook-packages/shellscript:1.1.0" {
 		t.Errorf("copy image %s", img)
@@ -83,8 +83,8 @@ func TestBuild(t *testing.T) {
 	s.Stage = skyhookv1.StageInterrupt
 	s.Interrupt = &skyhookv1.Interrupt{Type: skyhookv1.InterruptService, Services: []string{"containerd", "kubelet"}}
 	interrupt := Build(s)
-	if n := len(interrupt.Spec.InitContainers); n != 2 {
-		t.Errorf("interrupt stage has %d init containers, want copy and interrupt (no check mode)", n)
+	if c := interrupt.Spec.InitContainers; len(c) != 2 || c[0].Name != "tuning-init" || c[1].Name != "interrupt" {
+		t.Errorf("interrupt stage has init containers %+v, want tuning-init and interrupt (NodeWright's name; no check mode)", c)
 	}
 	if args := interrupt.Spec.InitContainers[1].Args; len(args) != 4 || args[3] != `{"type":"service","services":["containerd","kubelet"]}` {
 		t.Errorf("interrupt args %q, want the mode, host root, copy dir and the merged interrupt as JSON", args)

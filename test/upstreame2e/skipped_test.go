@@ -20,13 +20,15 @@ import (
 // A document where this operator behaves differently is skipped with a
 // reason that starts "differs:", and docs/compatibility.md lists it.
 const (
-	reasonStagePod = "NodeWright's stage pod shape: init containers <package>-init, <package>-<stage>, <package>-<stage>check " +
-		"and a skyhook.nvidia.com/package JSON annotation; this operator's stage pods carry NodeWright's labels " +
-		"(name, package=<package>-<version>, stage, node) but run init containers copy, <stage>, <stage>-check (reconcile/stagepod)"
-	reasonNodeWrightStagePod = "NodeWright's stage pod shape: init containers <package>-init, <package>-<stage>, <package>-<stage>check " +
-		"and a nodewright.nvidia.com/package JSON annotation; this operator's stage pods of a NodeWright carry NodeWright's labels " +
-		"under nodewright.nvidia.com (name, package=<package>-<version>, stage, node) but run init containers copy, <stage>, " +
-		"<stage>-check (reconcile/stagepod)"
+	reasonStagePod = "NodeWright's stage pod shape: a skyhook.nvidia.com/package JSON annotation, its agent's arguments, " +
+		"per-key configMap mounts; this operator's stage pods carry NodeWright's labels " +
+		"(name, package=<package>-<version>, stage, node) and init container names (<package>-init, <package>-<stage>, " +
+		"<package>-<stage>check) but run this project's agent with its own arguments and mounts (reconcile/stagepod)"
+	reasonNodeWrightStagePod = "NodeWright's stage pod shape: a nodewright.nvidia.com/package JSON annotation, its agent's arguments, " +
+		"per-key configMap mounts; this operator's stage pods of a NodeWright carry NodeWright's labels " +
+		"under nodewright.nvidia.com (name, package=<package>-<version>, stage, node) and init container names " +
+		"(<package>-init, <package>-<stage>, <package>-<stage>check) but run this project's agent with its own arguments " +
+		"and mounts (reconcile/stagepod)"
 	reasonNodeWrightJob = "NodeWright's stage Jobs: since v0.18 it runs each stage as a batch/v1 Job owned by the NodeWright " +
 		"(backoffLimit 3, podReplacementPolicy Failed, activeDeadlineSeconds on the Job and its pod template); this operator " +
 		"creates no Job: it runs its stage pods itself, owned by the rollout, with its own retry budget and stage timeout " +

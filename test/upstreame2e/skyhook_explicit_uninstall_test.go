@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
 // skyhook/explicit-uninstall: uninstall.apply runs the package's uninstall
@@ -74,7 +75,7 @@ func checkPackageConfig(s *scenario, pod *corev1.Pod, key, envName, envValue str
 	if err := s.client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: configMap}, &cm); err != nil || cm.Data[key] == "" {
 		s.t.Errorf("uninstall pod %s: no ConfigMap volume with the package's %s (volume of ConfigMap %q: %v)", pod.Name, key, configMap, err)
 	}
-	for _, name := range []string{"uninstall", "uninstall-check"} {
+	for _, name := range []string{stagepod.StageContainer(stagepod.PackageOf(pod), skyhookv1.StageUninstall), stagepod.CheckContainer(stagepod.PackageOf(pod), skyhookv1.StageUninstall)} {
 		c := initContainer(pod, name)
 		if c == nil {
 			continue // checkUninstallPod reports it

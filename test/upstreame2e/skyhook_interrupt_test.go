@@ -40,10 +40,18 @@ func TestSkyhookInterrupt(t *testing.T) {
 	if p, ok := pods.find(func(p stagePod) bool { return p.Package == "jason" && p.Stage == "apply" }); !ok {
 		t.Error("no apply pod for jason")
 	} else {
+		agents := 0
 		for _, c := range p.Pod.Spec.InitContainers {
-			if (c.Name == "apply" || c.Name == "apply-check") && c.Image != "ghcr.io/nvidia/skyhook/agentless:3.2.3" {
+			if c.Name != "jason-apply" && c.Name != "jason-applycheck" {
+				continue
+			}
+			agents++
+			if c.Image != "ghcr.io/nvidia/skyhook/agentless:3.2.3" {
 				t.Errorf("jason's %s container runs %s, want its agentImageOverride ghcr.io/nvidia/skyhook/agentless:3.2.3", c.Name, c.Image)
 			}
+		}
+		if agents != 2 {
+			t.Errorf("jason's apply pod has init containers %v, want jason-apply and jason-applycheck among them", p.Pod.Spec.InitContainers)
 		}
 	}
 	interrupts := pods.interruptsOn("kind-worker")

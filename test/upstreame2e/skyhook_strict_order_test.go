@@ -3,6 +3,9 @@ package upstreame2e
 import (
 	"testing"
 	"time"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
 // skyhook/strict-order: six Skyhooks on two workers, by priority: zzz (1),
@@ -99,7 +102,7 @@ func checkNodeOrder(t *testing.T, pods *stagePodLog, node, want string) {
 		t.Errorf("no config pod of strict-order-skyhook-zzz on %s", node)
 		return
 	}
-	for _, c := range []string{"config", "config-check"} {
+	for _, c := range []string{stagepod.StageContainer("foobar", skyhookv1.StageConfig), stagepod.CheckContainer("foobar", skyhookv1.StageConfig)} {
 		if got, _ := p.env(c, "SKYHOOK_NODE_ORDER"); got != want {
 			t.Errorf("%s: container %s has SKYHOOK_NODE_ORDER %q, want %q", p, c, got, want)
 		}

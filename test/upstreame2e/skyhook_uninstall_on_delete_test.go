@@ -1,6 +1,7 @@
 package upstreame2e
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,7 +54,7 @@ func checkUninstallPod(s *scenario, pod *corev1.Pod, version string) {
 		s.t.Errorf("uninstall pod %s is for version %q, want %s", pod.Name, got, version)
 	}
 	for _, mode := range []string{"uninstall", "uninstall-check"} {
-		c := initContainer(pod, mode)
+		c := initContainer(pod, stagepod.PackageOf(pod)+"-"+strings.Replace(mode, "-check", "check", 1))
 		if c == nil || len(c.Args) == 0 || c.Args[0] != mode {
 			s.t.Errorf("uninstall pod %s: no %s container run with args[0] %q (init containers %v)", pod.Name, mode, mode, pod.Spec.InitContainers)
 		}
