@@ -99,7 +99,7 @@ func main() {
 		return
 	}
 	fmt.Println("| nodes | packages | phase | makespan | ideal | ratio | most in progress (budget) | most with a live stage pod | operator CPU s | operator CPU s per 1,000 node-stages | passes | pass p50 / p99 | mutating requests per node-stage | audit: per node-stage by verb and resource | operator peak RSS | Skyhook size | simulator CPU s | apiserver+etcd+kcm CPU s | apiserver+etcd+kcm CPU s per 1,000 node-stages | stage pods per node | machine busy |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("|" + strings.Repeat("---|", 21))
 	for _, n := range nodeCounts {
 		for _, p := range packageCounts {
 			set := settings{stage: *stage, percent: *percent, audit: *audit && n <= auditMaxNodes, profile: *profile,
