@@ -30,7 +30,7 @@ import (
 func stagePodFor(sk *skyhookv1.Skyhook, name string, pods []*corev1.Pod, step lifecycle.Step) *corev1.Pod {
 	var found *corev1.Pod
 	for _, pod := range pods {
-		if pod.Annotations[stagepod.VersionAnnotation] != step.Version || pod.Labels[stagepod.StageLabel] != string(step.Stage) {
+		if !runsStep(pod, step) {
 			continue
 		}
 		if step.Stage == skyhookv1.StageConfig && pod.Annotations[stagepod.ConfigHashAnnotation] != stagepod.ConfigHash(sk.Spec.Packages[name].ConfigMap) {
@@ -43,6 +43,12 @@ func stagePodFor(sk *skyhookv1.Skyhook, name string, pods []*corev1.Pod, step li
 	return found
 }
 
+// runsStep reports whether the stage pod runs the step's stage of the
+// step's version.
+func runsStep(pod *corev1.Pod, step lifecycle.Step) bool {
+	return pod.Annotations[stagepod.VersionAnnotation] == step.Version && pod.Labels[stagepod.StageLabel] == string(step.Stage)
+}
+
 // olderConfigRunning reports whether a config stage pod of the step's
 // version still runs with a configMap the spec no longer has (stagePodFor
 // passes it over): the config with the new one waits for it, so that two
@@ -52,8 +58,7 @@ func olderConfigRunning(pods []*corev1.Pod, step lifecycle.Step) bool {
 		return false
 	}
 	for _, pod := range pods {
-		if pod.Annotations[stagepod.VersionAnnotation] == step.Version && pod.Labels[stagepod.StageLabel] == string(step.Stage) &&
-			stagepod.Read(pod).Result == stagepod.Running {
+		if runsStep(pod, step) && stagepod.Read(pod).Result == stagepod.Running {
 			return true
 		}
 	}

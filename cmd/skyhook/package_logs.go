@@ -129,9 +129,11 @@ func stagePodsOf(ctx context.Context, cs kubernetes.Interface, pkg string, o log
 				continue
 			}
 		}
-		if _, ok := containerIn(&p, o.container); o.container != "" && !ok {
-			lacking = append(lacking, p)
-			continue
+		if o.container != "" {
+			if _, ok := containerIn(&p, o.container); !ok {
+				lacking = append(lacking, p)
+				continue
+			}
 		}
 		pods = append(pods, p)
 	}
