@@ -58,6 +58,28 @@ func (k kindCase) create(t *testing.T, base string, spec skyhookv1.SkyhookSpec) 
 	t.Cleanup(func() { _ = c.Delete(context.Background(), obj) })
 }
 
+// edit changes the spec of the rollout of this kind named base, as an
+// admin's edit would, trying again on a conflict.
+func (k kindCase) edit(t *testing.T, base string, change func(*skyhookv1.SkyhookSpec)) {
+	t.Helper()
+	c := k8sClient(t)
+	eventually(t, "the edit of "+k.name(base)+" to apply", func() bool {
+		obj := k.New()
+		if err := c.Get(context.Background(), client.ObjectKey{Name: k.name(base)}, obj); err != nil {
+			return false
+		}
+		switch o := obj.(type) {
+		case *skyhookv1.Skyhook:
+			change(&o.Spec)
+		case *nodewrightv1.NodeWright:
+			change(&o.Spec)
+		default:
+			t.Fatalf("no spec for a %T", obj)
+		}
+		return c.Update(context.Background(), obj) == nil
+	})
+}
+
 // wait polls the rollout of this kind named base, as the engine's view of
 // it, until cond holds.
 func (k kindCase) wait(t *testing.T, base string, timeout time.Duration, cond func(*skyhookv1.Skyhook) bool) *skyhookv1.Skyhook {

@@ -3,14 +3,15 @@ package reconcile_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skyhook-go/skyhook/api/rollouts"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
@@ -43,16 +44,7 @@ func TestConfigRerunWithoutInterruptStaysAtConfig(t *testing.T) {
 	waitSkyhook(t, "cfgrerun", time.Minute, isReady)
 	eventually(t, "the install's reboot", func() bool { return hosts.Reboots()["cfgrerun-0"] == 1 })
 
-	eventually(t, "the configMap change to apply", func() bool {
-		var cur skyhookv1.Skyhook
-		if err := c.Get(ctx, client.ObjectKey{Name: "cfgrerun"}, &cur); err != nil {
-			return false
-		}
-		d := cur.Spec.Packages["driver"]
-		d.ConfigMap["notes.txt"] = "y"
-		cur.Spec.Packages["driver"] = d
-		return c.Update(ctx, &cur) == nil
-	})
+	kindCase{rollouts.Skyhooks, ""}.changeConfigMap(t, "cfgrerun", "driver", "notes.txt", "y")
 	eventually(t, "the config rerun", func() bool { return created()["cfgrerun-0/config"] == 2 })
 	waitSkyhook(t, "cfgrerun", time.Minute, isReady)
 	time.Sleep(2 * time.Second) // passes after the rerun must not start the interrupt
@@ -72,6 +64,65 @@ func TestConfigRerunWithoutInterruptStaysAtConfig(t *testing.T) {
 	}
 }
 
+// changeConfigMap sets one key of the package's configMap in the
+// rollout's spec.
+func (k kindCase) changeConfigMap(t *testing.T, base, pkg, key, value string) {
+	t.Helper()
+	k.edit(t, base, func(spec *skyhookv1.SkyhookSpec) {
+		d := spec.Packages[pkg]
+		d.ConfigMap[key] = value
+		spec.Packages[pkg] = d
+	})
+}
+
+// changeDuringInstall rolls a package "logging" whose stages take
+// stageTime out on one node <name>-0, changes its configMap's rsyslog.conf
+// (which a configInterrupt restarting rsyslog names) once the install has
+// created podsBefore stage pods, and returns the stage pods created until
+// the rollout is Ready.
+func (k kindCase) changeDuringInstall(t *testing.T, base, stageTime string, podsBefore int) []*corev1.Pod {
+	t.Helper()
+	name := k.name(base)
+	createNodes(t, cluster.Node{Name: name + "-0", Labels: map[string]string{"pool": name}})
+	created := stagePodsCreatedOf(t, k.ref(base))
+	p := pkg("1.0.0", "ghcr.io/x/logging", nil)
+	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: stageTime}}
+	p.ConfigMap = map[string]string{"rsyslog.conf": "a", "notes.txt": "x"}
+	p.ConfigInterrupts = map[string]skyhookv1.Interrupt{"rsyslog.conf": {Type: skyhookv1.InterruptService, Services: []string{"rsyslog"}}}
+	k.create(t, base, skyhookv1.SkyhookSpec{
+		NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": name}},
+		Packages:     skyhookv1.Packages{"logging": p},
+	})
+	eventually(t, fmt.Sprintf("%d stage pods", podsBefore), func() bool { return len(created()) == podsBefore })
+	k.changeConfigMap(t, base, "logging", "rsyslog.conf", "b")
+	k.wait(t, base, time.Minute, isReady)
+	return created()
+}
+
+// checkChangedConfigRuns checks the stage pods of changeDuringInstall: the
+// stages want, the last config run with the changed configMap, and the
+// interrupt restarting rsyslog, as the changed key's configInterrupt asks.
+func checkChangedConfigRuns(t *testing.T, pods []*corev1.Pod, want []string) {
+	t.Helper()
+	var stages []string
+	for _, pod := range pods {
+		stages = append(stages, pod.Labels[stagepod.StageLabel])
+	}
+	if !slices.Equal(stages, want) {
+		t.Fatalf("stage pods %v, want %v", stages, want)
+	}
+	changed := stagepod.ConfigHash(map[string]string{"rsyslog.conf": "b", "notes.txt": "x"})
+	lastConfig := pods[slices.Index(stages, string(skyhookv1.StageInterrupt))-1]
+	if got := lastConfig.Annotations[stagepod.ConfigHashAnnotation]; got != changed {
+		t.Errorf("the last config stage ran with configMap %q, want the changed one %q", got, changed)
+	}
+	args := pods[slices.Index(stages, string(skyhookv1.StageInterrupt))].Spec.InitContainers[1].Args
+	var in skyhookv1.Interrupt
+	if err := json.Unmarshal([]byte(args[len(args)-1]), &in); err != nil || in.Type != skyhookv1.InterruptService || !slices.Equal(in.Services, []string{"rsyslog"}) {
+		t.Errorf("interrupt argument %q (%v), want rsyslog restarted", args[len(args)-1], err)
+	}
+}
+
 // A configMap change that lands while the package is still installing is
 // one to interrupt for: the install's config stage runs with the new
 // configMap and is followed by the interrupt the changed key's
@@ -79,59 +130,8 @@ func TestConfigRerunWithoutInterruptStaysAtConfig(t *testing.T) {
 // config-skyhook "update while running", where it runs them once the
 // install is done).
 func TestConfigChangeDuringInstallRunsItsConfigInterrupt(t *testing.T) {
-	c := k8sClient(t)
-	ctx := context.Background()
-	createNodes(t, cluster.Node{Name: "cfginstall-0", Labels: map[string]string{"pool": "cfginstall"}})
-	created := stagePodsCreated(t, "cfginstall")
-	p := pkg("1.0.0", "ghcr.io/x/logging", nil)
-	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "2s"}}
-	p.ConfigMap = map[string]string{"rsyslog.conf": "a", "notes.txt": "x"}
-	p.ConfigInterrupts = map[string]skyhookv1.Interrupt{"rsyslog.conf": {Type: skyhookv1.InterruptService, Services: []string{"rsyslog"}}}
-	sk := &skyhookv1.Skyhook{
-		ObjectMeta: metav1.ObjectMeta{Name: "cfginstall"},
-		Spec: skyhookv1.SkyhookSpec{
-			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "cfginstall"}},
-			Packages:     skyhookv1.Packages{"logging": p},
-		},
-	}
-	if err := c.Create(ctx, sk); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
-	eventually(t, "the apply pod", func() bool { return len(created()) == 1 })
-	eventually(t, "the configMap change to apply", func() bool {
-		var cur skyhookv1.Skyhook
-		if err := c.Get(ctx, client.ObjectKey{Name: "cfginstall"}, &cur); err != nil {
-			return false
-		}
-		d := cur.Spec.Packages["logging"]
-		d.ConfigMap["rsyslog.conf"] = "b"
-		cur.Spec.Packages["logging"] = d
-		return c.Update(ctx, &cur) == nil
-	})
-	waitSkyhook(t, "cfginstall", time.Minute, isReady)
-
-	var stages []string
-	var in skyhookv1.Interrupt
-	for _, pod := range created() {
-		stage := pod.Labels[stagepod.StageLabel]
-		stages = append(stages, stage)
-		if stage == string(skyhookv1.StageInterrupt) {
-			args := pod.Spec.InitContainers[1].Args
-			if err := json.Unmarshal([]byte(args[len(args)-1]), &in); err != nil {
-				t.Errorf("interrupt argument %q: %v", args[len(args)-1], err)
-			}
-		}
-	}
-	if want := []string{"apply", "config", "interrupt", "post-interrupt"}; !slices.Equal(stages, want) {
-		t.Errorf("stage pods %v, want %v", stages, want)
-	}
-	if in.Type != skyhookv1.InterruptService || !slices.Equal(in.Services, []string{"rsyslog"}) {
-		t.Errorf("interrupt %+v, want rsyslog restarted", in)
-	}
-	if cfg := created()[1]; cfg.Annotations[stagepod.ConfigHashAnnotation] != stagepod.ConfigHash(map[string]string{"rsyslog.conf": "b", "notes.txt": "x"}) {
-		t.Errorf("the config stage ran with configMap %q, want the changed one", cfg.Annotations[stagepod.ConfigHashAnnotation])
-	}
+	pods := kindCase{rollouts.Skyhooks, ""}.changeDuringInstall(t, "cfginstall", "2s", 1) // the apply pod
+	checkChangedConfigRuns(t, pods, []string{"apply", "config", "interrupt", "post-interrupt"})
 }
 
 // A configMap change that lands while the install's config stage runs
@@ -139,54 +139,10 @@ func TestConfigChangeDuringInstallRunsItsConfigInterrupt(t *testing.T) {
 // running config ends first, config runs again with the new configMap, and
 // the changed key's configInterrupt follows, then post-interrupt
 // (NodeWright's config-skyhook "update while running", when the update
-// meets a package at config).
+// meets a package at config), for either kind.
 func TestConfigChangeDuringConfigStageRunsItsConfigInterrupt(t *testing.T) {
-	c := k8sClient(t)
-	ctx := context.Background()
-	createNodes(t, cluster.Node{Name: "cfgmid-0", Labels: map[string]string{"pool": "cfgmid"}})
-	created := stagePodsCreated(t, "cfgmid")
-	p := pkg("1.0.0", "ghcr.io/x/logging", nil)
-	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "3s"}}
-	p.ConfigMap = map[string]string{"rsyslog.conf": "a"}
-	p.ConfigInterrupts = map[string]skyhookv1.Interrupt{"rsyslog.conf": {Type: skyhookv1.InterruptService, Services: []string{"rsyslog"}}}
-	sk := &skyhookv1.Skyhook{
-		ObjectMeta: metav1.ObjectMeta{Name: "cfgmid"},
-		Spec: skyhookv1.SkyhookSpec{
-			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "cfgmid"}},
-			Packages:     skyhookv1.Packages{"logging": p},
-		},
-	}
-	if err := c.Create(ctx, sk); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
-	eventually(t, "the config pod", func() bool { return len(created()) == 2 })
-	eventually(t, "the configMap change to apply", func() bool {
-		var cur skyhookv1.Skyhook
-		if err := c.Get(ctx, client.ObjectKey{Name: "cfgmid"}, &cur); err != nil {
-			return false
-		}
-		d := cur.Spec.Packages["logging"]
-		d.ConfigMap["rsyslog.conf"] = "b"
-		cur.Spec.Packages["logging"] = d
-		return c.Update(ctx, &cur) == nil
+	eachKind(t, func(t *testing.T, k kindCase) {
+		pods := k.changeDuringInstall(t, "cfgmid", "3s", 2) // apply, then config
+		checkChangedConfigRuns(t, pods, []string{"apply", "config", "config", "interrupt", "post-interrupt"})
 	})
-	waitSkyhook(t, "cfgmid", time.Minute, isReady)
-
-	var stages []string
-	for _, pod := range created() {
-		stages = append(stages, pod.Labels[stagepod.StageLabel])
-	}
-	if want := []string{"apply", "config", "config", "interrupt", "post-interrupt"}; !slices.Equal(stages, want) {
-		t.Fatalf("stage pods %v, want %v: the config with the new configMap, then its configInterrupt", stages, want)
-	}
-	changed := stagepod.ConfigHash(map[string]string{"rsyslog.conf": "b"})
-	if cfg := created()[2]; cfg.Annotations[stagepod.ConfigHashAnnotation] != changed {
-		t.Errorf("the second config ran with configMap %q, want the changed one %q", cfg.Annotations[stagepod.ConfigHashAnnotation], changed)
-	}
-	args := created()[3].Spec.InitContainers[1].Args
-	var in skyhookv1.Interrupt
-	if err := json.Unmarshal([]byte(args[len(args)-1]), &in); err != nil || in.Type != skyhookv1.InterruptService || !slices.Equal(in.Services, []string{"rsyslog"}) {
-		t.Errorf("interrupt argument %q (%v), want rsyslog restarted", args[len(args)-1], err)
-	}
 }
