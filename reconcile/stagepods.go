@@ -49,6 +49,17 @@ func runsStep(pod *corev1.Pod, step lifecycle.Step) bool {
 	return pod.Annotations[stagepod.VersionAnnotation] == step.Version && pod.Labels[stagepod.StageLabel] == string(step.Stage)
 }
 
+// configInterruptOf is the interrupt decided for after the config stage a
+// pod runs for a changed configMap (the rerun marker, see markConfigInterrupt),
+// and whether the pod carries one.
+func configInterruptOf(pod *corev1.Pod) (string, bool) {
+	if pod == nil || pod.Labels[stagepod.StageLabel] != string(skyhookv1.StageConfig) {
+		return "", false
+	}
+	marker, decided := pod.Annotations[stagepod.ConfigInterruptAnnotation]
+	return marker, decided
+}
+
 // olderConfigRunning reports whether a config stage pod of the step's
 // version still runs with a configMap the spec no longer has (stagePodFor
 // passes it over): the config with the new one waits for it, so that two
@@ -182,6 +193,9 @@ func (n *nodePass) createStagePod(ctx context.Context, name string, step lifecyc
 	if lifecycle.IsInterrupt(step.Stage) {
 		spec.Interrupt = n.interrupt
 	}
+	if marker, decided := n.config[rerunKey(name)]; decided && step.Stage == skyhookv1.StageConfig {
+		spec.ConfigInterrupt = &marker
+	}
 	pod := stagepod.Build(spec)
 	if left := r.memory.Created.Left(n.sk.UID, pod.Name); left > 0 {
 		// Created by an earlier pass and not in the cache yet: its add
@@ -256,14 +270,18 @@ func logsHint(pod *corev1.Pod, container string) string {
 	return fmt.Sprintf("kubectl logs -n %s %s -c %s", pod.Namespace, pod.Name, container)
 }
 
-// deletePod deletes a stage pod of the Skyhook once.
+// deletePod deletes a stage pod of the Skyhook once. The pod's UID is a
+// precondition: the cache can show a pod already gone, and its name may
+// be another try's by now.
 func (r *SkyhookReconciler) deletePod(ctx context.Context, sk *skyhookv1.Skyhook, pod *corev1.Pod) error {
 	var obj client.Object = pod
+	opts := []client.DeleteOption{client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &pod.UID}}
 	if job, standIn := upstreamjob.JobOf(pod); standIn { // NodeWright's Job: it goes, and its pods with it
 		obj = &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: job, Namespace: pod.Namespace}}
+		opts = opts[:1] // the stand-in has the Job's name, not its UID
 	}
 	return r.takeOut(sk, pod, func() error {
-		return r.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		return r.Client.Delete(ctx, obj, opts...)
 	})
 }
 
@@ -285,7 +303,7 @@ func (r *SkyhookReconciler) retire(ctx context.Context, sk *skyhookv1.Skyhook, p
 	}
 	target := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}}
 	return r.takeOut(sk, pod, func() error {
-		return r.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, retention.Patch(outcome, time.Now().Add(ttl))))
+		return r.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, retention.Patch(pod.UID, outcome, time.Now().Add(ttl))))
 	})
 }
 
@@ -293,12 +311,13 @@ func (r *SkyhookReconciler) retire(ctx context.Context, sk *skyhookv1.Skyhook, p
 // or the mark that keeps it for its logs) once, and remembers it: the
 // cache shows the pod as it was until the write's event arrives
 // (memory.Recent), and its name may be created again. A pod already gone
-// counts as taken out.
+// counts as taken out, and so does one whose name another pod has now (the
+// write's UID precondition fails).
 func (r *SkyhookReconciler) takeOut(sk *skyhookv1.Skyhook, pod *corev1.Pod, write func() error) error {
 	if r.memory.Deleted.Has(sk.UID, string(pod.UID)) {
 		return nil
 	}
-	if err := write(); client.IgnoreNotFound(err) != nil {
+	if err := write(); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) && !apierrors.IsInvalid(err) {
 		return err
 	}
 	r.memory.Deleted.Add(sk.UID, string(pod.UID))

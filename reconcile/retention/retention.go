@@ -42,10 +42,13 @@ func Retained(pod *corev1.Pod) bool {
 	return ok
 }
 
-// Patch is the merge patch that keeps the pod as outcome (Succeeded or
-// Failed) until the time given.
-func Patch(outcome string, until time.Time) []byte {
+// Patch is the merge patch that keeps the pod of the UID as outcome
+// (Succeeded or Failed) until the time given. The UID makes the apiserver
+// refuse it for another pod since created under the same name (the cache
+// can show a pod already gone).
+func Patch(uid types.UID, outcome string, until time.Time) []byte {
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{ // strings only: cannot fail
+		"uid":         uid,
 		"labels":      map[string]string{RetainedLabel: outcome},
 		"annotations": map[string]string{UntilAnnotation: until.UTC().Format(time.RFC3339)},
 	}})

@@ -54,7 +54,7 @@ func TestSurplusKeepsTheFirstAndTheLatestFailure(t *testing.T) {
 // A kept pod is marked and timed; an unreadable time counts as up.
 func TestPatchAndExpired(t *testing.T) {
 	until := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	if got := string(Patch(Failed, until)); got != `{"metadata":{"annotations":{"skyhook.nvidia.com/retained-until":"2026-11-26T12:00:00Z"},"labels":{"skyhook.nvidia.com/retained":"failed"}}}` {
+	if got := string(Patch("pod-uid", Failed, until)); got != `{"metadata":{"annotations":{"skyhook.nvidia.com/retained-until":"2026-11-26T12:00:00Z"},"labels":{"skyhook.nvidia.com/retained":"failed"},"uid":"pod-uid"}}` {
 		t.Errorf("patch %s", got)
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{RetainedLabel: Failed},
