@@ -46,7 +46,12 @@ func TestNodeWrightKstatusAndKubectlWait(t *testing.T) {
 	if out, err := env.Kubectl("wait", "--for=condition=Ready", "--timeout=60s", "nodewright/nwkstatus"); err != nil {
 		t.Fatalf("kubectl wait --for=condition=Ready nodewright/nwkstatus: %v\n%s", err, out)
 	}
-	done := waitNodeWright(t, "nwkstatus", time.Minute, func(nw *nodewrightv1.NodeWright) bool { return conditions.IsReady(nw) })
+	// Flux's patch helper writes a status change in two requests, the
+	// conditions first and then the rest: a read between them has Ready
+	// with the counters of the write before. Done is when both landed.
+	done := waitNodeWright(t, "nwkstatus", time.Minute, func(nw *nodewrightv1.NodeWright) bool {
+		return conditions.IsReady(nw) && nw.Status.Status == skyhookv1.StatusComplete
+	})
 	if got := kstatusAs(t, done, asNodeWright); got != status.CurrentStatus {
 		t.Errorf("when done: %s, want Current (conditions %+v)", got, done.Status.Conditions)
 	}
