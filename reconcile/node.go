@@ -148,6 +148,9 @@ func (n *nodePass) advancePackage(ctx context.Context, name string) (bool, error
 			return false, nil // the node's interrupt path runs it, merged (interruptNode)
 		}
 		pod := stagePodFor(n.sk, name, n.work.pods[name], step)
+		if marker, decided := configInterruptOf(pod); decided {
+			n.config[rerunKey(name)] = marker // a record without it is older than the pod
+		}
 		if pod == nil && (leavingUnrecorded(n.work, name) || olderConfigRunning(n.work.pods[name], step)) {
 			return false, nil // a replaced stage pod is still going: its end brings the next pass
 		}

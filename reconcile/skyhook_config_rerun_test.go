@@ -146,3 +146,44 @@ func TestConfigChangeDuringConfigStageRunsItsConfigInterrupt(t *testing.T) {
 		checkChangedConfigRuns(t, pods, []string{"apply", "config", "config", "interrupt", "post-interrupt"})
 	})
 }
+
+// The interrupt decided as a config stage starts for a changed configMap
+// is on its pod as well as in the node's record: a record that lost it (a
+// write that did not land as the operator stopped, or one a pass reading an
+// older record replaced) gets it back from the pod, and the changed key's
+// configInterrupt still follows.
+func TestConfigInterruptSurvivesALostRecord(t *testing.T) {
+	k := kindCase{rollouts.Skyhooks, ""}
+	name := k.name("cfglost")
+	createNodes(t, cluster.Node{Name: name + "-0", Labels: map[string]string{"pool": name}})
+	created := stagePodsCreatedOf(t, k.ref("cfglost"))
+	p := pkg("1.0.0", "ghcr.io/x/logging", nil)
+	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "3s"}}
+	p.ConfigMap = map[string]string{"rsyslog.conf": "a", "notes.txt": "x"}
+	p.ConfigInterrupts = map[string]skyhookv1.Interrupt{"rsyslog.conf": {Type: skyhookv1.InterruptService, Services: []string{"rsyslog"}}}
+	k.create(t, "cfglost", skyhookv1.SkyhookSpec{
+		NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": name}},
+		Packages:     skyhookv1.Packages{"logging": p},
+	})
+	eventually(t, "the apply pod", func() bool { return len(created()) == 1 })
+	k.changeConfigMap(t, "cfglost", "logging", "rsyslog.conf", "b")
+	var recorded map[string]string
+	eventually(t, "the config pod and the record carrying its interrupt", func() bool {
+		pods := created()
+		if len(pods) != 2 {
+			return false
+		}
+		_, onPod := pods[1].Annotations[stagepod.ConfigInterruptAnnotation]
+		recorded = nil
+		_ = json.Unmarshal([]byte(getNode(t, name+"-0").Annotations[skyhookv1.ConfigAnnotation(name)]), &recorded)
+		_, inRecord := recorded["logging/rerun"]
+		return onPod && inRecord
+	})
+	// The record as it was before the config stage started: no decision.
+	lost, _ := json.Marshal(map[string]string{"logging": recorded["logging"]})
+	if err := patchNode(context.Background(), k8sClient(t), name+"-0", false, map[string]any{skyhookv1.ConfigAnnotation(name): string(lost)}); err != nil {
+		t.Fatal(err)
+	}
+	k.wait(t, "cfglost", time.Minute, isReady)
+	checkChangedConfigRuns(t, created(), []string{"apply", "config", "interrupt", "post-interrupt"})
+}

@@ -62,6 +62,10 @@ const (
 	// DefinitionAnnotation is the hash of what the pod runs of its
 	// package's definition (see DefinitionHash).
 	DefinitionAnnotation = skyhookv1.MetadataPrefix + "/definition-hash"
+	// ConfigInterruptAnnotation is, on a config stage pod run for a
+	// changed configMap, the interrupt decided for after it (see
+	// Spec.ConfigInterrupt).
+	ConfigInterruptAnnotation = skyhookv1.MetadataPrefix + "/config-interrupt"
 )
 
 // DefinitionHash identifies what a stage pod runs of a package's
@@ -169,6 +173,13 @@ type Spec struct {
 	// NodeOrder is the node's place in the rollout, 0 for the first node
 	// (SKYHOOK_NODE_ORDER, as NodeWright gives it to the steps).
 	NodeOrder int
+	// ConfigInterrupt is, for a config stage run for a changed configMap,
+	// the interrupt decided for after it as the node's record keeps it
+	// (the interrupt as JSON, "" for none), nil for any other stage pod.
+	// The pod carries it so that the decision, made once as the stage
+	// starts, survives a record write that did not land (the operator
+	// stopped) or one a pass reading an older record replaced.
+	ConfigInterrupt *string
 }
 
 // OwnerLabel labels the stage pods of the kind's rollouts with the
@@ -385,6 +396,9 @@ func annotations(s Spec) map[string]string {
 	a[AttemptAnnotation] = strconv.Itoa(int(s.Attempt))
 	a[ConfigHashAnnotation] = ConfigHash(s.Definition.ConfigMap)
 	a[DefinitionAnnotation] = DefinitionHash(s.Definition)
+	if s.ConfigInterrupt != nil {
+		a[ConfigInterruptAnnotation] = *s.ConfigInterrupt
+	}
 	return a
 }
 
