@@ -138,7 +138,7 @@ func (n *nodePass) runInterrupt(ctx context.Context, due []string, rec *interrup
 	if pod == nil {
 		return false, rec, n.createStagePod(ctx, first, step, n.state[skyhookv1.NodeStateKey(first, step.Version)].Restarts)
 	}
-	switch outcome := n.outcome(first, pod); outcome.Result {
+	switch outcome := n.outcome(first, pod, stagepod.Stages(pod)[0]); outcome.Result {
 	case stagepod.Running:
 		return false, rec, nil
 	case stagepod.Succeeded:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
@@ -107,13 +108,13 @@ func kindLabel(kind skyhookv1.RolloutKind) string {
 
 // observeStageEnd records a stage pod of the rollout that ended, once per
 // pod.
-func (r *SkyhookReconciler) observeStageEnd(sk *skyhookv1.Skyhook, pkg string, pod *corev1.Pod, result stagepod.Result) {
-	if result == stagepod.Running || !r.memory.StageEnds.First(sk.UID, pod.UID) {
+func (r *SkyhookReconciler) observeStageEnd(sk *skyhookv1.Skyhook, pkg string, pod *corev1.Pod, ended skyhookv1.Stage, result stagepod.Result) {
+	if result == stagepod.Running || !r.memory.StageEnds.First(sk.UID, pod.UID+types.UID("/"+ended)) {
 		return
 	}
 	rollout := skyhookv1.RefOf(sk)
-	stage := pod.Labels[stagepod.StageLabel]
-	seconds := stagepod.FinishedAt(pod, time.Now()).Sub(pod.CreationTimestamp.Time).Seconds()
+	stage := string(ended)
+	seconds := stagepod.StageSeconds(pod, ended, time.Now())
 	label := "succeeded"
 	switch result {
 	case stagepod.Succeeded:

@@ -163,7 +163,7 @@ func (n *nodePass) advancePackage(ctx context.Context, name string) (bool, error
 		if pod == nil {
 			return false, n.startStage(ctx, name, step, entry)
 		}
-		outcome := n.outcome(name, pod)
+		outcome := n.outcome(name, pod, step.Stage)
 		switch outcome.Result {
 		case stagepod.Running:
 			entry.State = skyhookv1.StateInProgress
@@ -225,6 +225,11 @@ func (n *nodePass) beginStep(name string, step lifecycle.Step, pod *corev1.Pod) 
 	entry := n.state[key]
 	if step.Stage == skyhookv1.StageConfig && pod == nil && n.start {
 		n.markConfigInterrupt(name, entry)
+	}
+	if pod != nil && entry.Stage != step.Stage {
+		// A stage the record is behind on (a later stage of a run, or a
+		// record older than the pod): its tries are the pod's.
+		entry.Restarts = int32(stageAttempt(pod, step.Stage))
 	}
 	entry.Name, entry.Version, entry.Image, entry.Stage = name, step.Version, step.Image, step.Stage
 	if d := declared(n.sk, name); d != nil && d.Version == step.Version {

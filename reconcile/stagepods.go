@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -25,7 +26,8 @@ import (
 // the record, and the next try of a failed stage after its backoff.
 // Package stagepod builds and reads a single pod.
 
-// stagePodFor is the newest try of the step's stage among a package's pods;
+// stagePodFor is the newest try of the step's stage among a package's pods
+// (a pod of its own before a run it is a later stage of, at the same try);
 // for the config stage, one that mounts the declared configMap.
 func stagePodFor(sk *skyhookv1.Skyhook, name string, pods []*corev1.Pod, step lifecycle.Step) *corev1.Pod {
 	var found *corev1.Pod
@@ -36,7 +38,7 @@ func stagePodFor(sk *skyhookv1.Skyhook, name string, pods []*corev1.Pod, step li
 		if step.Stage == skyhookv1.StageConfig && pod.Annotations[stagepod.ConfigHashAnnotation] != stagepod.ConfigHash(sk.Spec.Packages[name].ConfigMap) {
 			continue
 		}
-		if found == nil || attempt(pod) > attempt(found) {
+		if found == nil || newerTry(pod, found, step.Stage) {
 			found = pod
 		}
 	}
@@ -44,9 +46,9 @@ func stagePodFor(sk *skyhookv1.Skyhook, name string, pods []*corev1.Pod, step li
 }
 
 // runsStep reports whether the stage pod runs the step's stage of the
-// step's version.
+// step's version (alone, or in a run).
 func runsStep(pod *corev1.Pod, step lifecycle.Step) bool {
-	return pod.Annotations[stagepod.VersionAnnotation] == step.Version && pod.Labels[stagepod.StageLabel] == string(step.Stage)
+	return pod.Annotations[stagepod.VersionAnnotation] == step.Version && slices.Contains(stagepod.Stages(pod), step.Stage)
 }
 
 // configInterruptOf is the interrupt decided for after the config stage a
@@ -69,7 +71,7 @@ func olderConfigRunning(pods []*corev1.Pod, step lifecycle.Step) bool {
 		return false
 	}
 	for _, pod := range pods {
-		if runsStep(pod, step) && stagepod.Read(pod).Result == stagepod.Running {
+		if runsStep(pod, step) && stagepod.ReadStage(pod, step.Stage).Result == stagepod.Running {
 			return true
 		}
 	}
@@ -93,7 +95,7 @@ func finishedPods(sk *skyhookv1.Skyhook, w *nodeWork) []*corev1.Pod {
 		for _, pod := range pods {
 			version := pod.Annotations[stagepod.VersionAnnotation]
 			_, ok := w.state[skyhookv1.NodeStateKey(name, version)]
-			podStage := skyhookv1.Stage(pod.Labels[stagepod.StageLabel])
+			podStage := lastStage(pod)
 			finished := stageRecorded(w, name, pod)
 			if podStage == skyhookv1.StageConfig {
 				switch hash := pod.Annotations[stagepod.ConfigHashAnnotation]; {
@@ -118,13 +120,13 @@ func finishedPods(sk *skyhookv1.Skyhook, w *nodeWork) []*corev1.Pod {
 	return finishedPods
 }
 
-// stageRecorded reports whether the node's record has the pod's stage done: it
-// records that stage complete, or a later stage of that version. The cache
-// can lag this operator's writes, so a pod ahead of the record (started
-// after it was written) is not recorded.
+// stageRecorded reports whether the node's record has the pod's stage (the
+// last of a run) done: it records that stage complete, or a later stage of
+// that version. The cache can lag this operator's writes, so a pod ahead of
+// the record (started after it was written) is not recorded.
 func stageRecorded(w *nodeWork, name string, pod *corev1.Pod) bool {
 	entry, ok := w.state[skyhookv1.NodeStateKey(name, pod.Annotations[stagepod.VersionAnnotation])]
-	podStage := skyhookv1.Stage(pod.Labels[stagepod.StageLabel])
+	podStage := lastStage(pod)
 	return ok && (lifecycle.Order(entry.Stage) > lifecycle.Order(podStage) ||
 		(entry.Stage == podStage && entry.State == skyhookv1.StateComplete))
 }
@@ -196,6 +198,7 @@ func (n *nodePass) createStagePod(ctx context.Context, name string, step lifecyc
 	if marker, decided := n.config[rerunKey(name)]; decided && step.Stage == skyhookv1.StageConfig {
 		spec.ConfigInterrupt = &marker
 	}
+	spec.Then = n.runAfter(step)
 	pod := stagepod.Build(spec)
 	if left := r.memory.Created.Left(n.sk.UID, pod.Name); left > 0 {
 		// Created by an earlier pass and not in the cache yet: its add
@@ -222,21 +225,24 @@ func (n *nodePass) createStagePod(ctx context.Context, name string, step lifecyc
 // timeout (at most a minute) past its deadline counts as failed: its
 // kubelet did not stop it, and the stage must not wait forever. Until then
 // the pass comes back at that moment.
-func (n *nodePass) outcome(pkg string, pod *corev1.Pod) stagepod.Outcome {
-	outcome := n.readOutcome(pod)
-	n.r.observeStageEnd(n.sk, pkg, pod, outcome.Result)
+func (n *nodePass) outcome(pkg string, pod *corev1.Pod, stage skyhookv1.Stage) stagepod.Outcome {
+	outcome := n.readOutcome(pod, stage)
+	n.r.observeStageEnd(n.sk, pkg, pod, stage, outcome.Result)
 	return outcome
 }
 
-// readOutcome is what the pod says, or Failed once it is past the stage
-// timeout.
-func (n *nodePass) readOutcome(pod *corev1.Pod) stagepod.Outcome {
-	outcome := stagepod.Read(pod)
+// readOutcome is what the pod says of the stage, or Failed once it is past
+// the stage timeout.
+func (n *nodePass) readOutcome(pod *corev1.Pod, stage skyhookv1.Stage) stagepod.Outcome {
+	outcome := stagepod.ReadStage(pod, stage)
 	if outcome.Result != stagepod.Running {
 		return outcome
 	}
 	if pod.Spec.ActiveDeadlineSeconds == nil {
 		return outcome // no stage timeout
+	}
+	if stages := stagepod.Stages(pod); len(stages) > 1 {
+		return n.runStageTimeout(pod, stage, len(stages), outcome)
 	}
 	timeout := time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second
 	grace := min(timeout/10, time.Minute)

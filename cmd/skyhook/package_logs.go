@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
@@ -106,18 +105,18 @@ or else the namespace of one found anywhere, or else every namespace.`,
 func stagePodsOf(ctx context.Context, cs kubernetes.Interface, pkg string, o logsOptions) ([]corev1.Pod, error) {
 	// Every stage pod has the stage label; the package is filtered here,
 	// since pods of this operator's earlier releases keep it under another
-	// label than today's (stagepod.PackageOf).
-	selector := stagepod.StageLabel
-	if o.stage != "" {
-		selector = labels.Set{stagepod.StageLabel: o.stage}.String()
-	}
-	list, err := cs.CoreV1().Pods(o.namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	// label than today's (stagepod.PackageOf), and so is the stage, since
+	// a run's pod is labelled with its first stage alone (stagepod.Stages).
+	list, err := cs.CoreV1().Pods(o.namespace).List(ctx, metav1.ListOptions{LabelSelector: stagepod.StageLabel})
 	if err != nil {
 		return nil, fmt.Errorf("listing the stage pods: %w", err)
 	}
 	var pods, lacking []corev1.Pod
 	for _, p := range list.Items {
 		if stagepod.PackageOf(&p) != pkg || (o.skyhook != "" && !ownedBy(&p, o.skyhook)) {
+			continue
+		}
+		if o.stage != "" && !slices.Contains(stagepod.Stages(&p), skyhookv1.Stage(o.stage)) {
 			continue
 		}
 		if o.node != "" {

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
 // Result is how a stage pod stands.
@@ -159,4 +161,88 @@ func Deadline(pod *corev1.Pod) (time.Time, bool) {
 		start = pod.Status.StartTime.Time
 	}
 	return start.Add(time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second), true
+}
+
+// ReadStage tells how one stage of the pod stands: for a pod that runs one
+// stage, Read; for a run of stages, Succeeded once that stage's containers
+// (with the package copy, for the first) exited 0, else what the pod says
+// (a later stage still waiting reads Running).
+func ReadStage(pod *corev1.Pod, stage skyhookv1.Stage) Outcome {
+	whole := Read(pod)
+	stages := Stages(pod)
+	if len(stages) == 1 {
+		return whole
+	}
+	if stageDone(pod, stage, stages) {
+		return Outcome{Result: Succeeded}
+	}
+	if whole.Result == Succeeded {
+		return Outcome{Result: Running} // cannot be: every container exited 0
+	}
+	return whole
+}
+
+// stageDone reports whether the stage's containers of a run all exited 0.
+func stageDone(pod *corev1.Pod, stage skyhookv1.Stage, stages []skyhookv1.Stage) bool {
+	pkg := PackageOf(pod)
+	want := map[string]bool{StageContainer(pkg, stage): true}
+	if agentMode(stage) != string(skyhookv1.StageInterrupt) {
+		want[CheckContainer(pkg, stage)] = true
+	}
+	if stage == stages[0] {
+		want[CopyContainer(pkg)] = true
+	}
+	for _, s := range pod.Status.InitContainerStatuses {
+		if t := s.State.Terminated; want[s.Name] && t != nil && t.ExitCode == 0 {
+			delete(want, s.Name)
+		}
+	}
+	return len(want) == 0
+}
+
+// StageStart is when the stage of a run started (its first container,
+// the package copy for the first stage), and whether it has.
+func StageStart(pod *corev1.Pod, stage skyhookv1.Stage) (time.Time, bool) {
+	stages := Stages(pod)
+	first := StageContainer(PackageOf(pod), stage)
+	if stage == stages[0] {
+		first = CopyContainer(PackageOf(pod))
+	}
+	for _, s := range pod.Status.InitContainerStatuses {
+		if s.Name != first {
+			continue
+		}
+		switch {
+		case s.State.Running != nil:
+			return s.State.Running.StartedAt.Time, true
+		case s.State.Terminated != nil:
+			return s.State.Terminated.StartedAt.Time, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// StageSeconds is how long the stage of the pod took: from the pod's
+// creation to its end for a pod of one stage; for a stage of a run, from
+// its start (the pod's creation for the first) to its last container's end.
+func StageSeconds(pod *corev1.Pod, stage skyhookv1.Stage, now time.Time) float64 {
+	stages := Stages(pod)
+	if len(stages) == 1 {
+		return max(FinishedAt(pod, now).Sub(pod.CreationTimestamp.Time).Seconds(), 0)
+	}
+	start := pod.CreationTimestamp.Time
+	if t, ok := StageStart(pod, stage); ok && stage != stages[0] {
+		start = t
+	}
+	end := start
+	pkg := PackageOf(pod)
+	for _, s := range pod.Status.InitContainerStatuses {
+		if s.Name != StageContainer(pkg, stage) && s.Name != CheckContainer(pkg, stage) {
+			continue
+		}
+		if t := s.State.Terminated; t != nil && t.FinishedAt.After(end) {
+			end = t.FinishedAt.Time
+		}
+	}
+	return end.Sub(start).Seconds()
 }

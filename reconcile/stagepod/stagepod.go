@@ -62,6 +62,10 @@ const (
 	// DefinitionAnnotation is the hash of what the pod runs of its
 	// package's definition (see DefinitionHash).
 	DefinitionAnnotation = skyhookv1.MetadataPrefix + "/definition-hash"
+	// StagesAnnotation lists, comma separated and in order, the stages of
+	// a pod that runs more than one (a run, see Spec.Stages); a pod
+	// without it runs the stage of its StageLabel.
+	StagesAnnotation = skyhookv1.MetadataPrefix + "/stages"
 	// ConfigInterruptAnnotation is, on a config stage pod run for a
 	// changed configMap, the interrupt decided for after it (see
 	// Spec.ConfigInterrupt).
@@ -180,6 +184,30 @@ type Spec struct {
 	// starts, survives a record write that did not land (the operator
 	// stopped) or one a pass reading an older record replaced.
 	ConfigInterrupt *string
+	// Then are the stages the pod runs after Stage, in order, with no
+	// interrupt between them (a run: an install's config after its apply
+	// or upgrade). Each has its own containers and its own Timeout; the
+	// pod's deadline is their sum.
+	Then []skyhookv1.Stage
+}
+
+// Stages are the stages the spec's pod runs, in order.
+func (s Spec) Stages() []skyhookv1.Stage {
+	return append([]skyhookv1.Stage{s.Stage}, s.Then...)
+}
+
+// Stages are the stages a stage pod runs, in order: those of its
+// StagesAnnotation, else the one of its StageLabel.
+func Stages(pod *corev1.Pod) []skyhookv1.Stage {
+	list, ok := pod.Annotations[StagesAnnotation]
+	if !ok {
+		return []skyhookv1.Stage{skyhookv1.Stage(pod.Labels[StageLabel])}
+	}
+	var out []skyhookv1.Stage
+	for _, stage := range strings.Split(list, ",") {
+		out = append(out, skyhookv1.Stage(stage))
+	}
+	return out
 }
 
 // OwnerLabel labels the stage pods of the kind's rollouts with the
@@ -313,7 +341,7 @@ func Build(s Spec) *corev1.Pod {
 	}
 	privileged := true
 	copyDir := path.Join(HostRoot, s.CopyDir())
-	agentContainer := func(name, mode string) corev1.Container {
+	agentContainer := func(name, mode string, stage skyhookv1.Stage) corev1.Container {
 		args := []string{mode, HostRoot, copyDir}
 		if s.Interrupt != nil && mode == string(skyhookv1.StageInterrupt) {
 			spec, _ := json.Marshal(s.Interrupt) // a struct of strings always encodes
@@ -323,7 +351,7 @@ func Build(s Spec) *corev1.Pod {
 			Name:            name,
 			Image:           agent,
 			Args:            args,
-			Env:             append(stageEnv(s), pkg.Env...),
+			Env:             append(stageEnv(s, stage), pkg.Env...),
 			Resources:       resources(pkg.Resources),
 			SecurityContext: &corev1.SecurityContext{Privileged: &privileged},
 			VolumeMounts:    mounts(s),
@@ -337,10 +365,12 @@ func Build(s Spec) *corev1.Pod {
 			SecurityContext: &corev1.SecurityContext{Privileged: &privileged},
 			VolumeMounts:    []corev1.VolumeMount{{Name: "host-root", MountPath: HostRoot}},
 		},
-		agentContainer(StageContainer(s.Package, s.Stage), agentMode(s.Stage)),
 	}
-	if agentMode(s.Stage) != string(skyhookv1.StageInterrupt) { // every other mode has a check
-		init = append(init, agentContainer(CheckContainer(s.Package, s.Stage), string(s.Stage)+"-check"))
+	for _, stage := range s.Stages() {
+		init = append(init, agentContainer(StageContainer(s.Package, stage), agentMode(stage), stage))
+		if agentMode(stage) != string(skyhookv1.StageInterrupt) { // every other mode has a check
+			init = append(init, agentContainer(CheckContainer(s.Package, stage), string(stage)+"-check", stage))
+		}
 	}
 	kind := skyhookv1.KindOf(s.Skyhook)
 	owner := metav1.NewControllerRef(s.Skyhook, kind.GroupVersionKind)
@@ -366,7 +396,7 @@ func Build(s Spec) *corev1.Pod {
 			Containers:                    []corev1.Container{{Name: "pause", Image: s.PauseImage}},
 			Volumes:                       volumes(s),
 			TerminationGracePeriodSeconds: gracePeriod(pkg),
-			ActiveDeadlineSeconds:         deadline(s.Timeout),
+			ActiveDeadlineSeconds:         deadline(s.Timeout, len(s.Stages())),
 		},
 	}
 }
@@ -379,13 +409,15 @@ func pullSecrets(names []string) []corev1.LocalObjectReference {
 	return refs
 }
 
-// deadline is the timeout in whole seconds (at least one), nil for none.
-func deadline(timeout time.Duration) *int64 {
+// deadline is the timeout of each of a pod's stages, times their number,
+// in whole seconds (at least one), nil for none.
+func deadline(timeout time.Duration, stages int) *int64 {
 	if timeout <= 0 {
 		return nil
 	}
 	// Rounded up and clamped, as NodeWright sets its Jobs' deadlines.
 	seconds := min(int64((timeout+time.Second-1)/time.Second), math.MaxInt32)
+	seconds = min(seconds*int64(stages), math.MaxInt32)
 	return &seconds
 }
 
@@ -399,15 +431,22 @@ func annotations(s Spec) map[string]string {
 	if s.ConfigInterrupt != nil {
 		a[ConfigInterruptAnnotation] = *s.ConfigInterrupt
 	}
+	if len(s.Then) > 0 {
+		var stages []string
+		for _, stage := range s.Stages() {
+			stages = append(stages, string(stage))
+		}
+		a[StagesAnnotation] = strings.Join(stages, ",")
+	}
 	return a
 }
 
-func stageEnv(s Spec) []corev1.EnvVar {
+func stageEnv(s Spec, stage skyhookv1.Stage) []corev1.EnvVar {
 	return []corev1.EnvVar{
 		{Name: "SKYHOOK_NAME", Value: s.Skyhook.Name},
 		{Name: "SKYHOOK_PACKAGE", Value: s.Package},
 		{Name: "SKYHOOK_VERSION", Value: s.Version},
-		{Name: "SKYHOOK_STAGE", Value: string(s.Stage)},
+		{Name: "SKYHOOK_STAGE", Value: string(stage)},
 		{Name: "SKYHOOK_GENERATION", Value: strconv.FormatInt(s.Skyhook.Generation, 10)},
 		{Name: "SKYHOOK_NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
 		{Name: "SKYHOOK_NODE_ORDER", Value: strconv.Itoa(s.NodeOrder)},

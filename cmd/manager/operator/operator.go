@@ -114,6 +114,9 @@ type Options struct {
 	// ReapplyOnReboot starts the rollouts over on a node that rebooted
 	// outside their interrupts (REAPPLY_ON_REBOOT).
 	ReapplyOnReboot bool
+	// StageRuns runs an install's config in the pod of its apply or
+	// upgrade (reconcile.SkyhookReconciler.StageRuns).
+	StageRuns bool
 	// DefaultServiceAccount is the ServiceAccount, in a PackageSet's
 	// namespace, that PackageSets naming none are applied as. Empty applies
 	// them as the operator itself: that is no lockdown, since whoever may
@@ -224,6 +227,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Recorder: mgr.GetEventRecorder("skyhook-operator"), APIReader: mgr.GetAPIReader(), OperatorVersion: RunningVersion(),
 		NotReadyTimeout: opts.NotReadyTimeout, RebootTimeout: opts.RebootTimeout, StageTimeout: opts.StageTimeout, RuntimeRequiredTaint: opts.RuntimeRequiredTaint,
 		MaxAttempts: opts.MaxAttempts, ReapplyOnReboot: opts.ReapplyOnReboot, SucceededTTL: opts.SucceededTTL, FailedTTL: opts.FailedTTL,
+		StageRuns: opts.StageRuns,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}

@@ -66,6 +66,8 @@ type settings struct {
 	phases  []string
 	window  time.Duration
 	kind    skyhookv1.RolloutKind
+	// operatorArgs are passed to the operator after the bench's own.
+	operatorArgs []string
 }
 
 func main() {
@@ -79,6 +81,7 @@ func main() {
 	phases := flag.String("phases", "install,upgrade", "the phases to run, in order: install, or install,upgrade")
 	kindName := flag.String("kind", "skyhook", "the kind rolled out: skyhook, or nodewright (the same spec as a NodeWright)")
 	window := flag.Duration("window", 0, "end a phase after this long even if the rollout is not done (0: at Ready); a cut phase counts the stages it started, and has no makespan")
+	operatorArgs := flag.String("operator-args", "", "more arguments for the operator, space separated (--stage-runs: an install's config in its apply's pod)")
 	flag.Parse()
 	kind, err := kindOf(*kindName)
 	check(err)
@@ -103,7 +106,7 @@ func main() {
 	for _, n := range nodeCounts {
 		for _, p := range packageCounts {
 			set := settings{stage: *stage, percent: *percent, audit: *audit && n <= auditMaxNodes, profile: *profile,
-				phases: strings.Split(*phases, ","), window: *window, kind: kind}
+				phases: strings.Split(*phases, ","), window: *window, kind: kind, operatorArgs: strings.Fields(*operatorArgs)}
 			if *audit && !set.audit {
 				fmt.Fprintf(os.Stderr, "%d nodes: no audit log above %d nodes\n", n, auditMaxNodes)
 			}
@@ -194,7 +197,7 @@ func run(manager string, n, packages int, set settings) {
 	check(err)
 	check(cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "skyhook-system"}}))
 
-	proc, metricsURL, pprofURL := startManager(manager, c)
+	proc, metricsURL, pprofURL := startManager(manager, c, set.operatorArgs)
 	defer func() { _ = proc.Process.Kill(); _ = proc.Wait() }()
 	check(operator.WaitAdmission(ctx, cl, nil))
 
@@ -305,7 +308,7 @@ func benchPackages(n int, stage time.Duration) skyhookv1.Packages {
 // startManager runs the operator binary against the cluster as the
 // operator user, with its webhooks on localhost, and returns it with the
 // address of its metrics.
-func startManager(manager string, c *cluster.Cluster) (*exec.Cmd, string, string) {
+func startManager(manager string, c *cluster.Cluster, extra []string) (*exec.Cmd, string, string) {
 	ports, err := cluster.FreePorts(3)
 	check(err)
 	certs, err := os.MkdirTemp("", "skyhook-bench-certs-")
@@ -318,6 +321,7 @@ func startManager(manager string, c *cluster.Cluster) (*exec.Cmd, string, string
 		"--webhook-host=127.0.0.1", "--webhook-port="+strconv.Itoa(ports[0]), "--local-webhook-host=localhost",
 		"--cert-dir="+certs, "--metrics-bind-address="+metricsAddr, "--health-probe-bind-address=0",
 		"--pprof-bind-address="+pprofAddr, "--metrics-secure=false")
+	cmd.Args = append(cmd.Args, extra...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	check(cmd.Start())
 	return cmd, "http://" + metricsAddr + "/metrics", "http://" + pprofAddr + "/debug/pprof/profile"

@@ -1,0 +1,83 @@
+package reconcile
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+)
+
+// Stage runs (SkyhookReconciler.StageRuns): an install's config runs in
+// the pod of its apply or upgrade. A run's pod is each of its stages' pod:
+// a stage's outcome, try and timeout are read from its own containers
+// (stagepod.ReadStage), and the pod is retired once its last stage is
+// recorded.
+
+// newerTry reports whether pod runs a later try of the stage than other.
+func newerTry(pod, other *corev1.Pod, stage skyhookv1.Stage) bool {
+	a, b := stageAttempt(pod, stage), stageAttempt(other, stage)
+	if a != b {
+		return a > b
+	}
+	return stagepod.Stages(pod)[0] == stage && stagepod.Stages(other)[0] != stage
+}
+
+// runAfter are the stages the pod of the step runs after it, with
+// StageRuns: an install's config after its apply or upgrade (nothing
+// interrupts between them).
+func (n *nodePass) runAfter(step lifecycle.Step) []skyhookv1.Stage {
+	if n.r.StageRuns && (step.Stage == skyhookv1.StageApply || step.Stage == skyhookv1.StageUpgrade) {
+		return []skyhookv1.Stage{skyhookv1.StageConfig}
+	}
+	return nil
+}
+
+// stageAttempt is the try of the stage a pod runs: the pod's for its first
+// stage; a later stage of a run is that stage's first try.
+func stageAttempt(pod *corev1.Pod, stage skyhookv1.Stage) int {
+	if stagepod.Stages(pod)[0] != stage {
+		return 0
+	}
+	return attempt(pod)
+}
+
+// lastStage is the last stage a stage pod runs.
+func lastStage(pod *corev1.Pod) skyhookv1.Stage {
+	stages := stagepod.Stages(pod)
+	return stages[len(stages)-1]
+}
+
+// runStageTimeout is the timeout of a stage of a run of stages: each has
+// its share of the pod's deadline from its own start (the kubelet's
+// deadline, their sum, stops the pod only past all of them).
+func (n *nodePass) runStageTimeout(pod *corev1.Pod, stage skyhookv1.Stage, stages int, outcome stagepod.Outcome) stagepod.Outcome {
+	timeout := time.Duration(*pod.Spec.ActiveDeadlineSeconds/int64(stages)) * time.Second
+	grace := min(timeout/10, time.Minute)
+	start, started := stagepod.StageStart(pod, stage)
+	switch {
+	case !started && stage == stagepod.Stages(pod)[0]:
+		// Not started yet (pulling, or not admitted): timed from the
+		// pod's start, as a pod of one stage is.
+		start = pod.CreationTimestamp.Time
+		if pod.Status.StartTime != nil {
+			start = pod.Status.StartTime.Time
+		}
+	case !started:
+		// The stages before it are timed; past the pod's deadline a
+		// kubelet that did not stop it leaves it to this check.
+		if late, _ := stagepod.TimedOut(pod, grace, time.Now()); late {
+			return stagepod.Outcome{Result: stagepod.Failed, Message: fmt.Sprintf("did not finish within the stage timeout (%s)", timeout)}
+		}
+		return outcome
+	}
+	left := time.Until(start.Add(timeout + grace))
+	if left <= 0 {
+		return stagepod.Outcome{Result: stagepod.Failed, Message: fmt.Sprintf("did not finish within the stage timeout (%s)", timeout)}
+	}
+	n.progress.RequeueIn(left)
+	return outcome
+}

@@ -1,0 +1,133 @@
+package stagepod
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+)
+
+// runSpec is spec() as a run: apply, then config.
+func runSpec() Spec {
+	s := spec()
+	s.Then = []skyhookv1.Stage{skyhookv1.StageConfig}
+	s.Timeout = 90 * time.Second
+	return s
+}
+
+func TestRunPodHoldsEachStagesContainersInOrder(t *testing.T) {
+	pod := Build(runSpec())
+	var names []string
+	for _, c := range pod.Spec.InitContainers {
+		names = append(names, c.Name)
+	}
+	want := []string{"tuning-init", "tuning-apply", "tuning-applycheck", "tuning-config", "tuning-configcheck"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("init containers %v, want %v", names, want)
+	}
+	for _, c := range pod.Spec.InitContainers[1:] {
+		var stage string
+		for _, e := range c.Env {
+			if e.Name == "SKYHOOK_STAGE" {
+				stage = e.Value
+			}
+		}
+		if wantStage := map[string]string{"tuning-apply": "apply", "tuning-applycheck": "apply", "tuning-config": "config", "tuning-configcheck": "config"}[c.Name]; stage != wantStage {
+			t.Errorf("%s: SKYHOOK_STAGE %q, want %q", c.Name, stage, wantStage)
+		}
+	}
+	if got := Stages(pod); !slices.Equal(got, []skyhookv1.Stage{skyhookv1.StageApply, skyhookv1.StageConfig}) {
+		t.Errorf("Stages %v", got)
+	}
+	if pod.Labels[StageLabel] != "apply" || pod.Annotations[StagesAnnotation] != "apply,config" {
+		t.Errorf("stage label %q, stages annotation %q; want apply (NodeWright's, the first) and apply,config", pod.Labels[StageLabel], pod.Annotations[StagesAnnotation])
+	}
+	if d := pod.Spec.ActiveDeadlineSeconds; d == nil || *d != 180 {
+		t.Errorf("deadline %v, want 180 s: each stage's 90 s", d)
+	}
+	if one := Build(spec()); len(Stages(one)) != 1 || one.Annotations[StagesAnnotation] != "" {
+		t.Errorf("a pod of one stage: Stages %v, annotation %q", Stages(one), one.Annotations[StagesAnnotation])
+	}
+}
+
+func TestReadStageOfARun(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
+	exited := func(name string, code int32) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, StartedAt: at, FinishedAt: at}}}
+	}
+	running := func(name string) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at}}}
+	}
+	waiting := func(name string) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}
+	}
+	for _, tc := range []struct {
+		name          string
+		phase         corev1.PodPhase
+		statuses      []corev1.ContainerStatus
+		apply, config Result
+	}{
+		{"apply running", corev1.PodPending,
+			[]corev1.ContainerStatus{exited("tuning-init", 0), running("tuning-apply"), waiting("tuning-applycheck"), waiting("tuning-config"), waiting("tuning-configcheck")},
+			Running, Running},
+		{"apply done, config running", corev1.PodPending,
+			[]corev1.ContainerStatus{exited("tuning-init", 0), exited("tuning-apply", 0), exited("tuning-applycheck", 0), running("tuning-config"), waiting("tuning-configcheck")},
+			Succeeded, Running},
+		{"config failed", corev1.PodFailed,
+			[]corev1.ContainerStatus{exited("tuning-init", 0), exited("tuning-apply", 0), exited("tuning-applycheck", 0), exited("tuning-config", 3), waiting("tuning-configcheck")},
+			Succeeded, Failed},
+		{"apply's check failed", corev1.PodFailed,
+			[]corev1.ContainerStatus{exited("tuning-init", 0), exited("tuning-apply", 0), exited("tuning-applycheck", 1), waiting("tuning-config"), waiting("tuning-configcheck")},
+			Failed, Failed},
+		{"all done", corev1.PodRunning,
+			[]corev1.ContainerStatus{exited("tuning-init", 0), exited("tuning-apply", 0), exited("tuning-applycheck", 0), exited("tuning-config", 0), exited("tuning-configcheck", 0)},
+			Succeeded, Succeeded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := Build(runSpec())
+			pod.Status.Phase, pod.Status.InitContainerStatuses = tc.phase, tc.statuses
+			if got := ReadStage(pod, skyhookv1.StageApply).Result; got != tc.apply {
+				t.Errorf("apply: %v, want %v", got, tc.apply)
+			}
+			if got := ReadStage(pod, skyhookv1.StageConfig).Result; got != tc.config {
+				t.Errorf("config: %v, want %v", got, tc.config)
+			}
+		})
+	}
+}
+
+func TestStageStartOfARun(t *testing.T) {
+	pod := Build(runSpec())
+	copied := metav1.NewTime(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
+	configStart := metav1.NewTime(copied.Add(40 * time.Second))
+	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{
+		{Name: "tuning-init", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{StartedAt: copied, FinishedAt: copied}}},
+		{Name: "tuning-apply", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{StartedAt: copied, FinishedAt: configStart}}},
+		{Name: "tuning-applycheck", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{StartedAt: configStart, FinishedAt: configStart}}},
+		{Name: "tuning-config", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: configStart}}},
+	}
+	if start, ok := StageStart(pod, skyhookv1.StageApply); !ok || !start.Equal(copied.Time) {
+		t.Errorf("apply started %v (%v), want %v: with the copy", start, ok, copied)
+	}
+	if start, ok := StageStart(pod, skyhookv1.StageConfig); !ok || !start.Equal(configStart.Time) {
+		t.Errorf("config started %v (%v), want %v", start, ok, configStart)
+	}
+	pod.Status.InitContainerStatuses = pod.Status.InitContainerStatuses[:2]
+	if _, ok := StageStart(pod, skyhookv1.StageConfig); ok {
+		t.Error("config started before its container did")
+	}
+	pod.CreationTimestamp = copied
+	pod.Status.InitContainerStatuses = append(pod.Status.InitContainerStatuses[:2],
+		corev1.ContainerStatus{Name: "tuning-applycheck", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{StartedAt: configStart, FinishedAt: configStart}}},
+		corev1.ContainerStatus{Name: "tuning-config", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{StartedAt: configStart, FinishedAt: metav1.NewTime(configStart.Add(5 * time.Second))}}})
+	if got := StageSeconds(pod, skyhookv1.StageConfig, time.Now()); got != 5 {
+		t.Errorf("config took %v s, want 5", got)
+	}
+	if got := StageSeconds(pod, skyhookv1.StageApply, time.Now()); got != 40 {
+		t.Errorf("apply took %v s, want 40", got)
+	}
+}
