@@ -161,15 +161,18 @@ func countStagePods(t *testing.T, skyhook string) func() map[string]int {
 	return countStagePodsOf(t, skyhookv1.Skyhooks.Named(skyhook))
 }
 
-// countStagePodsOf counts the stage pods created for a rollout of any kind
-// from now on, by "node/stage".
+// countStagePodsOf counts the stages run in the stage pods created for a
+// rollout of any kind from now on, by "node/stage": a pod each, or a run's
+// pod once for each of its stages (--stage-runs).
 func countStagePodsOf(t *testing.T, rollout skyhookv1.RolloutRef) func() map[string]int {
 	t.Helper()
 	created := stagePodsCreatedOf(t, rollout)
 	return func() map[string]int {
 		counts := map[string]int{}
 		for _, pod := range created() {
-			counts[pod.Spec.NodeName+"/"+pod.Labels[stagepod.StageLabel]]++
+			for _, stage := range stagepod.Stages(pod) {
+				counts[pod.Spec.NodeName+"/"+string(stage)]++
+			}
 		}
 		return counts
 	}
