@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
@@ -348,13 +349,18 @@ func trimStagePod(obj any) (any, error) {
 const retentionSweep = time.Minute
 
 // rotatorName names the certificate rotator's controller; an operator
-// started again in the same process needs a new name.
+// started again in the same process needs a new name (controller names are
+// checked process-wide, and the rotator takes no SkipNameValidation). A
+// count, not the webhook port: a later start may get the same free port.
 func rotatorName(opts Options) string {
 	if opts.inProcess {
-		return "cert-rotator-" + strconv.Itoa(opts.WebhookPort)
+		return "cert-rotator-" + strconv.FormatInt(inProcessStarts.Add(1), 10)
 	}
 	return "cert-rotator"
 }
+
+// inProcessStarts counts the operators started in this process.
+var inProcessStarts atomic.Int64
 
 // WebhookAddress is host:port of a local webhook, for clients and tests:
 // LocalWebhookHost's own port when it has one (a proxy in front of one or

@@ -22,3 +22,15 @@ func TestWebhookAddress(t *testing.T) {
 		}
 	}
 }
+
+// Two operators started one after the other in one process may get the
+// same free webhook port; their rotators still need two names.
+func TestEachInProcessStartNamesItsRotatorAnew(t *testing.T) {
+	opts := Options{inProcess: true, WebhookPort: 40723}
+	if a, b := rotatorName(opts), rotatorName(opts); a == b {
+		t.Errorf("two starts on port %d both named their rotator %q", opts.WebhookPort, a)
+	}
+	if got := rotatorName(Options{WebhookPort: 40723}); got != "cert-rotator" {
+		t.Errorf("the operator's own process: %q, want cert-rotator", got)
+	}
+}
