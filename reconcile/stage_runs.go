@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,6 +35,12 @@ func (n *nodePass) runAfter(step lifecycle.Step) []skyhookv1.Stage {
 		return []skyhookv1.Stage{skyhookv1.StageConfig}
 	}
 	return nil
+}
+
+// attempt is the try a stage pod runs (0 for the first).
+func attempt(pod *corev1.Pod) int {
+	n, _ := strconv.Atoi(pod.Annotations[stagepod.AttemptAnnotation])
+	return n
 }
 
 // stageAttempt is the try of the stage a pod runs: the pod's for its first

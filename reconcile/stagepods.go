@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -76,12 +75,6 @@ func olderConfigRunning(pods []*corev1.Pod, step lifecycle.Step) bool {
 		}
 	}
 	return false
-}
-
-// attempt is the try a stage pod runs (0 for the first).
-func attempt(pod *corev1.Pod) int {
-	n, _ := strconv.Atoi(pod.Annotations[stagepod.AttemptAnnotation])
-	return n
 }
 
 // finishedPods takes out of w.pods, and returns, the node's stage pods that
