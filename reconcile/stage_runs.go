@@ -69,10 +69,7 @@ func (n *nodePass) runStageTimeout(pod *corev1.Pod, stage skyhookv1.Stage, stage
 	case !started && stage == stagepod.Stages(pod)[0]:
 		// Not started yet (pulling, or not admitted): timed from the
 		// pod's start, as a pod of one stage is.
-		start = pod.CreationTimestamp.Time
-		if pod.Status.StartTime != nil {
-			start = pod.Status.StartTime.Time
-		}
+		start = stagepod.Started(pod)
 	case !started:
 		// The stages before it are timed; past the pod's deadline a
 		// kubelet that did not stop it leaves it to this check.

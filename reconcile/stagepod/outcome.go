@@ -156,11 +156,16 @@ func Deadline(pod *corev1.Pod) (time.Time, bool) {
 	if pod.Spec.ActiveDeadlineSeconds == nil {
 		return time.Time{}, false
 	}
-	start := pod.CreationTimestamp.Time
+	return Started(pod).Add(time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second), true
+}
+
+// Started is when the pod started: its kubelet's start time, else its
+// creation.
+func Started(pod *corev1.Pod) time.Time {
 	if pod.Status.StartTime != nil {
-		start = pod.Status.StartTime.Time
+		return pod.Status.StartTime.Time
 	}
-	return start.Add(time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second), true
+	return pod.CreationTimestamp.Time
 }
 
 // ReadStage tells how one stage of the pod stands: for a pod that runs one
@@ -175,9 +180,6 @@ func ReadStage(pod *corev1.Pod, stage skyhookv1.Stage) Outcome {
 	}
 	if stageDone(pod, stage, stages) {
 		return Outcome{Result: Succeeded}
-	}
-	if whole.Result == Succeeded {
-		return Outcome{Result: Running} // cannot be: every container exited 0
 	}
 	return whole
 }
