@@ -104,11 +104,19 @@ func TestRefusedStagePodIsNeverAPackageFailure(t *testing.T) {
 // stage pods created for it and the history of its record on the node.
 func oneNodeRollout(t *testing.T, name, duration string) (func() []*corev1.Pod, func() []skyhookv1.NodeState) {
 	t.Helper()
+	return oneNodeRolloutOf(t, name, func(tuning *skyhookv1.Package) {
+		tuning.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: duration}}
+	})
+}
+
+// oneNodeRolloutOf is oneNodeRollout with tuning 1.0.0 as shape makes it.
+func oneNodeRolloutOf(t *testing.T, name string, shape func(*skyhookv1.Package)) (func() []*corev1.Pod, func() []skyhookv1.NodeState) {
+	t.Helper()
 	createNodes(t, cluster.NumberedNodes(name, 1, map[string]string{"pool": name})...)
 	created := stagePodsCreated(t, name)
 	history := recordHistory(t, name+"-0", name)
 	tuning := pkg("1.0.0", "ghcr.io/x/tuning", nil)
-	tuning.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: duration}}
+	shape(&tuning)
 	kindCase{rollouts.Skyhooks, ""}.create(t, name, skyhookv1.SkyhookSpec{
 		NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": name}},
 		Packages:     skyhookv1.Packages{"tuning": tuning},

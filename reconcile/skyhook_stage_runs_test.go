@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skyhook-go/skyhook/api/rollouts"
@@ -125,17 +124,10 @@ func TestStageRunConfigChangeMidRun(t *testing.T) {
 func stageRunRollout(t *testing.T, name string, env []corev1.EnvVar) (func() []*corev1.Pod, func() []skyhookv1.NodeState) {
 	t.Helper()
 	restartOperator(t, func(o *operator.Options) { o.StageRuns = true })
-	createNodes(t, cluster.NumberedNodes(name, 1, map[string]string{"pool": name})...)
-	created := stagePodsCreated(t, name)
-	history := recordHistory(t, name+"-0", name)
-	tuning := pkg("1.0.0", "ghcr.io/x/tuning", nil)
-	tuning.Env = append([]corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1s"}}, env...)
-	tuning.ConfigMap = map[string]string{"tuning.conf": "a"}
-	kindCase{rollouts.Skyhooks, ""}.create(t, name, skyhookv1.SkyhookSpec{
-		NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": name}},
-		Packages:     skyhookv1.Packages{"tuning": tuning},
+	return oneNodeRolloutOf(t, name, func(tuning *skyhookv1.Package) {
+		tuning.Env = append([]corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1s"}}, env...)
+		tuning.ConfigMap = map[string]string{"tuning.conf": "a"}
 	})
-	return created, history
 }
 
 // podStages are the stages each pod runs, comma separated, in order.
