@@ -178,6 +178,18 @@ func countStagePodsOf(t *testing.T, rollout skyhookv1.RolloutRef) func() map[str
 	}
 }
 
+// stagesRun are the stages the pods run, in order: a pod's one, or each of
+// a run's.
+func stagesRun(pods []*corev1.Pod) []string {
+	var stages []string
+	for _, pod := range pods {
+		for _, stage := range stagepod.Stages(pod) {
+			stages = append(stages, string(stage))
+		}
+	}
+	return stages
+}
+
 // stagePodsCreated records the stage pods created for a Skyhook from now
 // on, as they were created.
 func stagePodsCreated(t *testing.T, skyhook string) func() []*corev1.Pod {

@@ -20,6 +20,7 @@ import (
 	nodewrightv1 "github.com/skyhook-go/skyhook/api/nodewright/v1alpha1"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
 // A NodeWright rolls out as a Skyhook does, by the same engine, writing
@@ -185,7 +186,9 @@ func watchStagePodOwners(t *testing.T) func() []string {
 			}
 			if owner := metav1.GetControllerOf(pod); owner != nil && strings.HasPrefix(pod.Name, "nwready-") {
 				mu.Lock()
-				owners = append(owners, owner.Kind+"/"+owner.Name)
+				for range stagepod.Stages(pod) { // a run's pod once for each of its stages
+					owners = append(owners, owner.Kind+"/"+owner.Name)
+				}
 				mu.Unlock()
 			}
 		}

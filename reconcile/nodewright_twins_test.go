@@ -93,7 +93,8 @@ func TestRenamingASkyhookToANodeWrightRerunsAndUninstallsNothing(t *testing.T) {
 
 // A rename in the middle of a stage: the running stage pod becomes the
 // NodeWright's (not garbage collected with the pruned Skyhook) and is read
-// by it; no second pod runs that stage.
+// by it; no second pod runs that stage, nor the config stage the pod runs
+// after it (a run's).
 func TestRenameMidStageAdoptsTheRunningStagePod(t *testing.T) {
 	createNodes(t, cluster.NumberedNodes("midrename", 1, map[string]string{"pool": "midrename"})...)
 	c := k8sClient(t)
@@ -115,8 +116,8 @@ func TestRenameMidStageAdoptsTheRunningStagePod(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitNodeWright(t, "midrename", 2*time.Minute, func(nw *nodewrightv1.NodeWright) bool { return conditions.IsReady(nw) })
-	if got, want := created(), []string{"Skyhook/midrename-0/apply", "NodeWright/midrename-0/config"}; !slices.Equal(got, want) {
-		t.Errorf("stage pods created %v, want %v: the apply pod adopted, only config started by the NodeWright", got, want)
+	if got, want := created(), []string{"Skyhook/midrename-0/apply", "Skyhook/midrename-0/config"}; !slices.Equal(got, want) {
+		t.Errorf("stages of the pods created %v, want %v: the run's pod adopted, nothing started by the NodeWright", got, want)
 	}
 }
 
@@ -227,7 +228,9 @@ func stagePodsOn(t *testing.T, nodePrefix string) func() []string {
 				kind = owner.Kind
 			}
 			mu.Lock()
-			created = append(created, kind+"/"+pod.Spec.NodeName+"/"+pod.Labels[stagepod.StageLabel])
+			for _, stage := range stagepod.Stages(pod) { // a run's pod once for each of its stages
+				created = append(created, kind+"/"+pod.Spec.NodeName+"/"+string(stage))
+			}
 			mu.Unlock()
 		}
 	}()

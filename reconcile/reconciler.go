@@ -71,11 +71,11 @@ type SkyhookReconciler struct {
 	// changes do not outlive a boot (a read-only or stateless root). See
 	// reboots.go.
 	ReapplyOnReboot bool
-	// StageRuns runs an install's config stage in the pod of its apply or
-	// upgrade (a run: one pod, each stage its own init containers,
-	// recorded stage by stage), where each stage has a pod of its own
-	// otherwise. See stagepods.go.
-	StageRuns bool
+	// PodPerStage gives every stage a pod of its own. Otherwise an
+	// install's config stage runs in the pod of its apply or upgrade (a
+	// run: one pod, each stage its own init containers, recorded stage by
+	// stage). See stage_runs.go.
+	PodPerStage bool
 	// Parallelism bounds the nodes whose API requests a pass sends at once
 	// (16 when zero).
 	Parallelism int

@@ -11,8 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/skyhook-go/skyhook/api/nodestate"
 	"github.com/skyhook-go/skyhook/api/rollouts"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
@@ -77,10 +79,10 @@ func (k kindCase) changeConfigMap(t *testing.T, base, pkg, key, value string) {
 
 // changeDuringInstall rolls a package "logging" whose stages take
 // stageTime out on one node <name>-0, changes its configMap's rsyslog.conf
-// (which a configInterrupt restarting rsyslog names) once the install has
-// created podsBefore stage pods, and returns the stage pods created until
-// the rollout is Ready.
-func (k kindCase) changeDuringInstall(t *testing.T, base, stageTime string, podsBefore int) []*corev1.Pod {
+// (which a configInterrupt restarting rsyslog names) once the node's
+// record has the install at stage during, in progress, and returns the
+// stage pods created until the rollout is Ready.
+func (k kindCase) changeDuringInstall(t *testing.T, base, stageTime string, during skyhookv1.Stage) []*corev1.Pod {
 	t.Helper()
 	name := k.name(base)
 	createNodes(t, cluster.Node{Name: name + "-0", Labels: map[string]string{"pool": name}})
@@ -93,7 +95,11 @@ func (k kindCase) changeDuringInstall(t *testing.T, base, stageTime string, pods
 		NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": name}},
 		Packages:     skyhookv1.Packages{"logging": p},
 	})
-	eventually(t, fmt.Sprintf("%d stage pods", podsBefore), func() bool { return len(created()) == podsBefore })
+	eventually(t, fmt.Sprintf("%s in progress", during), func() bool {
+		state, err := nodestate.Read(getNode(t, name+"-0"), k.ref(base))
+		e := state[skyhookv1.NodeStateKey("logging", "1.0.0")]
+		return err == nil && e.Stage == during && e.State == skyhookv1.StateInProgress
+	})
 	k.changeConfigMap(t, base, "logging", "rsyslog.conf", "b")
 	k.wait(t, base, time.Minute, isReady)
 	return created()
@@ -105,18 +111,22 @@ func (k kindCase) changeDuringInstall(t *testing.T, base, stageTime string, pods
 func checkChangedConfigRuns(t *testing.T, pods []*corev1.Pod, want []string) {
 	t.Helper()
 	var stages []string
+	var podOf []*corev1.Pod // the pod that ran each of stages
 	for _, pod := range pods {
-		stages = append(stages, pod.Labels[stagepod.StageLabel])
+		for _, stage := range stagepod.Stages(pod) {
+			stages = append(stages, string(stage))
+			podOf = append(podOf, pod)
+		}
 	}
 	if !slices.Equal(stages, want) {
-		t.Fatalf("stage pods %v, want %v", stages, want)
+		t.Fatalf("stages run %v, want %v", stages, want)
 	}
 	changed := stagepod.ConfigHash(map[string]string{"rsyslog.conf": "b", "notes.txt": "x"})
-	lastConfig := pods[slices.Index(stages, string(skyhookv1.StageInterrupt))-1]
+	lastConfig := podOf[slices.Index(stages, string(skyhookv1.StageInterrupt))-1]
 	if got := lastConfig.Annotations[stagepod.ConfigHashAnnotation]; got != changed {
 		t.Errorf("the last config stage ran with configMap %q, want the changed one %q", got, changed)
 	}
-	args := pods[slices.Index(stages, string(skyhookv1.StageInterrupt))].Spec.InitContainers[1].Args
+	args := podOf[slices.Index(stages, string(skyhookv1.StageInterrupt))].Spec.InitContainers[1].Args
 	var in skyhookv1.Interrupt
 	if err := json.Unmarshal([]byte(args[len(args)-1]), &in); err != nil || in.Type != skyhookv1.InterruptService || !slices.Equal(in.Services, []string{"rsyslog"}) {
 		t.Errorf("interrupt argument %q (%v), want rsyslog restarted", args[len(args)-1], err)
@@ -128,9 +138,11 @@ func checkChangedConfigRuns(t *testing.T, pods []*corev1.Pod, want []string) {
 // configMap and is followed by the interrupt the changed key's
 // configInterrupt asks for, then post-interrupt (NodeWright's
 // config-skyhook "update while running", where it runs them once the
-// install is done).
+// install is done). With a pod per stage the config pod is not created
+// yet as apply runs; with runs it is (TestStageRunConfigChangeMidRun).
 func TestConfigChangeDuringInstallRunsItsConfigInterrupt(t *testing.T) {
-	pods := kindCase{rollouts.Skyhooks, ""}.changeDuringInstall(t, "cfginstall", "2s", 1) // the apply pod
+	restartOperator(t, func(o *operator.Options) { o.PodPerStage = true })
+	pods := kindCase{rollouts.Skyhooks, ""}.changeDuringInstall(t, "cfginstall", "2s", skyhookv1.StageApply)
 	checkChangedConfigRuns(t, pods, []string{"apply", "config", "interrupt", "post-interrupt"})
 }
 
@@ -142,7 +154,7 @@ func TestConfigChangeDuringInstallRunsItsConfigInterrupt(t *testing.T) {
 // meets a package at config), for either kind.
 func TestConfigChangeDuringConfigStageRunsItsConfigInterrupt(t *testing.T) {
 	eachKind(t, func(t *testing.T, k kindCase) {
-		pods := k.changeDuringInstall(t, "cfgmid", "3s", 2) // apply, then config
+		pods := k.changeDuringInstall(t, "cfgmid", "3s", skyhookv1.StageConfig)
 		checkChangedConfigRuns(t, pods, []string{"apply", "config", "config", "interrupt", "post-interrupt"})
 	})
 }
@@ -165,10 +177,10 @@ func TestConfigInterruptSurvivesALostRecord(t *testing.T) {
 		NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": name}},
 		Packages:     skyhookv1.Packages{"logging": p},
 	})
-	eventually(t, "the apply pod", func() bool { return len(created()) == 1 })
+	eventually(t, "the install's run", func() bool { return len(created()) == 1 })
 	k.changeConfigMap(t, "cfglost", "logging", "rsyslog.conf", "b")
 	var recorded map[string]string
-	eventually(t, "the config pod and the record carrying its interrupt", func() bool {
+	eventually(t, "the rerun's config pod and the record carrying its interrupt", func() bool {
 		pods := created()
 		if len(pods) != 2 {
 			return false
@@ -185,5 +197,6 @@ func TestConfigInterruptSurvivesALostRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.wait(t, "cfglost", time.Minute, isReady)
-	checkChangedConfigRuns(t, created(), []string{"apply", "config", "interrupt", "post-interrupt"})
+	// The run's config (the older configMap), then the rerun's.
+	checkChangedConfigRuns(t, created(), []string{"apply", "config", "config", "interrupt", "post-interrupt"})
 }

@@ -124,12 +124,12 @@ func TestHostileNodeAnnotations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writes := testenv.Tally(t, w, func(ev watch.Event) (string, bool) {
+	writes := testenv.Tally(t, w, func(ev watch.Event) []string {
 		node, ok := ev.Object.(*corev1.Node)
 		if !ok || ev.Type != watch.Modified {
-			return "", false
+			return nil
 		}
-		return node.Name, true
+		return []string{node.Name}
 	})
 	pods := countStagePods(t, sk)
 	reconciles := func() float64 {

@@ -44,8 +44,8 @@ func TestOnePackageReachesReadyOnFiveNodes(t *testing.T) {
 	// Stage pods run on the host's network and pull with the operator's
 	// image pull secret, as upstream's do.
 	pods := created()
-	if len(pods) != 10 {
-		t.Errorf("%d stage pods created, want apply and config on 5 nodes", len(pods))
+	if stages := stagesRun(pods); len(stages) != 10 || len(pods) != 5 {
+		t.Errorf("%d stage pods created running %v, want a run of apply and config on each of 5 nodes", len(pods), stages)
 	}
 	for _, pod := range pods {
 		if !pod.Spec.HostNetwork || !pod.Spec.HostPID || len(pod.Spec.ImagePullSecrets) != 1 || pod.Spec.ImagePullSecrets[0].Name != pullSecret {

@@ -17,7 +17,7 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
-// With --stage-runs an install's config runs in the pod of its apply: one
+// An install's config runs in the pod of its apply: one
 // pod, its stages' containers in order, and the node's record still goes
 // stage by stage (apply in progress, then config in progress, then config
 // complete), as NodeWright's node keys and the status read it.
@@ -40,6 +40,18 @@ func TestStageRunIsOnePodRecordedStageByStage(t *testing.T) {
 		if !slices.Contains(seen, want) {
 			t.Errorf("the record went %v; want it to say %q on the way", seen, want)
 		}
+	}
+}
+
+// --stage-runs=false gives each stage a pod of its own, as before runs.
+func TestPodPerStageRunsApplyAndConfigApart(t *testing.T) {
+	restartOperator(t, func(o *operator.Options) { o.PodPerStage = true })
+	created, _ := oneNodeRolloutOf(t, "runapart", func(tuning *skyhookv1.Package) {
+		tuning.ConfigMap = map[string]string{"tuning.conf": "a"}
+	})
+	waitSkyhook(t, "runapart", time.Minute, isReady)
+	if got := podStages(created()); !slices.Equal(got, []string{"apply", "config"}) {
+		t.Errorf("stage pods %v, want apply and config apart", got)
 	}
 }
 
@@ -99,7 +111,7 @@ func TestStageRunSurvivesAnOperatorRestart(t *testing.T) {
 		e := packageEntry(t, "runrestart-0", "runrestart", "tuning", "1.0.0")
 		return e.Stage == skyhookv1.StageConfig && e.State == skyhookv1.StateInProgress
 	})
-	restartOperator(t, func(o *operator.Options) { o.StageRuns = true })
+	restartOperator(t)
 	waitSkyhook(t, "runrestart", time.Minute, isReady)
 	if got := podStages(created()); !slices.Equal(got, []string{"apply,config"}) {
 		t.Errorf("stage pods %v, want the one run", got)
@@ -110,20 +122,19 @@ func TestStageRunSurvivesAnOperatorRestart(t *testing.T) {
 // the older configMap) is not recorded as the install's; config runs again
 // with the new one, and the changed key's configInterrupt follows.
 func TestStageRunConfigChangeMidRun(t *testing.T) {
-	restartOperator(t, func(o *operator.Options) { o.StageRuns = true })
-	pods := kindCase{rollouts.Skyhooks, ""}.changeDuringInstall(t, "runcfg", "2s", 1)
-	checkChangedConfigRuns(t, pods, []string{"apply", "config", "interrupt", "post-interrupt"})
+	pods := kindCase{rollouts.Skyhooks, ""}.changeDuringInstall(t, "runcfg", "2s", skyhookv1.StageApply)
+	// The run's config (the older configMap), then the rerun's.
+	checkChangedConfigRuns(t, pods, []string{"apply", "config", "config", "interrupt", "post-interrupt"})
 	if got := podStages(pods); got[0] != "apply,config" {
 		t.Errorf("stage pods %v, want the install's run first", got)
 	}
 }
 
-// stageRunRollout starts the operator with --stage-runs and rolls a
+// stageRunRollout rolls a
 // Skyhook <name> with one package, tuning 1.0.0 (each stage 1 s, env
 // added), with a configMap, onto one node <name>-0.
 func stageRunRollout(t *testing.T, name string, env []corev1.EnvVar) (func() []*corev1.Pod, func() []skyhookv1.NodeState) {
 	t.Helper()
-	restartOperator(t, func(o *operator.Options) { o.StageRuns = true })
 	return oneNodeRolloutOf(t, name, func(tuning *skyhookv1.Package) {
 		tuning.Env = append([]corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1s"}}, env...)
 		tuning.ConfigMap = map[string]string{"tuning.conf": "a"}

@@ -12,7 +12,7 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
-// Stage runs (SkyhookReconciler.StageRuns): an install's config runs in
+// Stage runs (unless SkyhookReconciler.PodPerStage): an install's config runs in
 // the pod of its apply or upgrade. A run's pod is each of its stages' pod:
 // a stage's outcome, try and timeout are read from its own containers
 // (stagepod.ReadStage), and the pod is retired once its last stage is
@@ -27,11 +27,11 @@ func newerTry(pod, other *corev1.Pod, stage skyhookv1.Stage) bool {
 	return stagepod.Stages(pod)[0] == stage && stagepod.Stages(other)[0] != stage
 }
 
-// runAfter are the stages the pod of the step runs after it, with
-// StageRuns: an install's config after its apply or upgrade (nothing
+// runAfter are the stages the pod of the step runs after it, unless
+// PodPerStage: an install's config after its apply or upgrade (nothing
 // interrupts between them).
 func (n *nodePass) runAfter(step lifecycle.Step) []skyhookv1.Stage {
-	if n.r.StageRuns && (step.Stage == skyhookv1.StageApply || step.Stage == skyhookv1.StageUpgrade) {
+	if !n.r.PodPerStage && (step.Stage == skyhookv1.StageApply || step.Stage == skyhookv1.StageUpgrade) {
 		return []skyhookv1.Stage{skyhookv1.StageConfig}
 	}
 	return nil

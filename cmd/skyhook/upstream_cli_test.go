@@ -402,12 +402,12 @@ func stagePodsCreated(t *testing.T, skyhook string) func() map[string]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testenv.Tally(t, w, func(ev watch.Event) (string, bool) {
+	return testenv.Tally(t, w, func(ev watch.Event) []string {
 		pod, ok := ev.Object.(*corev1.Pod)
 		if !ok || ev.Type != watch.Added {
-			return "", false
+			return nil
 		}
-		return pod.Spec.NodeName, true
+		return []string{pod.Spec.NodeName}
 	})
 }
 
@@ -421,12 +421,12 @@ func nodeAnnotationValues(t *testing.T, node, key string) func() map[string]int 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testenv.Tally(t, w, func(ev watch.Event) (string, bool) {
+	return testenv.Tally(t, w, func(ev watch.Event) []string {
 		n, ok := ev.Object.(*corev1.Node)
 		if !ok {
-			return "", false
+			return nil
 		}
-		return n.Annotations[key], true
+		return []string{n.Annotations[key]}
 	})
 }
 

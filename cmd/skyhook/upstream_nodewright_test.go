@@ -93,11 +93,11 @@ func nodeWrightPodsCreated(t *testing.T, name string) func() map[string]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testenv.Tally(t, w, func(ev watch.Event) (string, bool) {
+	return testenv.Tally(t, w, func(ev watch.Event) []string {
 		pod, ok := ev.Object.(*corev1.Pod)
 		if !ok || ev.Type != watch.Added {
-			return "", false
+			return nil
 		}
-		return pod.Spec.NodeName, true
+		return []string{pod.Spec.NodeName}
 	})
 }

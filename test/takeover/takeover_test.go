@@ -162,12 +162,16 @@ func stagePods(t *testing.T) func() map[string]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testenv.Tally(t, w, func(ev watch.Event) (string, bool) {
+	return testenv.Tally(t, w, func(ev watch.Event) []string {
 		pod, ok := ev.Object.(*corev1.Pod)
 		if !ok || ev.Type != watch.Added {
-			return "", false
+			return nil
 		}
-		return pod.Spec.NodeName + "/" + pod.Labels[stagepod.StageLabel], true
+		var keys []string
+		for _, stage := range stagepod.Stages(pod) { // a run's pod under each of its stages
+			keys = append(keys, pod.Spec.NodeName+"/"+string(stage))
+		}
+		return keys
 	})
 }
 

@@ -9,21 +9,22 @@ import (
 )
 
 // Tally counts, by key, the events a watch delivers from now on until the
-// test ends: key names an event's key, or reports false to leave it out.
+// test ends: keys names the keys an event counts under (none leaves it
+// out; a stage-run pod counts once for each of its stages).
 // It returns a function giving the counts so far. A watch sees every
 // write, however short-lived, which polling would miss.
-func Tally(t testing.TB, w watch.Interface, key func(watch.Event) (string, bool)) func() map[string]int {
+func Tally(t testing.TB, w watch.Interface, keys func(watch.Event) []string) func() map[string]int {
 	t.Helper()
 	t.Cleanup(w.Stop)
 	var mu sync.Mutex
 	counts := map[string]int{}
 	go func() {
 		for ev := range w.ResultChan() {
-			if k, ok := key(ev); ok {
-				mu.Lock()
+			mu.Lock()
+			for _, k := range keys(ev) {
 				counts[k]++
-				mu.Unlock()
 			}
+			mu.Unlock()
 		}
 	}()
 	return func() map[string]int {

@@ -63,14 +63,17 @@ func watchStagePodsOfKind(t *testing.T, kind skyhookv1.RolloutKind, name string)
 	var seen []string
 	go func() {
 		for ev := range w.ResultChan() {
-			if pod, ok := ev.Object.(*corev1.Pod); ok {
-				stage := stagepod.PackageOf(pod) + " " + pod.Labels[stagepod.StageLabel]
-				mu.Lock()
-				if !slices.Contains(seen, stage) {
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			mu.Lock()
+			for _, s := range stagepod.Stages(pod) { // a run's pod under each of its stages
+				if stage := stagepod.PackageOf(pod) + " " + string(s); !slices.Contains(seen, stage) {
 					seen = append(seen, stage)
 				}
-				mu.Unlock()
 			}
+			mu.Unlock()
 		}
 	}()
 	return func() []string {

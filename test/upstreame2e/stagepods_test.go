@@ -70,20 +70,23 @@ func (p stagePod) String() string {
 	return fmt.Sprintf("%s/%s:%s %s on %s", p.Skyhook, p.Package, p.Version, p.Stage, p.Node)
 }
 
-// all are the pods seen so far, in the order they appeared.
+// all are the stages of the pods seen so far, in the order the pods
+// appeared: a pod's one, or each stage of a run's pod, in order.
 func (l *stagePodLog) all() []stagePod {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]stagePod, 0, len(l.pods))
 	for _, pod := range l.pods {
-		out = append(out, stagePod{
-			Skyhook: pod.Labels[l.owner],
-			Package: stagepod.PackageOf(pod),
-			Version: pod.Annotations[stagepod.VersionAnnotation],
-			Stage:   pod.Labels[stagepod.StageLabel],
-			Node:    pod.Spec.NodeName,
-			Pod:     pod,
-		})
+		for _, stage := range stagepod.Stages(pod) {
+			out = append(out, stagePod{
+				Skyhook: pod.Labels[l.owner],
+				Package: stagepod.PackageOf(pod),
+				Version: pod.Annotations[stagepod.VersionAnnotation],
+				Stage:   string(stage),
+				Node:    pod.Spec.NodeName,
+				Pod:     pod,
+			})
+		}
 	}
 	return out
 }

@@ -870,14 +870,17 @@ func recordStagePodsOf(t *testing.T, kind skyhookv1.RolloutKind, name string) *s
 	p := &stagePods{pods: map[string]*corev1.Pod{}}
 	go func() {
 		for ev := range w.ResultChan() {
-			if pod, ok := ev.Object.(*corev1.Pod); ok {
-				key := stagepod.PackageOf(pod) + " " + pod.Labels[stagepod.StageLabel]
-				p.mu.Lock()
-				if p.pods[key] == nil {
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			p.mu.Lock()
+			for _, stage := range stagepod.Stages(pod) { // a run's pod under each of its stages
+				if key := stagepod.PackageOf(pod) + " " + string(stage); p.pods[key] == nil {
 					p.pods[key] = pod
 				}
-				p.mu.Unlock()
 			}
+			p.mu.Unlock()
 		}
 	}()
 	return p

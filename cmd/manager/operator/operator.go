@@ -115,9 +115,9 @@ type Options struct {
 	// ReapplyOnReboot starts the rollouts over on a node that rebooted
 	// outside their interrupts (REAPPLY_ON_REBOOT).
 	ReapplyOnReboot bool
-	// StageRuns runs an install's config in the pod of its apply or
-	// upgrade (reconcile.SkyhookReconciler.StageRuns).
-	StageRuns bool
+	// PodPerStage runs every stage in a pod of its own, as before stage
+	// runs (reconcile.SkyhookReconciler.PodPerStage): --stage-runs=false.
+	PodPerStage bool
 	// DefaultServiceAccount is the ServiceAccount, in a PackageSet's
 	// namespace, that PackageSets naming none are applied as. Empty applies
 	// them as the operator itself: that is no lockdown, since whoever may
@@ -228,7 +228,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Recorder: mgr.GetEventRecorder("skyhook-operator"), APIReader: mgr.GetAPIReader(), OperatorVersion: RunningVersion(),
 		NotReadyTimeout: opts.NotReadyTimeout, RebootTimeout: opts.RebootTimeout, StageTimeout: opts.StageTimeout, RuntimeRequiredTaint: opts.RuntimeRequiredTaint,
 		MaxAttempts: opts.MaxAttempts, ReapplyOnReboot: opts.ReapplyOnReboot, SucceededTTL: opts.SucceededTTL, FailedTTL: opts.FailedTTL,
-		StageRuns: opts.StageRuns,
+		PodPerStage: opts.PodPerStage,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}

@@ -81,7 +81,7 @@ func main() {
 	phases := flag.String("phases", "install,upgrade", "the phases to run, in order: install, or install,upgrade")
 	kindName := flag.String("kind", "skyhook", "the kind rolled out: skyhook, or nodewright (the same spec as a NodeWright)")
 	window := flag.Duration("window", 0, "end a phase after this long even if the rollout is not done (0: at Ready); a cut phase counts the stages it started, and has no makespan")
-	operatorArgs := flag.String("operator-args", "", "more arguments for the operator, space separated (--stage-runs: an install's config in its apply's pod)")
+	operatorArgs := flag.String("operator-args", "", "more arguments for the operator, space separated (--stage-runs=false: a pod per stage, as before stage runs)")
 	flag.Parse()
 	kind, err := kindOf(*kindName)
 	check(err)
