@@ -42,8 +42,10 @@ func TestStageOverItsTimeoutIsStoppedAndRetried(t *testing.T) {
 	eventually(t, "the first stage pod", func() bool {
 		return c.List(ctx, &pods, client.InNamespace(operatorNamespace), client.MatchingLabels{stagepod.SkyhookLabel: "stagetimeout"}) == nil && len(pods.Items) > 0
 	})
-	if d := pods.Items[0].Spec.ActiveDeadlineSeconds; d == nil || *d != int64(stageTimeout/time.Second) {
-		t.Errorf("activeDeadlineSeconds = %v, want %d", d, int64(stageTimeout/time.Second))
+	// A run's pod (apply and config) has each stage's timeout.
+	first := &pods.Items[0]
+	if d, want := first.Spec.ActiveDeadlineSeconds, int64(stageTimeout/time.Second)*int64(len(stagepod.Stages(first))); d == nil || *d != want {
+		t.Errorf("activeDeadlineSeconds = %v, want %d", d, want)
 	}
 
 	got := waitSkyhook(t, "stagetimeout", time.Minute, func(sk *skyhookv1.Skyhook) bool {
@@ -85,7 +87,7 @@ func TestPackageStageTimeoutWinsOverTheOperators(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), sk) })
-	deadlines := map[string]*int64{}
+	deadlines, stages := map[string]*int64{}, map[string]int64{}
 	eventually(t, "both packages' stage pods", func() bool {
 		var pods corev1.PodList
 		if c.List(ctx, &pods, client.InNamespace(operatorNamespace), client.MatchingLabels{stagepod.SkyhookLabel: "pkgtimeout"}) != nil {
@@ -93,11 +95,12 @@ func TestPackageStageTimeoutWinsOverTheOperators(t *testing.T) {
 		}
 		for _, p := range pods.Items {
 			deadlines[stagepod.PackageOf(&p)] = p.Spec.ActiveDeadlineSeconds
+			stages[stagepod.PackageOf(&p)] = int64(len(stagepod.Stages(&p)))
 		}
 		return len(deadlines) == 2
 	})
-	if d := deadlines["short"]; d == nil || *d != 4 {
-		t.Errorf("short's deadline %v, want 4 s (3.5 s rounded up)", d)
+	if d := deadlines["short"]; d == nil || *d != 4*stages["short"] {
+		t.Errorf("short's deadline %v, want 4 s (3.5 s rounded up) for each of its %d stages", d, stages["short"])
 	}
 	if d := deadlines["unbounded"]; d != nil {
 		t.Errorf("unbounded's deadline %d, want none", *d)

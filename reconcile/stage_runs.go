@@ -61,16 +61,11 @@ func lastStage(pod *corev1.Pod) skyhookv1.Stage {
 // runStageTimeout is the timeout of a stage of a run of stages: each has
 // its share of the pod's deadline from its own start (the kubelet's
 // deadline, their sum, stops the pod only past all of them).
-func (n *nodePass) runStageTimeout(pod *corev1.Pod, stage skyhookv1.Stage, stages int, outcome stagepod.Outcome) stagepod.Outcome {
-	timeout := time.Duration(*pod.Spec.ActiveDeadlineSeconds/int64(stages)) * time.Second
+func (n *nodePass) runStageTimeout(pod *corev1.Pod, stage skyhookv1.Stage, outcome stagepod.Outcome) stagepod.Outcome {
+	timeout := stagepod.StageTimeout(pod)
 	grace := min(timeout/10, time.Minute)
-	start, started := stagepod.StageStart(pod, stage)
-	switch {
-	case !started && stage == stagepod.Stages(pod)[0]:
-		// Not started yet (pulling, or not admitted): timed from the
-		// pod's start, as a pod of one stage is.
-		start = stagepod.Started(pod)
-	case !started:
+	deadline, started := stagepod.StageDeadline(pod, stage) // a first stage not started yet (pulling, or not admitted) is timed from the pod's start
+	if !started {
 		// The stages before it are timed; past the pod's deadline a
 		// kubelet that did not stop it leaves it to this check.
 		if late, _ := stagepod.TimedOut(pod, grace, time.Now()); late {
@@ -78,7 +73,7 @@ func (n *nodePass) runStageTimeout(pod *corev1.Pod, stage skyhookv1.Stage, stage
 		}
 		return outcome
 	}
-	left := time.Until(start.Add(timeout + grace))
+	left := time.Until(deadline.Add(grace))
 	if left <= 0 {
 		return stagepod.Outcome{Result: stagepod.Failed, Message: fmt.Sprintf("did not finish within the stage timeout (%s)", timeout)}
 	}

@@ -234,8 +234,8 @@ func (n *nodePass) readOutcome(pod *corev1.Pod, stage skyhookv1.Stage) stagepod.
 	if pod.Spec.ActiveDeadlineSeconds == nil {
 		return outcome // no stage timeout
 	}
-	if stages := stagepod.Stages(pod); len(stages) > 1 {
-		return n.runStageTimeout(pod, stage, len(stages), outcome)
+	if len(stagepod.Stages(pod)) > 1 {
+		return n.runStageTimeout(pod, stage, outcome)
 	}
 	timeout := time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second
 	grace := min(timeout/10, time.Minute)

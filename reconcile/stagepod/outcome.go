@@ -134,11 +134,19 @@ func TimedOut(pod *corev1.Pod, grace time.Duration, now time.Time) (bool, time.D
 
 // FinishedAt is when the pod's last container ended (its creation when
 // none says); a pod past its deadline at now that no container says ended
-// failed at the deadline, so a retry backs off from there.
+// failed at the deadline, and so did a stage of a run past its own
+// (StageDeadline), so a retry backs off from there.
 func FinishedAt(pod *corev1.Pod, now time.Time) time.Time {
 	t := pod.CreationTimestamp.Time
 	if deadline, ok := Deadline(pod); ok && deadline.Before(now) {
 		t = deadline
+	}
+	if stages := Stages(pod); len(stages) > 1 {
+		for _, stage := range stages {
+			if d, ok := StageDeadline(pod, stage); ok && d.Before(now) && d.After(t) && !stageDone(pod, stage, stages) {
+				t = d
+			}
+		}
 	}
 	for _, s := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
 		for _, term := range []*corev1.ContainerStateTerminated{s.State.Terminated, s.LastTerminationState.Terminated} {
@@ -222,6 +230,33 @@ func StageStart(pod *corev1.Pod, stage skyhookv1.Stage) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// StageDeadline is when a stage of a run has had its share of the pod's
+// deadline (activeDeadlineSeconds over the stages), counted from its start;
+// a first stage not started yet counts from the pod's start. False: no
+// deadline, or a later stage not started.
+func StageDeadline(pod *corev1.Pod, stage skyhookv1.Stage) (time.Time, bool) {
+	if pod.Spec.ActiveDeadlineSeconds == nil {
+		return time.Time{}, false
+	}
+	stages := Stages(pod)
+	start, started := StageStart(pod, stage)
+	if !started && stage != stages[0] {
+		return time.Time{}, false
+	}
+	if !started {
+		start = Started(pod)
+	}
+	return start.Add(StageTimeout(pod)), true
+}
+
+// StageTimeout is each stage's share of the pod's deadline (0: none).
+func StageTimeout(pod *corev1.Pod) time.Duration {
+	if pod.Spec.ActiveDeadlineSeconds == nil {
+		return 0
+	}
+	return time.Duration(*pod.Spec.ActiveDeadlineSeconds/int64(len(Stages(pod)))) * time.Second
 }
 
 // StageSeconds is how long the stage of the pod took: from the pod's

@@ -131,3 +131,33 @@ func TestStageStartOfARun(t *testing.T) {
 		t.Errorf("apply took %v s, want 40", got)
 	}
 }
+
+// A run's stage that overran its share of the deadline (the kubelet stops
+// the pod only past the sum) ended at its own deadline: a retry backs off
+// from there, not from the pod's creation.
+func TestAStageOfARunEndsAtItsOwnDeadline(t *testing.T) {
+	pod := Build(runSpec()) // 90 s a stage, 180 s the pod
+	created := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	pod.CreationTimestamp = metav1.NewTime(created)
+	copied := metav1.NewTime(created.Add(2 * time.Second))
+	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{
+		{Name: "tuning-init", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{StartedAt: copied, FinishedAt: copied}}},
+		{Name: "tuning-apply", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: copied}}},
+	}
+	if got := StageTimeout(pod); got != 90*time.Second {
+		t.Errorf("StageTimeout %v, want 90s", got)
+	}
+	applyDeadline := copied.Add(90 * time.Second)
+	if d, ok := StageDeadline(pod, skyhookv1.StageApply); !ok || !d.Equal(applyDeadline) {
+		t.Errorf("apply's deadline %v (%v), want %v: 90 s from its start", d, ok, applyDeadline)
+	}
+	if _, ok := StageDeadline(pod, skyhookv1.StageConfig); ok {
+		t.Error("config has a deadline before it started")
+	}
+	if got := FinishedAt(pod, applyDeadline.Add(-time.Second)); !got.Equal(copied.Time) {
+		t.Errorf("before apply's deadline FinishedAt %v, want the copy's end %v", got, copied)
+	}
+	if got := FinishedAt(pod, applyDeadline.Add(10*time.Second)); !got.Equal(applyDeadline) {
+		t.Errorf("past apply's deadline FinishedAt %v, want the deadline %v", got, applyDeadline)
+	}
+}
