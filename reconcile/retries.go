@@ -67,19 +67,10 @@ func (n *nodePass) notRun(ctx context.Context, try failedTry, result stagepod.Re
 	}
 	n.progress.NodeRetrying(n.work.node.Name, fmt.Sprintf("attempt %d: %s; not a failure of the package: the node has no room for the stage pod, tried again",
 		entry.Restarts+1, try.message))
-	if !n.start {
+	if !n.start || n.backingOff(try.pod, entry.Restarts) {
 		return nil
 	}
-	if wait := backoff(entry.Restarts) - time.Since(stagepod.FinishedAt(try.pod, time.Now())); wait > 0 {
-		n.progress.RequeueIn(wait)
-		return nil
-	}
-	if err := n.r.deletePod(ctx, n.sk, try.pod); err != nil {
-		return err
-	}
-	entry.Restarts++
-	n.state[key] = entry
-	return n.createStagePod(ctx, try.name, try.step, entry.Restarts)
+	return n.tryAgain(ctx, try, entry.Restarts+1, n.r.deletePod)
 }
 
 // retry starts the next try of a failed stage after its backoff, at once for
@@ -99,21 +90,38 @@ func (n *nodePass) retry(ctx context.Context, pod *corev1.Pod, name string, step
 			n.progress.GaveUp(fmt.Sprintf("%s on %s", name, n.work.node.Name))
 			return false, nil
 		}
-		if wait := backoff(entry.Restarts) - time.Since(stagepod.FinishedAt(pod, time.Now())); wait > 0 {
-			n.progress.RequeueIn(wait)
+		if n.backingOff(pod, entry.Restarts) {
 			return true, nil
 		}
 	}
-	if err := n.r.retire(ctx, n.sk, pod); err != nil {
-		return true, err
-	}
+	restarts := entry.Restarts + 1
 	if newGeneration {
-		entry.Restarts = 0
-	} else {
-		entry.Restarts++
+		restarts = 0
 	}
+	return true, n.tryAgain(ctx, failedTry{pod: pod, name: name, step: step}, restarts, n.r.retire)
+}
+
+// backingOff reports whether the backoff after the try the pod ran (the
+// entry's restarts) still runs, and comes back when it ends.
+func (n *nodePass) backingOff(pod *corev1.Pod, restarts int32) bool {
+	wait := backoff(restarts) - time.Since(stagepod.FinishedAt(pod, time.Now()))
+	if wait > 0 {
+		n.progress.RequeueIn(wait)
+	}
+	return wait > 0
+}
+
+// tryAgain takes the try's pod out of the rollout (deleted, or retired
+// for its logs) and starts the stage's next try, numbered restarts.
+func (n *nodePass) tryAgain(ctx context.Context, try failedTry, restarts int32, takeOut func(context.Context, *skyhookv1.Skyhook, *corev1.Pod) error) error {
+	if err := takeOut(ctx, n.sk, try.pod); err != nil {
+		return err
+	}
+	key := skyhookv1.NodeStateKey(try.name, try.step.Version)
+	entry := n.state[key]
+	entry.Restarts = restarts
 	n.state[key] = entry
-	return true, n.createStagePod(ctx, name, step, entry.Restarts)
+	return n.createStagePod(ctx, try.name, try.step, restarts)
 }
 
 // backoff is the wait before the next try of a failed stage: 5 s, doubling,
