@@ -61,11 +61,8 @@ func (n *nodePass) advance(ctx context.Context) error {
 		shown = skyhookv1.StatusPaused // as NodeWright marks every node of a paused Skyhook
 	}
 	drainStart, drainBlocked := n.drainMarks()
-	if err := n.r.writeRecord(ctx, n.sk, n.work, nodestate.Record{State: n.state, Config: n.config, Status: shown, Batch: n.work.batch, Interrupt: encoded,
-		DrainStart: drainStart, DrainBlocked: drainBlocked, BootID: n.r.bootToAcknowledge(n.work.node)}); err != nil {
-		return err
-	}
-	return n.r.writeNodeConditions(ctx, n.sk, n.work.node, status, n.state)
+	return n.r.writeRecordAndConditions(ctx, n.sk, n.work, nodestate.Record{State: n.state, Config: n.config, Status: shown, Batch: n.work.batch, Interrupt: encoded,
+		DrainStart: drainStart, DrainBlocked: drainBlocked, BootID: n.r.bootToAcknowledge(n.work.node)}, report.NodeConditions(skyhookv1.RefOf(n.sk), status, n.state))
 }
 
 // followInterrupt moves the node's interrupt for the packages due one
