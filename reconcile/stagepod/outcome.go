@@ -134,8 +134,8 @@ func TimedOut(pod *corev1.Pod, grace time.Duration, now time.Time) (bool, time.D
 
 // FinishedAt is when the pod's last container ended (its creation when
 // none says); a pod past its deadline at now that no container says ended
-// failed at the deadline, and so did a stage of a run past its own
-// (StageDeadline), so a retry backs off from there.
+// failed at the deadline, and so did a stage of a run still running past
+// its own (StageDeadline), so a retry backs off from there.
 func FinishedAt(pod *corev1.Pod, now time.Time) time.Time {
 	t := pod.CreationTimestamp.Time
 	if deadline, ok := Deadline(pod); ok && deadline.Before(now) {
@@ -143,7 +143,7 @@ func FinishedAt(pod *corev1.Pod, now time.Time) time.Time {
 	}
 	if stages := Stages(pod); len(stages) > 1 {
 		for _, stage := range stages {
-			if d, ok := StageDeadline(pod, stage); ok && d.Before(now) && d.After(t) && !stageDone(pod, stage, stages) {
+			if d, ok := StageDeadline(pod, stage); ok && d.Before(now) && d.After(t) && ReadStage(pod, stage).Result == Running {
 				t = d
 			}
 		}

@@ -160,4 +160,11 @@ func TestAStageOfARunEndsAtItsOwnDeadline(t *testing.T) {
 	if got := FinishedAt(pod, applyDeadline.Add(10*time.Second)); !got.Equal(applyDeadline) {
 		t.Errorf("past apply's deadline FinishedAt %v, want the deadline %v", got, applyDeadline)
 	}
+	// Apply that failed ended then, whatever its deadline.
+	failed := metav1.NewTime(copied.Add(time.Second))
+	pod.Status.Phase = corev1.PodFailed
+	pod.Status.InitContainerStatuses[1].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 9, StartedAt: copied, FinishedAt: failed}}
+	if got := FinishedAt(pod, applyDeadline.Add(10*time.Second)); !got.Equal(failed.Time) {
+		t.Errorf("apply failed: FinishedAt %v, want its end %v", got, failed)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
@@ -22,13 +23,17 @@ type stagePod struct {
 	node      string
 	pkg       string
 	version   string
-	stage     string
+	stages    []string // one, or a stage run's (apply,config)
 	succeeded bool
 }
 
-// key names what the pod ran: node, package, version and stage.
-func (p stagePod) key() string {
-	return fmt.Sprintf("%s/%s@%s/%s", p.node, p.pkg, p.version, p.stage)
+// key names what the pod ran: node, package, version and stages.
+func (p stagePod) key() string { return p.stageKey(strings.Join(p.stages, ",")) }
+
+// stageKey names one stage of the pod's package: node, package, version
+// and stage.
+func (p stagePod) stageKey(stage string) string {
+	return fmt.Sprintf("%s/%s@%s/%s", p.node, p.pkg, p.version, stage)
 }
 
 // podLog follows every stage pod of one Skyhook through an informer
@@ -73,8 +78,10 @@ func (l *podLog) observe(obj any) {
 	defer l.mu.Unlock()
 	sp := l.pods[p.UID]
 	if sp == nil {
-		sp = &stagePod{name: p.Name, node: p.Spec.NodeName, pkg: stagepod.PackageOf(p),
-			version: p.Annotations[stagepod.VersionAnnotation], stage: p.Labels[stagepod.StageLabel]}
+		sp = &stagePod{name: p.Name, node: p.Spec.NodeName, pkg: stagepod.PackageOf(p), version: p.Annotations[stagepod.VersionAnnotation]}
+		for _, stage := range stagepod.Stages(p) {
+			sp.stages = append(sp.stages, string(stage))
+		}
 		l.pods[p.UID] = sp
 	}
 	sp.succeeded = sp.succeeded || stageSucceeded(p)
@@ -122,12 +129,14 @@ func (l *podLog) since(before map[types.UID]bool) []stagePod {
 // all are every pod observed.
 func (l *podLog) all() []stagePod { return l.since(nil) }
 
-// succeededByStage counts the pods that succeeded, by what they ran.
+// succeededByStage counts the pods that succeeded, by each stage they ran.
 func (l *podLog) succeededByStage() map[string]int {
 	counts := map[string]int{}
 	for _, p := range l.all() {
-		if p.succeeded {
-			counts[p.key()]++
+		for _, stage := range p.stages {
+			if p.succeeded {
+				counts[p.stageKey(stage)]++
+			}
 		}
 	}
 	return counts
