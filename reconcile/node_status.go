@@ -39,7 +39,9 @@ func (pass *rolloutPass) markStatus(ctx context.Context, view *fleetView, pool *
 		if err != nil {
 			return err
 		}
-		if want, ok := pass.markWanted(w); ok && found {
+		// A node cached from before this operator's last record write
+		// may lack a mark that write carried: its event brings it back.
+		if want, ok := pass.markWanted(w); ok && found && !pass.r.memory.NodeVersions.Behind(pass.sk.UID, w.node) {
 			pool.markNode(w, want)
 		}
 		view.marked(w.node.Name)

@@ -68,6 +68,7 @@ func (r *SkyhookReconciler) writeRecordAndConditions(ctx context.Context, sk *sk
 	}
 	if record != nil {
 		r.memory.Written.Record(sk.UID, string(w.node.UID), record)
+		r.memory.NodeVersions.Record(sk.UID, w.node.UID, target.ResourceVersion)
 	}
 	if standing != nil {
 		r.memory.Written.Record(sk.UID, conditionsKey(w.node), summary)

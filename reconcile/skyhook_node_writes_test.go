@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/reconcile/report"
 )
 
@@ -24,6 +25,7 @@ func TestInstallWritesItsNodeThreeTimes(t *testing.T) {
 	writes := rolloutWritesOn(t, "writes3-0")
 	oneNodeRolloutOf(t, "writes3", func(tuning *skyhookv1.Package) {
 		tuning.ConfigMap = map[string]string{"tuning.conf": "a"}
+		tuning.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "2s"}} // each stage long enough to be seen
 	})
 	waitSkyhook(t, "writes3", time.Minute, isReady)
 	node := getNode(t, "writes3-0")

@@ -38,6 +38,8 @@ type Memory[W any] struct {
 	StatusWrites StatusWrites
 	// Written are the node records and node conditions last written.
 	Written Written
+	// NodeVersions are the nodes' resourceVersions after those writes.
+	NodeVersions NodeVersions
 	// Batches are each compartment's batch state as last judged.
 	Batches Batches
 	// Records are the node records as last parsed.
@@ -115,7 +117,7 @@ type namedStore struct {
 }
 
 func (m *Memory[W]) byUID() []namedStore {
-	return []namedStore{{"started", &m.Started}, {"statusWrites", &m.StatusWrites}, {"written", &m.Written}, {"batches", &m.Batches},
+	return []namedStore{{"started", &m.Started}, {"statusWrites", &m.StatusWrites}, {"written", &m.Written}, {"nodeVersions", &m.NodeVersions}, {"batches", &m.Batches},
 		{"records", &m.Records}, {"deleted", &m.Deleted}, {"created", &m.Created}, {"stageEnds", &m.StageEnds}}
 }
 

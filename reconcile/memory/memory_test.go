@@ -26,6 +26,7 @@ func fill(m *Memory[int], uid types.UID, name string) {
 	m.Started.Add(uid, "node-1")
 	m.StatusWrites.Wrote(uid)
 	m.Written.Record(uid, "node-uid", []byte(`{}`))
+	m.NodeVersions.Record(uid, "node-uid", "42")
 	m.Batches.Store(uid, []skyhookv1.CompartmentStatus{{Name: "canary", Batch: 1}})
 	m.Records.Read(sk, []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}}, true, nil)
 	m.Deleted.Add(uid, "pod-uid")
@@ -51,14 +52,14 @@ func TestForgetDropsEveryStore(t *testing.T) {
 	var m Memory[int]
 	fill(&m, "uid-a", "a")
 	fill(&m, "uid-b", "b")
-	if got := stores(&m, "a"); len(got) != 11 {
-		t.Fatalf("filled stores of a: %v, want all 11 (every store and the name)", got)
+	if got := stores(&m, "a"); len(got) != 12 {
+		t.Fatalf("filled stores of a: %v, want all 12 (every store and the name)", got)
 	}
 	m.Forget("uid-a", skyhookv1.Skyhooks.Named("a"))
 	if got := stores(&m, "a"); len(got) != 0 {
 		t.Fatalf("after Forget, still held for a: %v", got)
 	}
-	if got := stores(&m, "b"); len(got) != 11 {
+	if got := stores(&m, "b"); len(got) != 12 {
 		t.Fatalf("Forget of a took from b: %v", got)
 	}
 	// Found gone by name only: the UID tracked under the name.
@@ -138,6 +139,29 @@ func TestStartedNodesAndWrittenRecordsArePerSkyhook(t *testing.T) {
 	written.forget("a")
 	if written.Same("a", "node-uid", []byte(`{"x":1}`)) {
 		t.Fatal("written: forget kept the record")
+	}
+}
+
+func TestANodeCachedBeforeTheLastWriteIsBehind(t *testing.T) {
+	var versions NodeVersions
+	node := func(rv string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{UID: "node-uid", ResourceVersion: rv}}
+	}
+	if versions.Behind("a", node("1")) {
+		t.Fatal("behind a write never made")
+	}
+	versions.Record("a", "node-uid", "100")
+	for rv, behind := range map[string]bool{"99": true, "100": false, "101": false, "1000": false, "not-a-version": false} {
+		if got := versions.Behind("a", node(rv)); got != behind {
+			t.Errorf("cached at %s after a write at 100: behind %v, want %v", rv, got, behind)
+		}
+	}
+	if versions.Behind("b", node("99")) {
+		t.Error("behind another Skyhook's write")
+	}
+	versions.forget("a")
+	if versions.Behind("a", node("99")) {
+		t.Error("forget kept the write")
 	}
 }
 

@@ -4,9 +4,11 @@ import (
 	"crypto/sha256"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
@@ -57,6 +59,34 @@ func (w *Written) Record(uid types.UID, key string, patch []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.of(uid)[key] = sha256.Sum256(patch)
+}
+
+// NodeVersions remembers, per Skyhook and node UID, the resourceVersion
+// the node had after this operator's last write of its record: a cached
+// node older than that has not caught up with the write yet.
+type NodeVersions struct {
+	perSkyhook[string, string]
+}
+
+// Record notes the node's resourceVersion after a write.
+func (v *NodeVersions) Record(uid types.UID, node types.UID, resourceVersion string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.of(uid)[string(node)] = resourceVersion
+}
+
+// Behind reports whether the node, as cached, is older than the Skyhook's
+// last write to it. A resourceVersion that is not an apiserver's (as
+// resourceversion.CompareResourceVersion reads them) is never behind.
+func (v *NodeVersions) Behind(uid types.UID, node *corev1.Node) bool {
+	v.mu.Lock()
+	written, ok := v.m[uid][string(node.UID)]
+	v.mu.Unlock()
+	if !ok {
+		return false
+	}
+	cmp, err := resourceversion.CompareResourceVersion(node.ResourceVersion, written)
+	return err == nil && cmp < 0
 }
 
 // StatusInterval is the least time between two status writes that only
