@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
 // A NodeWright rolls out as a Skyhook does, by the same engine, writing
@@ -170,64 +170,38 @@ func nodeCondition(n *corev1.Node, t string) *corev1.NodeCondition {
 // stage pod created from now on.
 func watchStagePodOwners(t *testing.T) func() []string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	w, err := env.Clientset.CoreV1().Pods(operatorNamespace).Watch(ctx, metav1.ListOptions{})
+	w, err := env.Clientset.CoreV1().Pods(operatorNamespace).Watch(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var owners []string
-	go func() {
-		for ev := range w.ResultChan() {
-			pod, ok := ev.Object.(*corev1.Pod)
-			if !ok || ev.Type != watch.Added {
-				continue
-			}
-			if owner := metav1.GetControllerOf(pod); owner != nil && strings.HasPrefix(pod.Name, "nwready-") {
-				mu.Lock()
-				for range stagepod.Stages(pod) { // a run's pod once for each of its stages
-					owners = append(owners, owner.Kind+"/"+owner.Name)
-				}
-				mu.Unlock()
+	return testenv.Collect(t, w, func(ev watch.Event) []string {
+		pod, ok := ev.Object.(*corev1.Pod)
+		if !ok || ev.Type != watch.Added || !strings.HasPrefix(pod.Name, "nwready-") {
+			return nil
+		}
+		var owners []string
+		if owner := metav1.GetControllerOf(pod); owner != nil {
+			for range stagepod.Stages(pod) { // a run's pod once for each of its stages
+				owners = append(owners, owner.Kind+"/"+owner.Name)
 			}
 		}
-	}()
-	return func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(owners)
-	}
+		return owners
+	})
 }
 
 // watchBusyKinds records the nodes of the pool where the Skyhook and the
 // NodeWright named were in progress at once.
 func watchBusyKinds(t *testing.T, pool, skyhook, nodewright string) func() []string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	w, err := env.Clientset.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: "pool=" + pool})
+	w, err := env.Clientset.CoreV1().Nodes().Watch(context.Background(), metav1.ListOptions{LabelSelector: "pool=" + pool})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var overlaps []string
-	go func() {
-		for ev := range w.ResultChan() {
-			node, ok := ev.Object.(*corev1.Node)
-			if !ok {
-				continue
-			}
-			if node.Labels["skyhook.nvidia.com/status_"+skyhook] == "in_progress" && node.Labels["nodewright.nvidia.com/status_"+nodewright] == "in_progress" {
-				mu.Lock()
-				overlaps = append(overlaps, node.Name)
-				mu.Unlock()
-			}
+	return testenv.Collect(t, w, func(ev watch.Event) []string {
+		node, ok := ev.Object.(*corev1.Node)
+		if ok && node.Labels["skyhook.nvidia.com/status_"+skyhook] == "in_progress" && node.Labels["nodewright.nvidia.com/status_"+nodewright] == "in_progress" {
+			return []string{node.Name}
 		}
-	}()
-	return func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(overlaps)
-	}
+		return nil
+	})
 }

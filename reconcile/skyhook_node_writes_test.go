@@ -1,20 +1,18 @@
 package reconcile_test
 
 import (
-	"context"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/reconcile/report"
+	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
 // An install of one package (apply and config in one run) writes its node
@@ -49,35 +47,20 @@ func TestInstallWritesItsNodeThreeTimes(t *testing.T) {
 // (a write that changes nothing makes no event).
 func rolloutWritesOn(t *testing.T, node string) func() []string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	w, err := env.Clientset.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + node})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var writes []string
-	go func() {
-		before := map[string]string{}
-		for ev := range w.ResultChan() {
-			n, ok := ev.Object.(*corev1.Node)
-			if !ok || ev.Type == watch.Deleted {
-				continue
-			}
-			now := projectKeys(n)
-			if changed := changedKeys(before, now); ev.Type == watch.Modified && changed != "" {
-				mu.Lock()
-				writes = append(writes, changed)
-				mu.Unlock()
-			}
-			before = now
+	before := map[string]string{} // Collect runs keep event after event
+	return testenv.Collect(t, watchNode(t, node), func(ev watch.Event) []string {
+		n, ok := ev.Object.(*corev1.Node)
+		if !ok || ev.Type == watch.Deleted {
+			return nil
 		}
-	}()
-	return func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), writes...)
-	}
+		now := projectKeys(n)
+		changed := changedKeys(before, now)
+		before = now
+		if ev.Type != watch.Modified || changed == "" {
+			return nil
+		}
+		return []string{changed}
+	})
 }
 
 // projectKeys are the node's annotations, labels and conditions under

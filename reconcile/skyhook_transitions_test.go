@@ -11,11 +11,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
 func pkg(version, image string, deps map[string]string) skyhookv1.Package {
@@ -26,37 +28,28 @@ func pkg(version, image string, deps map[string]string) skyhookv1.Package {
 // recordHistory follows one node's record of a Skyhook, every version of it.
 func recordHistory(t *testing.T, node, skyhook string) func() []skyhookv1.NodeState {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	w, err := env.Clientset.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + node})
+	return testenv.Collect(t, watchNode(t, node), func(ev watch.Event) []skyhookv1.NodeState {
+		n, ok := ev.Object.(*corev1.Node)
+		if !ok {
+			return nil
+		}
+		raw, ok := n.Annotations[skyhookv1.NodeStateAnnotation(skyhook)]
+		var s skyhookv1.NodeState
+		if !ok || json.Unmarshal([]byte(raw), &s) != nil {
+			return nil
+		}
+		return []skyhookv1.NodeState{s}
+	})
+}
+
+// watchNode watches the node named from now on.
+func watchNode(t *testing.T, node string) watch.Interface {
+	t.Helper()
+	w, err := env.Clientset.CoreV1().Nodes().Watch(context.Background(), metav1.ListOptions{FieldSelector: "metadata.name=" + node})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var history []skyhookv1.NodeState
-	go func() {
-		for ev := range w.ResultChan() {
-			n, ok := ev.Object.(*corev1.Node)
-			if !ok {
-				continue
-			}
-			raw, ok := n.Annotations[skyhookv1.NodeStateAnnotation(skyhook)]
-			if !ok {
-				continue
-			}
-			var s skyhookv1.NodeState
-			if json.Unmarshal([]byte(raw), &s) == nil {
-				mu.Lock()
-				history = append(history, s)
-				mu.Unlock()
-			}
-		}
-	}()
-	return func() []skyhookv1.NodeState {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]skyhookv1.NodeState{}, history...)
-	}
+	return w
 }
 
 // Three packages with dependsOn: on each node a package starts only once the

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"maps"
+	"slices"
 	"sync"
 	"testing"
 
@@ -31,5 +32,30 @@ func Tally(t testing.TB, w watch.Interface, keys func(watch.Event) []string) fun
 		mu.Lock()
 		defer mu.Unlock()
 		return maps.Clone(counts)
+	}
+}
+
+// Collect keeps, in order, what keep makes of each event a watch delivers
+// from now on until the test ends (nothing for an event it makes nothing
+// of). keep runs on one goroutine, event after event, so it may carry
+// state from one event to the next. It returns a function giving what was
+// kept so far.
+func Collect[T any](t testing.TB, w watch.Interface, keep func(watch.Event) []T) func() []T {
+	t.Helper()
+	t.Cleanup(w.Stop)
+	var mu sync.Mutex
+	var kept []T
+	go func() {
+		for ev := range w.ResultChan() {
+			got := keep(ev)
+			mu.Lock()
+			kept = append(kept, got...)
+			mu.Unlock()
+		}
+	}()
+	return func() []T {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(kept)
 	}
 }
