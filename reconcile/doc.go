@@ -35,8 +35,8 @@
 //	node_work.go           what the passes know of one node (nodeWork), a stand-in between them
 //	node.go                one node's turn (nodePass.advance): its packages and stages
 //	stagepods.go           finding, creating, reading, retiring (deleting or keeping) stage pods
-//	stage_runs.go          an install's apply and config in one pod (StageRuns): each stage's
-//	                       try and timeout in a run
+//	stage_runs.go          an install's apply and config in one pod (unless PodPerStage): each
+//	                       stage's try in a run
 //	retries.go             a try that did not succeed: retried after a backoff, given up, or not counted
 //	interrupts.go          a node's interrupt: cordon, drain, run, verify the reboot
 //	drain_first.go         cordon and drain before the stage of a package that interrupts

@@ -1,9 +1,7 @@
 package reconcile
 
 import (
-	"fmt"
 	"strconv"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -56,27 +54,4 @@ func stageAttempt(pod *corev1.Pod, stage skyhookv1.Stage) int {
 func lastStage(pod *corev1.Pod) skyhookv1.Stage {
 	stages := stagepod.Stages(pod)
 	return stages[len(stages)-1]
-}
-
-// runStageTimeout is the timeout of a stage of a run of stages: each has
-// its share of the pod's deadline from its own start (the kubelet's
-// deadline, their sum, stops the pod only past all of them).
-func (n *nodePass) runStageTimeout(pod *corev1.Pod, stage skyhookv1.Stage, outcome stagepod.Outcome) stagepod.Outcome {
-	timeout := stagepod.StageTimeout(pod)
-	grace := min(timeout/10, time.Minute)
-	deadline, started := stagepod.StageDeadline(pod, stage) // a first stage not started yet (pulling, or not admitted) is timed from the pod's start
-	if !started {
-		// The stages before it are timed; past the pod's deadline a
-		// kubelet that did not stop it leaves it to this check.
-		if late, _ := stagepod.TimedOut(pod, grace, time.Now()); late {
-			return stagepod.Outcome{Result: stagepod.Failed, Message: fmt.Sprintf("did not finish within the stage timeout (%s)", timeout)}
-		}
-		return outcome
-	}
-	left := time.Until(deadline.Add(grace))
-	if left <= 0 {
-		return stagepod.Outcome{Result: stagepod.Failed, Message: fmt.Sprintf("did not finish within the stage timeout (%s)", timeout)}
-	}
-	n.progress.RequeueIn(left)
-	return outcome
 }

@@ -225,7 +225,9 @@ func (n *nodePass) outcome(pkg string, pod *corev1.Pod, stage skyhookv1.Stage) s
 }
 
 // readOutcome is what the pod says of the stage, or Failed once it is past
-// the stage timeout.
+// the stage timeout: the pod's deadline, or for a stage of a run its own
+// share of it from its start (stagepod.StageDeadline; the kubelet's
+// deadline, their sum, stops the pod only past all of them).
 func (n *nodePass) readOutcome(pod *corev1.Pod, stage skyhookv1.Stage) stagepod.Outcome {
 	outcome := stagepod.ReadStage(pod, stage)
 	if outcome.Result != stagepod.Running {
@@ -234,16 +236,20 @@ func (n *nodePass) readOutcome(pod *corev1.Pod, stage skyhookv1.Stage) stagepod.
 	if pod.Spec.ActiveDeadlineSeconds == nil {
 		return outcome // no stage timeout
 	}
-	if len(stagepod.Stages(pod)) > 1 {
-		return n.runStageTimeout(pod, stage, outcome)
-	}
-	timeout := time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second
+	timeout := stagepod.StageTimeout(pod)
 	grace := min(timeout/10, time.Minute)
-	if late, left := stagepod.TimedOut(pod, grace, time.Now()); late {
-		return stagepod.Outcome{Result: stagepod.Failed, Message: fmt.Sprintf("did not finish within the stage timeout (%s)", timeout)}
-	} else if left > 0 {
-		n.progress.RequeueIn(left)
+	deadline, timed := stagepod.StageDeadline(pod, stage)
+	if !timed {
+		// A later stage of a run, not started: the stages before it are
+		// timed, and past the pod's deadline a kubelet that did not stop
+		// it leaves it to this check.
+		deadline, _ = stagepod.Deadline(pod)
 	}
+	left := time.Until(deadline.Add(grace))
+	if left <= 0 {
+		return stagepod.Outcome{Result: stagepod.Failed, Message: fmt.Sprintf("did not finish within the stage timeout (%s)", timeout)}
+	}
+	n.progress.RequeueIn(left)
 	return outcome
 }
 

@@ -119,19 +119,6 @@ func started(statuses []corev1.ContainerStatus) bool {
 // activeDeadlineSeconds.
 const DeadlineExceeded = "DeadlineExceeded"
 
-// TimedOut reports whether a pod still running has outlived its deadline
-// by grace: a kubelet that cannot stop it (a simulated one, or one out of
-// reach) must not leave the stage running forever. It also returns how long
-// until that happens.
-func TimedOut(pod *corev1.Pod, grace time.Duration, now time.Time) (bool, time.Duration) {
-	deadline, ok := Deadline(pod)
-	if !ok {
-		return false, 0
-	}
-	left := deadline.Add(grace).Sub(now)
-	return left <= 0, left
-}
-
 // FinishedAt is when the pod's last container ended (its creation when
 // none says); a pod past its deadline at now that no container says ended
 // failed at the deadline, and so did a stage of a run still running past
@@ -232,15 +219,16 @@ func StageStart(pod *corev1.Pod, stage skyhookv1.Stage) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// StageDeadline is when a stage of a run has had its share of the pod's
-// deadline (activeDeadlineSeconds over the stages), counted from its start;
-// a first stage not started yet counts from the pod's start. False: no
-// deadline, or a later stage not started.
+// StageDeadline is when the stage has had its share of the pod's deadline
+// (activeDeadlineSeconds over the stages): the pod's deadline for a pod of
+// one stage; for a stage of a run, its share counted from its start, a
+// first stage not started yet from the pod's start. False: no deadline,
+// or a later stage not started.
 func StageDeadline(pod *corev1.Pod, stage skyhookv1.Stage) (time.Time, bool) {
-	if pod.Spec.ActiveDeadlineSeconds == nil {
-		return time.Time{}, false
-	}
 	stages := Stages(pod)
+	if pod.Spec.ActiveDeadlineSeconds == nil || len(stages) == 1 {
+		return Deadline(pod)
+	}
 	start, started := StageStart(pod, stage)
 	if !started && stage != stages[0] {
 		return time.Time{}, false

@@ -234,8 +234,8 @@ func TestStagePodsTolerateEveryKindsRuntimeTaint(t *testing.T) {
 }
 
 // A stage pod carries its timeout as activeDeadlineSeconds; the kubelet's
-// DeadlineExceeded reads as a failure naming the timeout; a pod still
-// running past deadline and grace has timed out.
+// DeadlineExceeded reads as a failure naming the timeout; the stage's
+// deadline counts from the pod's start.
 func TestStageTimeout(t *testing.T) {
 	s := spec()
 	if pod := Build(s); pod.Spec.ActiveDeadlineSeconds != nil {
@@ -249,14 +249,11 @@ func TestStageTimeout(t *testing.T) {
 	start := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	pod.CreationTimestamp = metav1.NewTime(start.Add(-time.Minute))
 	pod.Status.StartTime = &metav1.Time{Time: start} // the deadline counts from the start
-	for _, c := range []struct {
-		at   time.Duration
-		late bool
-		left time.Duration
-	}{{0, false, 100 * time.Second}, {95 * time.Second, false, 5 * time.Second}, {100 * time.Second, true, 0}} {
-		if late, left := TimedOut(pod, 10*time.Second, start.Add(c.at)); late != c.late || left != c.left {
-			t.Errorf("at %v: late %v, left %v; want %v, %v", c.at, late, left, c.late, c.left)
-		}
+	if d, ok := StageDeadline(pod, skyhookv1.StageApply); !ok || !d.Equal(start.Add(90*time.Second)) {
+		t.Errorf("deadline %v (%v), want %v: 90 s from the start", d, ok, start.Add(90*time.Second))
+	}
+	if got := StageTimeout(pod); got != 90*time.Second {
+		t.Errorf("StageTimeout %v, want 90s", got)
 	}
 	pod.Status.Phase, pod.Status.Reason, pod.Status.Message = corev1.PodFailed, DeadlineExceeded, "Pod was active on the node longer than the specified deadline"
 	if got := Read(pod); got.Result != Failed || !strings.Contains(got.Message, "did not finish within the stage timeout (90s)") {
