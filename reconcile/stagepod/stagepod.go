@@ -189,6 +189,17 @@ type Spec struct {
 	// or upgrade). Each has its own containers and its own Timeout; the
 	// pod's deadline is their sum.
 	Then []skyhookv1.Stage
+	// Next are the packages the pod runs after this one, in order, each
+	// with its own stages (a run of several packages, see Parts): each is
+	// a whole Spec of its package, of which the pod takes the package's
+	// fields (package, definition, version, image, stages, attempt,
+	// configMap, timeout).
+	Next []Spec
+}
+
+// parts are the specs of the pod's packages, in order.
+func (s Spec) parts() []Spec {
+	return append([]Spec{s}, s.Next...)
 }
 
 // Stages are the stages the spec's pod runs, in order.
@@ -332,8 +343,10 @@ func containerPrefix(pkg string) string {
 	return pkg
 }
 
-// Build makes the pod.
-func Build(s Spec) *corev1.Pod {
+// containers are the init containers of the spec's package: the copy,
+// then each stage and its check; configVolume names the volume of its
+// configMap.
+func (s Spec) containers(configVolume string) []corev1.Container {
 	pkg := s.Definition
 	agent := s.AgentImage
 	if pkg.AgentImageOverride != "" {
@@ -354,7 +367,7 @@ func Build(s Spec) *corev1.Pod {
 			Env:             append(stageEnv(s, stage), pkg.Env...),
 			Resources:       resources(pkg.Resources),
 			SecurityContext: &corev1.SecurityContext{Privileged: &privileged},
-			VolumeMounts:    mounts(s),
+			VolumeMounts:    mounts(s, configVolume),
 		}
 	}
 	init := []corev1.Container{
@@ -371,6 +384,16 @@ func Build(s Spec) *corev1.Pod {
 		if agentMode(stage) != string(skyhookv1.StageInterrupt) { // every other mode has a check
 			init = append(init, agentContainer(CheckContainer(s.Package, stage), string(stage)+"-check", stage))
 		}
+	}
+	return init
+}
+
+// Build makes the pod: the spec's containers, then those of each package
+// of Next (a run of several packages), in order.
+func Build(s Spec) *corev1.Pod {
+	init := s.containers(configVolume(0))
+	for i, next := range s.Next {
+		init = append(init, next.containers(configVolume(i+1))...)
 	}
 	kind := skyhookv1.KindOf(s.Skyhook)
 	owner := metav1.NewControllerRef(s.Skyhook, kind.GroupVersionKind)
@@ -395,8 +418,8 @@ func Build(s Spec) *corev1.Pod {
 			InitContainers:                init,
 			Containers:                    []corev1.Container{{Name: "pause", Image: s.PauseImage}},
 			Volumes:                       volumes(s),
-			TerminationGracePeriodSeconds: gracePeriod(pkg),
-			ActiveDeadlineSeconds:         deadline(s.Timeout, len(s.Stages())),
+			TerminationGracePeriodSeconds: s.gracePeriod(),
+			ActiveDeadlineSeconds:         s.deadline(),
 		},
 	}
 }
@@ -407,6 +430,20 @@ func pullSecrets(names []string) []corev1.LocalObjectReference {
 		refs = append(refs, corev1.LocalObjectReference{Name: name})
 	}
 	return refs
+}
+
+// deadline is the sum of the deadlines of the pod's packages, nil when
+// one has none (the operator then times each package's stages itself).
+func (s Spec) deadline() *int64 {
+	var sum int64
+	for _, part := range s.parts() {
+		d := deadline(part.Timeout, len(part.Stages()))
+		if d == nil {
+			return nil
+		}
+		sum = min(sum+*d, math.MaxInt32)
+	}
+	return &sum
 }
 
 // deadline is the timeout of each of a pod's stages, times their number,
@@ -437,6 +474,9 @@ func annotations(s Spec) map[string]string {
 			stages = append(stages, string(stage))
 		}
 		a[StagesAnnotation] = strings.Join(stages, ",")
+	}
+	if len(s.Next) > 0 {
+		a[RunPackagesAnnotation] = encodeParts(s.parts())
 	}
 	return a
 }
@@ -469,22 +509,35 @@ func packageImage(image, version, containerSHA string) string {
 	return ref.Repository + ":" + version // a tag written in the image never wins over the version
 }
 
-func mounts(s Spec) []corev1.VolumeMount {
+func mounts(s Spec, configVolume string) []corev1.VolumeMount {
 	m := []corev1.VolumeMount{{Name: "host-root", MountPath: HostRoot}, {Name: "node-metadata", MountPath: NodeMetadataDir, ReadOnly: true}}
 	if s.ConfigMap != "" {
-		m = append(m, corev1.VolumeMount{Name: "configmap", MountPath: "/skyhook-package/configmaps", ReadOnly: true})
+		m = append(m, corev1.VolumeMount{Name: configVolume, MountPath: "/skyhook-package/configmaps", ReadOnly: true})
 	}
 	return m
 }
 
 func volumes(s Spec) []corev1.Volume {
 	v := []corev1.Volume{{Name: "host-root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}, metadataVolume()}
-	if s.ConfigMap != "" {
-		v = append(v, corev1.Volume{Name: "configmap", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: s.ConfigMap},
+	for i, part := range s.parts() {
+		if part.ConfigMap == "" {
+			continue
+		}
+		v = append(v, corev1.Volume{Name: configVolume(i), VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: part.ConfigMap},
 		}}})
 	}
 	return v
+}
+
+// configVolume names the volume of the configMap of a pod's i-th package:
+// "configmap" for the first (as a pod of one package has it), then
+// "configmap-1"...
+func configVolume(i int) string {
+	if i == 0 {
+		return "configmap"
+	}
+	return "configmap-" + strconv.Itoa(i)
 }
 
 // DefaultRuntimeRequiredTaint is the runtime-required taint of Skyhooks
@@ -531,12 +584,17 @@ func resources(r *skyhookv1.ResourceRequirements) corev1.ResourceRequirements {
 	}
 }
 
-func gracePeriod(pkg skyhookv1.Package) *int64 {
-	if pkg.GracefulShutdown == nil {
-		return nil
+// gracePeriod is the longest gracefulShutdown of the pod's packages (nil:
+// none sets one).
+func (s Spec) gracePeriod() *int64 {
+	var out *int64
+	for _, part := range s.parts() {
+		if g := part.Definition.GracefulShutdown; g != nil && (out == nil || int64(g.Seconds()) > *out) {
+			seconds := int64(g.Seconds())
+			out = &seconds
+		}
 	}
-	s := int64(pkg.GracefulShutdown.Seconds())
-	return &s
+	return out
 }
 
 // Untolerated returns the node's NoSchedule and NoExecute taints that the
