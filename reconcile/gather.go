@@ -185,7 +185,9 @@ func (r *SkyhookReconciler) readVisited(ctx context.Context, sk *skyhookv1.Skyho
 			pkgs = map[string][]*corev1.Pod{}
 			into[pod.Spec.NodeName] = pkgs
 		}
-		pkgs[stagepod.PackageOf(pod)] = append(pkgs[stagepod.PackageOf(pod)], pod)
+		for _, view := range stagepod.Views(pod) { // a pod of several packages under each
+			pkgs[stagepod.PackageOf(view)] = append(pkgs[stagepod.PackageOf(view)], view)
+		}
 	}
 	return nodes.Items, byNode, leaving, nil
 }

@@ -170,8 +170,10 @@ func countStagePodsOf(t *testing.T, rollout skyhookv1.RolloutRef) func() map[str
 	return func() map[string]int {
 		counts := map[string]int{}
 		for _, pod := range created() {
-			for _, stage := range stagepod.Stages(pod) {
-				counts[pod.Spec.NodeName+"/"+string(stage)]++
+			for _, view := range stagepod.Views(pod) { // a pod of several packages under each
+				for _, stage := range stagepod.Stages(view) {
+					counts[pod.Spec.NodeName+"/"+string(stage)]++
+				}
 			}
 		}
 		return counts
@@ -183,8 +185,10 @@ func countStagePodsOf(t *testing.T, rollout skyhookv1.RolloutRef) func() map[str
 func stagesRun(pods []*corev1.Pod) []string {
 	var stages []string
 	for _, pod := range pods {
-		for _, stage := range stagepod.Stages(pod) {
-			stages = append(stages, string(stage))
+		for _, view := range stagepod.Views(pod) { // a pod of several packages, each in turn
+			for _, stage := range stagepod.Stages(view) {
+				stages = append(stages, string(stage))
+			}
 		}
 	}
 	return stages

@@ -109,7 +109,8 @@ func kindLabel(kind skyhookv1.RolloutKind) string {
 // observeStageEnd records a stage pod of the rollout that ended, once per
 // pod.
 func (r *SkyhookReconciler) observeStageEnd(sk *skyhookv1.Skyhook, pkg string, pod *corev1.Pod, ended skyhookv1.Stage, result stagepod.Result) {
-	if result == stagepod.Running || !r.memory.StageEnds.First(sk.UID, pod.UID+types.UID("/"+ended)) {
+	// Keyed by package too: a pod of several packages ends each one's stages.
+	if result == stagepod.Running || !r.memory.StageEnds.First(sk.UID, pod.UID+types.UID("/"+pkg+"/"+string(ended))) {
 		return
 	}
 	rollout := skyhookv1.RefOf(sk)

@@ -181,8 +181,10 @@ func watchStagePodOwners(t *testing.T) func() []string {
 		}
 		var owners []string
 		if owner := metav1.GetControllerOf(pod); owner != nil {
-			for range stagepod.Stages(pod) { // a run's pod once for each of its stages
-				owners = append(owners, owner.Kind+"/"+owner.Name)
+			for _, view := range stagepod.Views(pod) { // a pod of several packages once for each
+				for range stagepod.Stages(view) { // a run's pod once for each of its stages
+					owners = append(owners, owner.Kind+"/"+owner.Name)
+				}
 			}
 		}
 		return owners

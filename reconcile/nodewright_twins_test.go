@@ -228,8 +228,10 @@ func stagePodsOn(t *testing.T, nodePrefix string) func() []string {
 				kind = owner.Kind
 			}
 			mu.Lock()
-			for _, stage := range stagepod.Stages(pod) { // a run's pod once for each of its stages
-				created = append(created, kind+"/"+pod.Spec.NodeName+"/"+string(stage))
+			for _, view := range stagepod.Views(pod) { // a pod of several packages once for each
+				for _, stage := range stagepod.Stages(view) { // a run's pod once for each of its stages
+					created = append(created, kind+"/"+pod.Spec.NodeName+"/"+string(stage))
+				}
 			}
 			mu.Unlock()
 		}

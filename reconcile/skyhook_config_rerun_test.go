@@ -113,9 +113,11 @@ func checkChangedConfigRuns(t *testing.T, pods []*corev1.Pod, want []string) {
 	var stages []string
 	var podOf []*corev1.Pod // the pod that ran each of stages
 	for _, pod := range pods {
-		for _, stage := range stagepod.Stages(pod) {
-			stages = append(stages, string(stage))
-			podOf = append(podOf, pod)
+		for _, view := range stagepod.Views(pod) {
+			for _, stage := range stagepod.Stages(view) {
+				stages = append(stages, string(stage))
+				podOf = append(podOf, view)
+			}
 		}
 	}
 	if !slices.Equal(stages, want) {

@@ -52,8 +52,10 @@ func TestStagePodsAreKeptForTheirLogs(t *testing.T) {
 				if mark == "" {
 					mark = "live"
 				}
-				for _, stage := range stagepod.Stages(&p) { // a run's pod under each of its stages
-					out[stagepod.PackageOf(&p)+"/"+string(stage)+"/"+p.Annotations[stagepod.AttemptAnnotation]] = mark
+				for _, view := range stagepod.Views(&p) { // a pod of several packages under each
+					for _, stage := range stagepod.Stages(view) { // a run's pod under each of its stages
+						out[stagepod.PackageOf(view)+"/"+string(stage)+"/"+view.Annotations[stagepod.AttemptAnnotation]] = mark
+					}
 				}
 			}
 			return out

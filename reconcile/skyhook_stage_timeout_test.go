@@ -93,9 +93,11 @@ func TestPackageStageTimeoutWinsOverTheOperators(t *testing.T) {
 		if c.List(ctx, &pods, client.InNamespace(operatorNamespace), client.MatchingLabels{stagepod.SkyhookLabel: "pkgtimeout"}) != nil {
 			return false
 		}
-		for _, p := range pods.Items {
-			deadlines[stagepod.PackageOf(&p)] = p.Spec.ActiveDeadlineSeconds
-			stages[stagepod.PackageOf(&p)] = int64(len(stagepod.Stages(&p)))
+		for i := range pods.Items {
+			for _, view := range stagepod.Views(&pods.Items[i]) { // each package's own deadline in a pod of several
+				deadlines[stagepod.PackageOf(view)] = view.Spec.ActiveDeadlineSeconds
+				stages[stagepod.PackageOf(view)] = int64(len(stagepod.Stages(view)))
+			}
 		}
 		return len(deadlines) == 2
 	})

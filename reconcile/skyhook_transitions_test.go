@@ -117,7 +117,9 @@ func uninstallPods(t *testing.T, skyhook string) func() map[string]*corev1.Pod {
 		for ev := range w.ResultChan() {
 			if pod, ok := ev.Object.(*corev1.Pod); ok {
 				mu.Lock()
-				seen[stagepod.PackageOf(pod)] = pod
+				for _, view := range stagepod.Views(pod) { // a pod of several packages under each
+					seen[stagepod.PackageOf(view)] = view
+				}
 				mu.Unlock()
 			}
 		}

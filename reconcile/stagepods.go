@@ -82,6 +82,7 @@ func olderConfigRunning(pods []*corev1.Pod, step lifecycle.Step) bool {
 // stage is, or their version was forgotten (an uninstall) and is not the
 // declared one. They are to be deleted.
 func finishedPods(sk *skyhookv1.Skyhook, w *nodeWork) []*corev1.Pod {
+	views := sharedViews(w.pods)
 	var finishedPods []*corev1.Pod
 	for name, pods := range w.pods {
 		kept := pods[:0]
@@ -110,7 +111,44 @@ func finishedPods(sk *skyhookv1.Skyhook, w *nodeWork) []*corev1.Pod {
 		}
 		w.pods[name] = kept
 	}
-	return finishedPods
+	return wholePods(finishedPods, views)
+}
+
+// sharedViews counts the views of each pod of several packages among the
+// node's (stagepod.Views), by UID.
+func sharedViews(pods map[string][]*corev1.Pod) map[types.UID]int {
+	var out map[types.UID]int
+	for _, list := range pods {
+		for _, pod := range list {
+			if _, shared := pod.Annotations[stagepod.RunPackagesAnnotation]; shared {
+				if out == nil {
+					out = map[types.UID]int{}
+				}
+				out[pod.UID]++
+			}
+		}
+	}
+	return out
+}
+
+// wholePods are the finished views that stand for their whole pod: a pod
+// of one package; one view of a pod of several once every package of it
+// (views) is finished. A pod some package of which still runs, or is not
+// recorded yet, stays.
+func wholePods(finished []*corev1.Pod, views map[types.UID]int) []*corev1.Pod {
+	count := map[types.UID]int{}
+	var out []*corev1.Pod
+	for _, pod := range finished {
+		want, shared := views[pod.UID]
+		if !shared {
+			out = append(out, pod)
+			continue
+		}
+		if count[pod.UID]++; count[pod.UID] == want {
+			out = append(out, pod)
+		}
+	}
+	return out
 }
 
 // stageRecorded reports whether the node's record has the pod's stage (the
@@ -177,6 +215,12 @@ func leavingUnrecorded(w *nodeWork, name string) bool {
 
 // createStagePod creates the pod that runs the step on the node.
 func (n *nodePass) createStagePod(ctx context.Context, name string, step lifecycle.Step, attempt int32) error {
+	return n.createPod(ctx, n.stageSpec(name, step, attempt))
+}
+
+// stageSpec is the spec of the pod that runs the step on the node (with
+// the stages that follow it in a run, see runAfter).
+func (n *nodePass) stageSpec(name string, step lifecycle.Step, attempt int32) stagepod.Spec {
 	r := n.r
 	def, configMap := definition(n.sk, name, step, n.snapshots)
 	spec := stagepod.Spec{
@@ -192,6 +236,13 @@ func (n *nodePass) createStagePod(ctx context.Context, name string, step lifecyc
 		spec.ConfigInterrupt = &marker
 	}
 	spec.Then = n.runAfter(step)
+	return spec
+}
+
+// createPod creates the stage pod of the spec (and of the packages after
+// it, Spec.Next).
+func (n *nodePass) createPod(ctx context.Context, spec stagepod.Spec) error {
+	r := n.r
 	pod := stagepod.Build(spec)
 	if left := r.memory.Created.Left(n.sk.UID, pod.Name); left > 0 {
 		// Created by an earlier pass and not in the cache yet: its add
@@ -210,7 +261,7 @@ func (n *nodePass) createStagePod(ctx context.Context, name string, step lifecyc
 		return fmt.Errorf("creating stage pod %s: %w", pod.Name, err)
 	}
 	r.memory.Created.Add(n.sk.UID, pod.Name)
-	n.progress.Applied(name, step.Version, n.work.node.Name)
+	n.progress.Applied(spec.Package, spec.Version, n.work.node.Name)
 	return nil
 }
 

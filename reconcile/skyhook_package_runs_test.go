@@ -1,0 +1,159 @@
+package reconcile_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skyhook-go/skyhook/api/rollouts"
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/cmd/manager/operator"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+)
+
+// Three packages due on a node at once (base; extra; tool, which depends
+// on base) run in one pod, in dependency order, each package's install and
+// config recorded as it ends: tool's entry appears only once base is
+// complete.
+func TestPackagesDueTogetherRunInOnePod(t *testing.T) {
+	created, history := packageRunRollout(t, "pkgrun", nil)
+	waitSkyhook(t, "pkgrun", time.Minute, isReady)
+	if got := podPackages(created()); !slices.Equal(got, []string{"base,extra,tool"}) {
+		t.Fatalf("stage pods hold %v, want one pod for base, extra, then tool (after its dependency)", got)
+	}
+	checkDependentAfterDependency(t, history(), "tool", "base")
+	for _, name := range []string{"base", "extra", "tool"} {
+		if e := packageEntry(t, "pkgrun-0", "pkgrun", name, "1.0.0"); e.Stage != skyhookv1.StageConfig || e.State != skyhookv1.StateComplete {
+			t.Errorf("%s ends at %s %s, want config complete", name, e.Stage, e.State)
+		}
+	}
+}
+
+// A dependency failing in a pod it shares with its dependent stops the pod
+// before the dependent starts: the dependent is never recorded until its
+// dependency is complete, the dependency's retry runs alone, and the
+// dependent then runs in a pod of its own.
+func TestDependencyFailingInARunNeverStartsItsDependent(t *testing.T) {
+	created, history := packageRunRollout(t, "pkgfail", []corev1.EnvVar{
+		{Name: cluster.SimExitCodeEnv, Value: "3"}, {Name: cluster.SimExitContainersEnv, Value: "base-apply"}})
+	eventually(t, "base's retry", func() bool { return len(created()) >= 2 })
+	if e := packageEntry(t, "pkgfail-0", "pkgfail", "base", "1.0.0"); e.State != skyhookv1.StateErroring && e.State != skyhookv1.StateInProgress {
+		t.Errorf("base after its apply failed: %s %s", e.Stage, e.State)
+	}
+	kindCase{rollouts.Skyhooks, ""}.edit(t, "pkgfail", func(spec *skyhookv1.SkyhookSpec) {
+		a := spec.Packages["base"]
+		a.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "300ms"}}
+		spec.Packages["base"] = a
+	})
+	waitSkyhook(t, "pkgfail", time.Minute, isReady)
+	checkDependentAfterDependency(t, history(), "tool", "base")
+	got := podPackages(created())
+	if got[0] != "base,extra,tool" || got[len(got)-1] != "tool" || slices.Contains(got[1:len(got)-1], "tool") {
+		t.Errorf("stage pods hold %v: want the run, base's tries, then tool alone", got)
+	}
+}
+
+// The run's pod deleted while extra runs in it (base recorded complete):
+// extra runs again, in a pod with tool (its dependency done, due too);
+// base never again.
+func TestPackageRunPodDeletedMidRunRerunsOnlyWhatWasNotDone(t *testing.T) {
+	created, _ := packageRunRollout(t, "pkgdel", nil)
+	ctx := context.Background()
+	eventually(t, "base complete, extra running", func() bool {
+		a := packageEntry(t, "pkgdel-0", "pkgdel", "base", "1.0.0")
+		c := packageEntry(t, "pkgdel-0", "pkgdel", "extra", "1.0.0")
+		return a.Stage == skyhookv1.StageConfig && a.State == skyhookv1.StateComplete && c.State == skyhookv1.StateInProgress
+	})
+	run := created()[0]
+	if err := k8sClient(t).Delete(ctx, run, client.Preconditions{UID: &run.UID}); err != nil {
+		t.Fatal(err)
+	}
+	waitSkyhook(t, "pkgdel", time.Minute, isReady)
+	if got := podPackages(created()); !slices.Equal(got, []string{"base,extra,tool", "extra,tool"}) {
+		t.Errorf("stage pods hold %v, want the run, then b and c (b now due, its dependency done)", got)
+	}
+}
+
+// The operator stopped while the run's second package (extra) runs: the new one
+// follows the same pod to its end.
+func TestPackageRunSurvivesAnOperatorRestart(t *testing.T) {
+	created, history := packageRunRollout(t, "pkgrestart", nil)
+	eventually(t, "extra running in the run", func() bool {
+		return packageEntry(t, "pkgrestart-0", "pkgrestart", "extra", "1.0.0").State == skyhookv1.StateInProgress
+	})
+	restartOperator(t)
+	waitSkyhook(t, "pkgrestart", time.Minute, isReady)
+	if got := podPackages(created()); !slices.Equal(got, []string{"base,extra,tool"}) {
+		t.Errorf("stage pods hold %v, want the one run", got)
+	}
+	checkDependentAfterDependency(t, history(), "tool", "base")
+}
+
+// --package-runs=false gives each package pods of its own, as before.
+func TestPodPerPackageRunsPackagesApart(t *testing.T) {
+	restartOperator(t, func(o *operator.Options) { o.PodPerPackage = true })
+	created, _ := packageRunRollout(t, "pkgapart", nil)
+	waitSkyhook(t, "pkgapart", time.Minute, isReady)
+	got := podPackages(created())
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"base", "extra", "tool"}) {
+		t.Errorf("stage pods hold %v, want a pod for each package", got)
+	}
+}
+
+// packageRunRollout rolls a Skyhook <name> of three packages onto one
+// node <name>-0: base (its env added), tool depending on base, and extra;
+// each stage takes 300 ms, 1 s for extra.
+func packageRunRollout(t *testing.T, name string, envOfA []corev1.EnvVar) (func() []*corev1.Pod, func() []skyhookv1.NodeState) {
+	t.Helper()
+	createNodes(t, cluster.NumberedNodes(name, 1, map[string]string{"pool": name})...)
+	created := stagePodsCreated(t, name)
+	history := recordHistory(t, name+"-0", name)
+	a := pkg("1.0.0", "ghcr.io/x/base", nil)
+	a.Env = append(a.Env, envOfA...)
+	c := pkg("1.0.0", "ghcr.io/x/extra", nil)
+	c.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1s"}}
+	kindCase{rollouts.Skyhooks, ""}.create(t, name, skyhookv1.SkyhookSpec{
+		NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": name}},
+		Packages:     skyhookv1.Packages{"base": a, "tool": pkg("1.0.0", "ghcr.io/x/tool", map[string]string{"base": "1.0.0"}), "extra": c},
+	})
+	return created, history
+}
+
+// checkDependentAfterDependency fails the test if a version of the record
+// has an entry of dependent while dependency is not complete.
+func checkDependentAfterDependency(t *testing.T, history []skyhookv1.NodeState, dependent, dependency string) {
+	t.Helper()
+	if len(history) == 0 {
+		t.Fatal("no record of the rollout was seen on the node")
+	}
+	for i, state := range history {
+		dep, recorded := state[dependent+"|1.0.0"]
+		if !recorded {
+			continue
+		}
+		if e := state[dependency+"|1.0.0"]; e.Stage != skyhookv1.StageConfig || e.State != skyhookv1.StateComplete {
+			t.Errorf("record %d has %s %s %s while %s is %s %s", i+1, dependent, dep.Stage, dep.State, dependency, e.Stage, e.State)
+		}
+	}
+}
+
+// podPackages are the packages each pod holds, comma separated, in order.
+func podPackages(pods []*corev1.Pod) []string {
+	var out []string
+	for _, pod := range pods {
+		var names []string
+		for _, view := range stagepod.Views(pod) {
+			names = append(names, stagepod.PackageOf(view))
+		}
+		out = append(out, strings.Join(names, ","))
+	}
+	return out
+}
