@@ -112,10 +112,12 @@ func stagePodsOf(ctx context.Context, cs kubernetes.Interface, pkg string, o log
 		return nil, fmt.Errorf("listing the stage pods: %w", err)
 	}
 	var pods, lacking []corev1.Pod
-	for _, p := range list.Items {
-		if stagepod.PackageOf(&p) != pkg || (o.skyhook != "" && !ownedBy(&p, o.skyhook)) {
+	for i := range list.Items {
+		view := packageView(&list.Items[i], pkg)
+		if view == nil || (o.skyhook != "" && !ownedBy(view, o.skyhook)) {
 			continue
 		}
+		p := *view
 		if o.stage != "" && !slices.Contains(stagepod.Stages(&p), skyhookv1.Stage(o.stage)) {
 			continue
 		}
@@ -142,6 +144,18 @@ func stagePodsOf(ctx context.Context, cs kubernetes.Interface, pkg string, o log
 	}
 	sort.SliceStable(pods, func(i, j int) bool { return newer(&pods[i], &pods[j]) })
 	return pods, nil
+}
+
+// packageView is the stage pod as the package reads it, nil when the pod
+// holds none of the package: a pod that runs several packages holds each
+// one's containers (stagepod.Views).
+func packageView(pod *corev1.Pod, pkg string) *corev1.Pod {
+	for _, view := range stagepod.Views(pod) {
+		if stagepod.PackageOf(view) == pkg {
+			return view
+		}
+	}
+	return nil
 }
 
 // ownedBy reports whether the stage pod is of the rollout named name,

@@ -123,9 +123,16 @@ func (o *observer) pod(p *corev1.Pod, added bool) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	for _, view := range stagepod.Views(p) { // a pod of several packages: each in turn
+		o.packageOf(view, added)
+	}
+}
+
+// packageOf notes what the pod (as one package reads it) ran.
+func (o *observer) packageOf(p *corev1.Pod, added bool) {
 	key := stageKey(p)
 	if added {
-		o.created++
+		o.created++ // a package's part of a pod counts as a pod of its own
 		o.tuples[key] = true
 	}
 	if !stageSucceeded(p) {
@@ -170,7 +177,8 @@ func (o *observer) progressAfter(t time.Time) (time.Duration, bool) {
 	return o.progress[i].Sub(t), true
 }
 
-// extraPods is how many more stage pods were made than distinct stages.
+// extraPods is how many more stage pods were made than distinct stages (a
+// pod of several packages counts once for each).
 func (o *observer) extraPods() (created, extra int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -42,14 +42,21 @@ func (p stagePod) stageKey(stage string) string {
 type podLog struct {
 	skyhook string
 	mu      sync.Mutex
-	pods    map[types.UID]*stagePod
+	pods    map[podPart]*stagePod
+}
+
+// podPart is one package of a stage pod (a pod of several packages holds
+// each in turn, see stagepod.Views).
+type podPart struct {
+	uid types.UID
+	pkg string
 }
 
 func watchStagePods(t *testing.T, skyhook string) *podLog {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	l := &podLog{skyhook: skyhook, pods: map[types.UID]*stagePod{}}
+	l := &podLog{skyhook: skyhook, pods: map[podPart]*stagePod{}}
 	factory := informers.NewSharedInformerFactoryWithOptions(env.Clientset, 0, informers.WithNamespace(operatorNamespace))
 	_, err := factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { l.observe(obj) },
@@ -76,15 +83,18 @@ func (l *podLog) observe(obj any) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	sp := l.pods[p.UID]
-	if sp == nil {
-		sp = &stagePod{name: p.Name, node: p.Spec.NodeName, pkg: stagepod.PackageOf(p), version: p.Annotations[stagepod.VersionAnnotation]}
-		for _, stage := range stagepod.Stages(p) {
-			sp.stages = append(sp.stages, string(stage))
+	for _, view := range stagepod.Views(p) {
+		part := podPart{p.UID, stagepod.PackageOf(view)}
+		sp := l.pods[part]
+		if sp == nil {
+			sp = &stagePod{name: p.Name, node: p.Spec.NodeName, pkg: part.pkg, version: view.Annotations[stagepod.VersionAnnotation]}
+			for _, stage := range stagepod.Stages(view) {
+				sp.stages = append(sp.stages, string(stage))
+			}
+			l.pods[part] = sp
 		}
-		l.pods[p.UID] = sp
+		sp.succeeded = sp.succeeded || stageSucceeded(view)
 	}
-	sp.succeeded = sp.succeeded || stageSucceeded(p)
 }
 
 // stageSucceeded: every init container (copy, the stage, its check) ended
@@ -106,8 +116,8 @@ func (l *podLog) seen() map[types.UID]bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make(map[types.UID]bool, len(l.pods))
-	for uid := range l.pods {
-		out[uid] = true
+	for part := range l.pods {
+		out[part.uid] = true
 	}
 	return out
 }
@@ -117,8 +127,8 @@ func (l *podLog) since(before map[types.UID]bool) []stagePod {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []stagePod
-	for uid, p := range l.pods {
-		if !before[uid] {
+	for part, p := range l.pods {
+		if !before[part.uid] {
 			out = append(out, *p)
 		}
 	}

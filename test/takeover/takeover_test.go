@@ -168,8 +168,10 @@ func stagePods(t *testing.T) func() map[string]int {
 			return nil
 		}
 		var keys []string
-		for _, stage := range stagepod.Stages(pod) { // a run's pod under each of its stages
-			keys = append(keys, pod.Spec.NodeName+"/"+string(stage))
+		for _, view := range stagepod.Views(pod) { // a pod of several packages under each
+			for _, stage := range stagepod.Stages(view) { // a run's pod under each of its stages
+				keys = append(keys, pod.Spec.NodeName+"/"+string(stage))
+			}
 		}
 		return keys
 	})

@@ -68,9 +68,11 @@ func watchStagePodsOfKind(t *testing.T, kind skyhookv1.RolloutKind, name string)
 				continue
 			}
 			mu.Lock()
-			for _, s := range stagepod.Stages(pod) { // a run's pod under each of its stages
-				if stage := stagepod.PackageOf(pod) + " " + string(s); !slices.Contains(seen, stage) {
-					seen = append(seen, stage)
+			for _, view := range stagepod.Views(pod) { // a pod of several packages under each
+				for _, s := range stagepod.Stages(view) { // a run's pod under each of its stages
+					if stage := stagepod.PackageOf(view) + " " + string(s); !slices.Contains(seen, stage) {
+						seen = append(seen, stage)
+					}
 				}
 			}
 			mu.Unlock()

@@ -77,15 +77,17 @@ func (l *stagePodLog) all() []stagePod {
 	defer l.mu.Unlock()
 	out := make([]stagePod, 0, len(l.pods))
 	for _, pod := range l.pods {
-		for _, stage := range stagepod.Stages(pod) {
-			out = append(out, stagePod{
-				Skyhook: pod.Labels[l.owner],
-				Package: stagepod.PackageOf(pod),
-				Version: pod.Annotations[stagepod.VersionAnnotation],
-				Stage:   string(stage),
-				Node:    pod.Spec.NodeName,
-				Pod:     pod,
-			})
+		for _, view := range stagepod.Views(pod) { // a pod of several packages, each in turn
+			for _, stage := range stagepod.Stages(view) {
+				out = append(out, stagePod{
+					Skyhook: view.Labels[l.owner],
+					Package: stagepod.PackageOf(view),
+					Version: view.Annotations[stagepod.VersionAnnotation],
+					Stage:   string(stage),
+					Node:    view.Spec.NodeName,
+					Pod:     view,
+				})
+			}
 		}
 	}
 	return out

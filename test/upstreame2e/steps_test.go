@@ -875,9 +875,11 @@ func recordStagePodsOf(t *testing.T, kind skyhookv1.RolloutKind, name string) *s
 				continue
 			}
 			p.mu.Lock()
-			for _, stage := range stagepod.Stages(pod) { // a run's pod under each of its stages
-				if key := stagepod.PackageOf(pod) + " " + string(stage); p.pods[key] == nil {
-					p.pods[key] = pod
+			for _, view := range stagepod.Views(pod) { // a pod of several packages under each
+				for _, stage := range stagepod.Stages(view) { // a run's pod under each of its stages
+					if key := stagepod.PackageOf(view) + " " + string(stage); p.pods[key] == nil {
+						p.pods[key] = view
+					}
 				}
 			}
 			p.mu.Unlock()
