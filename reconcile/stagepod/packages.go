@@ -54,8 +54,8 @@ func encodeParts(specs []Spec) string {
 }
 
 // Parts are the packages of a pod of several, in order; nil for a pod of
-// one package, or one whose list cannot be read (it then reads as a pod
-// of its first package).
+// one package, or one whose list cannot be read or names a package
+// without stages (it then reads as a pod of its first package).
 func Parts(pod *corev1.Pod) []Part {
 	encoded, ok := pod.Annotations[RunPackagesAnnotation]
 	if !ok {
@@ -64,6 +64,11 @@ func Parts(pod *corev1.Pod) []Part {
 	var parts []Part
 	if json.Unmarshal([]byte(encoded), &parts) != nil || len(parts) < 2 {
 		return nil
+	}
+	for _, part := range parts {
+		if part.Package == "" || len(part.Stages) == 0 {
+			return nil // not a list this operator wrote
+		}
 	}
 	return parts
 }

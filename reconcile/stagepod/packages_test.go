@@ -147,3 +147,27 @@ func TestAPackageThatNeverStartedInAnEndedPodHasNoView(t *testing.T) {
 		t.Errorf("a pod of one package is its own view")
 	}
 }
+
+// Whatever the annotation holds (a pod's annotations can be edited), Views
+// gives at least one view and every view names a package.
+func FuzzViews(f *testing.F) {
+	f.Add(Build(twoPackages()).Annotations[RunPackagesAnnotation], "Failed")
+	f.Add(`[{"package":"a","stages":[]},{"package":"b"}]`, "Running")
+	f.Add(`[{"package":"","stages":["apply"]},{"package":"b","stages":["apply"]}]`, "Pending")
+	f.Fuzz(func(t *testing.T, annotation, phase string) {
+		pod := Build(twoPackages())
+		pod.Annotations[RunPackagesAnnotation] = annotation
+		pod.Status.Phase = corev1.PodPhase(phase)
+		pod.Status.InitContainerStatuses = []corev1.ContainerStatus{exitedAt("tuning-init", 0, time.Now())}
+		views := Views(pod)
+		if len(views) == 0 {
+			t.Fatal("no view")
+		}
+		for _, v := range views {
+			if PackageOf(v) == "" || len(Stages(v)) == 0 {
+				t.Fatalf("a view without a package or stages: %v", v.Labels)
+			}
+			_ = Read(v)
+		}
+	})
+}
