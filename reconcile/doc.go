@@ -38,7 +38,7 @@
 //	stage_runs.go          an install's apply and config in one pod (unless PodPerStage): each
 //	                       stage's try in a run
 //	package_runs.go        the installs a node's turn starts, and the dependents they let
-//	                       start, in one pod (unless PodPerPackage), read per package
+//	                       start, in one pod (PackageRuns), read per package
 //	retries.go             a try that did not succeed: retried after a backoff, given up, or not counted
 //	interrupts.go          a node's interrupt: cordon, drain, run, verify the reboot
 //	drain_first.go         cordon and drain before the stage of a package that interrupts

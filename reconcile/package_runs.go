@@ -9,7 +9,7 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
-// Package runs (unless SkyhookReconciler.PodPerPackage): the installs and
+// Package runs (SkyhookReconciler.PackageRuns): the installs and
 // upgrades a node's turn starts go in one pod, one package after another
 // in dependency order, and so do the packages those let start with no
 // interrupt between (dependents whose dependencies are done by the end of
@@ -22,7 +22,7 @@ import (
 // joinsRun reports whether the step starts in the turn's pod of several
 // packages: installs and upgrades, with their config (runAfter).
 func (n *nodePass) joinsRun(step lifecycle.Step) bool {
-	if n.r.PodPerStage || n.r.PodPerPackage {
+	if n.r.PodPerStage || !n.r.PackageRuns {
 		return false
 	}
 	return step.Stage == skyhookv1.StageApply || step.Stage == skyhookv1.StageUpgrade

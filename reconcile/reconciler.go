@@ -76,11 +76,11 @@ type SkyhookReconciler struct {
 	// run: one pod, each stage its own init containers, recorded stage by
 	// stage). See stage_runs.go.
 	PodPerStage bool
-	// PodPerPackage gives every package's stages pods of their own.
-	// Otherwise the installs and upgrades a node's turn starts, and the
-	// dependents they let start, run in one pod, one package after
-	// another (package_runs.go). PodPerStage implies it.
-	PodPerPackage bool
+	// PackageRuns runs the installs and upgrades a node's turn starts,
+	// and the dependents they let start, in one pod, one package after
+	// another (package_runs.go); otherwise every package's stages have
+	// pods of their own. Not with PodPerStage.
+	PackageRuns bool
 	// Parallelism bounds the nodes whose API requests a pass sends at once
 	// (16 when zero).
 	Parallelism int

@@ -23,6 +23,7 @@ import (
 // config recorded as it ends: tool's entry appears only once base is
 // complete.
 func TestPackagesDueTogetherRunInOnePod(t *testing.T) {
+	withPackageRuns(t)
 	created, history := packageRunRollout(t, "pkgrun", nil)
 	waitSkyhook(t, "pkgrun", time.Minute, isReady)
 	if got := podPackages(created()); !slices.Equal(got, []string{"base,extra,tool"}) {
@@ -41,6 +42,7 @@ func TestPackagesDueTogetherRunInOnePod(t *testing.T) {
 // dependency is complete, the dependency's retry runs alone, and the
 // dependent then runs in a pod of its own.
 func TestDependencyFailingInARunNeverStartsItsDependent(t *testing.T) {
+	withPackageRuns(t)
 	created, history := packageRunRollout(t, "pkgfail", []corev1.EnvVar{
 		{Name: cluster.SimExitCodeEnv, Value: "3"}, {Name: cluster.SimExitContainersEnv, Value: "base-apply"}})
 	eventually(t, "base's retry", func() bool { return len(created()) >= 2 })
@@ -64,6 +66,7 @@ func TestDependencyFailingInARunNeverStartsItsDependent(t *testing.T) {
 // extra runs again, in a pod with tool (its dependency done, due too);
 // base never again.
 func TestPackageRunPodDeletedMidRunRerunsOnlyWhatWasNotDone(t *testing.T) {
+	withPackageRuns(t)
 	created, _ := packageRunRollout(t, "pkgdel", nil)
 	ctx := context.Background()
 	eventually(t, "base complete, extra running", func() bool {
@@ -84,11 +87,12 @@ func TestPackageRunPodDeletedMidRunRerunsOnlyWhatWasNotDone(t *testing.T) {
 // The operator stopped while the run's second package (extra) runs: the new one
 // follows the same pod to its end.
 func TestPackageRunSurvivesAnOperatorRestart(t *testing.T) {
+	withPackageRuns(t)
 	created, history := packageRunRollout(t, "pkgrestart", nil)
 	eventually(t, "extra running in the run", func() bool {
 		return packageEntry(t, "pkgrestart-0", "pkgrestart", "extra", "1.0.0").State == skyhookv1.StateInProgress
 	})
-	restartOperator(t)
+	restartOperator(t, func(o *operator.Options) { o.PackageRuns = true })
 	waitSkyhook(t, "pkgrestart", time.Minute, isReady)
 	if got := podPackages(created()); !slices.Equal(got, []string{"base,extra,tool"}) {
 		t.Errorf("stage pods hold %v, want the one run", got)
@@ -96,9 +100,8 @@ func TestPackageRunSurvivesAnOperatorRestart(t *testing.T) {
 	checkDependentAfterDependency(t, history(), "tool", "base")
 }
 
-// --package-runs=false gives each package pods of its own, as before.
-func TestPodPerPackageRunsPackagesApart(t *testing.T) {
-	restartOperator(t, func(o *operator.Options) { o.PodPerPackage = true })
+// Without --package-runs each package has pods of its own.
+func TestWithoutPackageRunsPackagesRunApart(t *testing.T) {
 	created, _ := packageRunRollout(t, "pkgapart", nil)
 	waitSkyhook(t, "pkgapart", time.Minute, isReady)
 	got := podPackages(created())
@@ -106,6 +109,12 @@ func TestPodPerPackageRunsPackagesApart(t *testing.T) {
 	if !slices.Equal(got, []string{"base", "extra", "tool"}) {
 		t.Errorf("stage pods hold %v, want a pod for each package", got)
 	}
+}
+
+// withPackageRuns restarts the operator with --package-runs for the test.
+func withPackageRuns(t *testing.T) {
+	t.Helper()
+	restartOperator(t, func(o *operator.Options) { o.PackageRuns = true })
 }
 
 // packageRunRollout rolls a Skyhook <name> of three packages onto one

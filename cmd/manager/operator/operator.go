@@ -118,10 +118,9 @@ type Options struct {
 	// PodPerStage runs every stage in a pod of its own, as before stage
 	// runs (reconcile.SkyhookReconciler.PodPerStage): --stage-runs=false.
 	PodPerStage bool
-	// PodPerPackage gives every package's stages pods of their own, as
-	// before package runs (reconcile.SkyhookReconciler.PodPerPackage):
-	// --package-runs=false.
-	PodPerPackage bool
+	// PackageRuns runs the packages a node starts together in one pod
+	// (reconcile.SkyhookReconciler.PackageRuns): --package-runs.
+	PackageRuns bool
 	// DefaultServiceAccount is the ServiceAccount, in a PackageSet's
 	// namespace, that PackageSets naming none are applied as. Empty applies
 	// them as the operator itself: that is no lockdown, since whoever may
@@ -232,8 +231,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Recorder: mgr.GetEventRecorder("skyhook-operator"), APIReader: mgr.GetAPIReader(), OperatorVersion: RunningVersion(),
 		NotReadyTimeout: opts.NotReadyTimeout, RebootTimeout: opts.RebootTimeout, StageTimeout: opts.StageTimeout, RuntimeRequiredTaint: opts.RuntimeRequiredTaint,
 		MaxAttempts: opts.MaxAttempts, ReapplyOnReboot: opts.ReapplyOnReboot, SucceededTTL: opts.SucceededTTL, FailedTTL: opts.FailedTTL,
-		PodPerStage:   opts.PodPerStage,
-		PodPerPackage: opts.PodPerPackage,
+		PodPerStage: opts.PodPerStage,
+		PackageRuns: opts.PackageRuns,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
