@@ -59,6 +59,8 @@ import (
 const auditMaxNodes = 5000
 
 type settings struct {
+	// chain: each package depends on the one before it.
+	chain   bool
 	stage   time.Duration
 	percent int
 	audit   bool
@@ -81,6 +83,7 @@ func main() {
 	phases := flag.String("phases", "install,upgrade", "the phases to run, in order: install, or install,upgrade")
 	kindName := flag.String("kind", "skyhook", "the kind rolled out: skyhook, or nodewright (the same spec as a NodeWright)")
 	window := flag.Duration("window", 0, "end a phase after this long even if the rollout is not done (0: at Ready); a cut phase counts the stages it started, and has no makespan")
+	chain := flag.Bool("chain", false, "make each package depend on the one before it (pkg-b on pkg-a...), so a node runs them one after another")
 	operatorArgs := flag.String("operator-args", "", "more arguments for the operator, space separated (--stage-runs=false: a pod per stage, as before stage runs)")
 	flag.Parse()
 	kind, err := kindOf(*kindName)
@@ -105,7 +108,7 @@ func main() {
 	fmt.Println("|" + strings.Repeat("---|", 21))
 	for _, n := range nodeCounts {
 		for _, p := range packageCounts {
-			set := settings{stage: *stage, percent: *percent, audit: *audit && n <= auditMaxNodes, profile: *profile,
+			set := settings{chain: *chain, stage: *stage, percent: *percent, audit: *audit && n <= auditMaxNodes, profile: *profile,
 				phases: strings.Split(*phases, ","), window: *window, kind: kind, operatorArgs: strings.Fields(*operatorArgs)}
 			if *audit && !set.audit {
 				fmt.Fprintf(os.Stderr, "%d nodes: no audit log above %d nodes\n", n, auditMaxNodes)
@@ -219,7 +222,7 @@ func run(manager string, n, packages int, set settings) {
 	spec := skyhookv1.SkyhookSpec{
 		NodeSelector:       metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "bench"}},
 		InterruptionBudget: skyhookv1.InterruptionBudget{Percent: &set.percent},
-		Packages:           benchPackages(packages, set.stage),
+		Packages:           benchPackages(packages, set.stage, set.chain),
 	}
 	poll := 250 * time.Millisecond
 	if n > auditMaxNodes {
@@ -288,9 +291,10 @@ func kib(bytes int) string {
 	return fmt.Sprintf("%.0f KiB", float64(bytes)/1024)
 }
 
-// benchPackages are n independent packages whose simulated stages take
-// stage: "tuning" alone, as the rows measured before had it, or pkg-a, pkg-b...
-func benchPackages(n int, stage time.Duration) skyhookv1.Packages {
+// benchPackages are n packages whose simulated stages take stage:
+// "tuning" alone, as the rows measured before had it, or pkg-a, pkg-b...,
+// independent, or with chain each depending on the one before.
+func benchPackages(n int, stage time.Duration, chain bool) skyhookv1.Packages {
 	pkg := func() skyhookv1.Package {
 		return skyhookv1.Package{PackageRef: skyhookv1.PackageRef{Version: "1.0.0"}, Image: "ghcr.io/nvidia/tuning",
 			Env: []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: stage.String()}}}
@@ -300,7 +304,11 @@ func benchPackages(n int, stage time.Duration) skyhookv1.Packages {
 	}
 	out := skyhookv1.Packages{}
 	for i := range min(n, 26) { // a package name ends with a letter
-		out[fmt.Sprintf("pkg-%c", 'a'+i)] = pkg()
+		p := pkg()
+		if chain && i > 0 {
+			p.DependsOn = map[string]string{fmt.Sprintf("pkg-%c", 'a'+i-1): "1.0.0"}
+		}
+		out[fmt.Sprintf("pkg-%c", 'a'+i)] = p
 	}
 	return out
 }
