@@ -25,7 +25,7 @@ import (
 // pushPackage builds a shell-script package and pushes it to the private
 // registry as <name>:<version>; it returns the image without the tag, as
 // a Skyhook names it.
-func pushPackage(t *testing.T, name, version string, modes map[string][]nodeimages.ShellStep) string {
+func pushPackage(t testing.TB, name, version string, modes map[string][]nodeimages.ShellStep) string {
 	t.Helper()
 	spec, err := nodeimages.ShellPackage(busybox, name, version, modes)
 	if err != nil {
@@ -67,7 +67,7 @@ func onRealNode(name string, packages map[string]skyhookv1.Package) *skyhookv1.S
 }
 
 // outDir is where a Skyhook's steps write ($OUT), made before it runs.
-func outDir(t *testing.T, skyhook string) string {
+func outDir(t testing.TB, skyhook string) string {
 	t.Helper()
 	dir := filepath.Join(hostDir, skyhook, "out")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -76,12 +76,12 @@ func outDir(t *testing.T, skyhook string) string {
 	return dir
 }
 
-func kube(t *testing.T) client.Client { return testenv.Client(t, env) }
+func kube(t testing.TB) client.Client { return testenv.Client(t, env) }
 
 // create creates the Skyhook and, when the test ends, deletes it, waits
 // until it is gone and removes the package copies the stage pods left on
 // this machine.
-func create(t *testing.T, sk *skyhookv1.Skyhook) {
+func create(t testing.TB, sk *skyhookv1.Skyhook) {
 	t.Helper()
 	c := kube(t)
 	if err := c.Create(context.Background(), sk); err != nil {
@@ -154,7 +154,7 @@ func waitPackage(t *testing.T, skyhook, pkg, version string, stage skyhookv1.Sta
 }
 
 // readHost reads a file the steps wrote on this machine.
-func readHost(t *testing.T, path string) string {
+func readHost(t testing.TB, path string) string {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -176,7 +176,7 @@ func cli(t *testing.T, args ...string) string {
 
 // uncordon makes the real node schedulable again after an interrupt that
 // a test ended before the operator did.
-func uncordon(t *testing.T) {
+func uncordon(t testing.TB) {
 	_, err := env.Clientset.CoreV1().Nodes().Patch(context.Background(), node.Name, "application/merge-patch+json",
 		[]byte(`{"spec":{"unschedulable":false}}`), metav1.PatchOptions{})
 	if err != nil {
@@ -185,7 +185,7 @@ func uncordon(t *testing.T) {
 }
 
 // waitSkyhook waits until the Skyhook's status is the one given.
-func waitSkyhook(t *testing.T, name string, status skyhookv1.Status, timeout time.Duration) {
+func waitSkyhook(t testing.TB, name string, status skyhookv1.Status, timeout time.Duration) {
 	t.Helper()
 	c := kube(t)
 	var last skyhookv1.Status

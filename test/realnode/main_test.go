@@ -11,6 +11,11 @@
 // removed with each Skyhook. Reboots and systemd are not real: the
 // interrupts run a recording stand-in for systemctl (SKYHOOK_SYSTEMCTL).
 //
+// The operator runs with --package-runs (operator.Options.PackageRuns),
+// so that a pod of several packages meets a real kubelet
+// (TestPackagesShareOnePodOnTheRealNode); the tests of one package run as
+// they would without it.
+//
 // It needs root and containerd, runc and the CNI plugins (make
 // real-node-deps installs them); without them every test skips and says
 // why.
@@ -115,7 +120,7 @@ func run(m *testing.M) int {
 			}
 			return operatortest.Start(ctx, c, operator.Options{Namespace: namespace,
 				AgentImage: images.agent, PauseImage: images.pause, ImagePullSecrets: []string{pullSecret},
-				StageTimeout: stageTimeout})
+				StageTimeout: stageTimeout, PackageRuns: true})
 		})
 }
 
@@ -164,7 +169,7 @@ func createPullSecret(ctx context.Context, c *cluster.Cluster) error {
 }
 
 // needRealNode skips a test on a machine that cannot run the real node.
-func needRealNode(t *testing.T) {
+func needRealNode(t testing.TB) {
 	t.Helper()
 	if skipReason != "" {
 		t.Skipf("no real node on this machine: %s", skipReason)

@@ -1,0 +1,107 @@
+package realnode
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
+	"github.com/skyhook-go/skyhook/test/testenv"
+)
+
+// BenchmarkInstallOnTheRealNode is the wall time from a Skyhook's create
+// to its status complete on the real kubelet: one package (apply and
+// config), five independent ones, and five each depending on the one
+// before (chain). It reports the seconds and the
+// stage pods the install created. Run it with -benchtime 1x (an install
+// takes seconds) and a -run that matches no test but is not '^$' (for
+// which clustertest starts no cluster): go test ./test/realnode/ -run
+// NONE -bench RealNode -benchtime 1x -count 3 (docs/rollout.md).
+func BenchmarkInstallOnTheRealNode(b *testing.B) {
+	needRealNode(b)
+	if env == nil {
+		b.Fatal("no cluster: clustertest starts none for -run '^$'; run with -run NONE")
+	}
+	for _, shape := range []struct {
+		n     int
+		chain bool
+	}{{1, false}, {5, false}, {5, true}} {
+		n := shape.n
+		label := fmt.Sprintf("packages=%d", n)
+		if shape.chain {
+			label += ",chain"
+		}
+		b.Run(label, func(b *testing.B) {
+			names := make([]string, n)
+			images := map[string]string{}
+			for i := range names {
+				names[i] = fmt.Sprintf("mark-%c", 'a'+i)
+				images[names[i]] = markPackage(b, names[i])
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				name := fmt.Sprintf("bench-%d-%d-%d", n, i, time.Now().UnixNano()%100000)
+				outDir(b, name)
+				packages := map[string]skyhookv1.Package{}
+				for j, p := range names {
+					packages[p] = markedPackage(p, images[p])
+					if shape.chain && j > 0 {
+						dependent := packages[p]
+						dependent.DependsOn = map[string]string{names[j-1]: "1.0.0"}
+						packages[p] = dependent
+					}
+				}
+				pods := stagePodsCreated(b, name)
+				start := time.Now()
+				create(b, onRealNode(name, packages))
+				waitSkyhook(b, name, skyhookv1.StatusComplete, 5*time.Minute)
+				b.ReportMetric(time.Since(start).Seconds(), "s/install")
+				b.ReportMetric(float64(len(pods())), "stagepods/install")
+			}
+		})
+	}
+}
+
+// markPackage pushes a package whose apply appends its name to
+// $OUT/order and whose config copies its configMap's mark.txt to
+// $OUT/<name>.txt; it returns the image.
+func markPackage(t testing.TB, name string) string {
+	t.Helper()
+	return pushPackage(t, name, "1.0.0", map[string][]nodeimages.ShellStep{
+		"apply":        {step("order", `echo "$SKYHOOK_PACKAGE" >> "$OUT/order"`)},
+		"apply-check":  {step("ordered", `grep -qx "$SKYHOOK_PACKAGE" "$OUT/order"`)},
+		"config":       {step("mark", `cp configmaps/mark.txt "$OUT/$SKYHOOK_PACKAGE.txt"`)},
+		"config-check": {step("marked", `test -s "$OUT/$SKYHOOK_PACKAGE.txt"`)},
+	})
+}
+
+// markedPackage declares a markPackage with a configMap of its own.
+func markedPackage(name, image string) skyhookv1.Package {
+	return skyhookv1.Package{PackageRef: skyhookv1.PackageRef{Name: name, Version: "1.0.0"}, Image: image,
+		ConfigMap: map[string]string{"mark.txt": name + " configured\n"}}
+}
+
+// stagePodsCreated follows the stage pods created for the Skyhook from
+// now on.
+func stagePodsCreated(t testing.TB, skyhook string) func() []*corev1.Pod {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := env.Clientset.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{LabelSelector: stagepod.SkyhookLabel + "=" + skyhook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testenv.Collect(t, w, func(ev watch.Event) []*corev1.Pod {
+		if pod, ok := ev.Object.(*corev1.Pod); ok && ev.Type == watch.Added {
+			return []*corev1.Pod{pod}
+		}
+		return nil
+	})
+}
