@@ -241,3 +241,67 @@ func TestStagePodOwnedBy(t *testing.T) {
 		}
 	}
 }
+
+// A package that runs after another in one pod (a pod of several
+// packages): package logs finds its containers there, and only its.
+func TestPackageLogsFindsAPackageInAPodOfSeveral(t *testing.T) {
+	const node = "shared-logs-node"
+	ctx := context.Background()
+	c := testenv.Client(t, env)
+	if err := env.CreateNodes(ctx, cluster.Node{Name: node}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), &corev1.Node{ObjectMeta: objectMeta(node)}) })
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "skyhook"}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	tuning := skyhookv1.Package{PackageRef: skyhookv1.PackageRef{Name: "tuning", Version: "1.0.0"}, Image: "ghcr.io/x/tuning",
+		Env: []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "100ms"}}}
+	driver := skyhookv1.Package{PackageRef: skyhookv1.PackageRef{Name: "driver", Version: "2.0.0"}, Image: "ghcr.io/x/driver",
+		Env: []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1h"}}}
+	sk := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "shared-logs"}, Spec: skyhookv1.SkyhookSpec{Packages: skyhookv1.Packages{"tuning": tuning, "driver": driver}}}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), sk) })
+	spec := func(name string, pkg skyhookv1.Package) stagepod.Spec {
+		return stagepod.Spec{Skyhook: sk, Package: name, Definition: pkg, Version: pkg.Version, Image: pkg.Image, Stage: skyhookv1.StageApply,
+			Then: []skyhookv1.Stage{skyhookv1.StageConfig}, Node: node, Namespace: "skyhook", AgentImage: "ghcr.io/x/agent:1.0.0", PauseImage: "registry.k8s.io/pause:3.10"}
+	}
+	first := spec("tuning", tuning)
+	first.Next = []stagepod.Spec{spec("driver", driver)}
+	pod := stagepod.Build(first)
+	if err := c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deletePod(t, pod) })
+	apply := stagepod.StageContainer("driver", skyhookv1.StageApply)
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(pod), pod)
+		for _, s := range pod.Status.InitContainerStatuses {
+			if s.Name == apply && s.State.Running != nil {
+				return err == nil, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("%s is not running: %+v", apply, pod.Status)
+	}
+	for _, c := range pod.Spec.InitContainers { // the simulated kubelet serves a log once one is written
+		line := "2026-11-27T06:00:00Z " + c.Name + " ran"
+		if c.Name == apply {
+			line = "2026-11-27T06:00:00Z [install.sh] stdout: installing driver 2.0.0"
+		}
+		if err := env.WriteContainerLog(ctx, "skyhook", pod.Name, c.Name, line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := mustRun(t, "package", "logs", "driver", "--node", node)
+	if !strings.Contains(out, pod.Name+" driver-apply: running") || !strings.Contains(out, "installing driver 2.0.0") || strings.Contains(out, " tuning-") {
+		t.Errorf("driver's logs in the pod it shares with tuning:\n%s", out)
+	}
+	out = mustRun(t, "package", "logs", "tuning", "--node", node, "--stage", "config")
+	if !strings.Contains(out, pod.Name+" tuning-config: exited 0") || strings.Contains(out, " driver-") {
+		t.Errorf("tuning's config logs in the pod it shares with driver:\n%s", out)
+	}
+}
