@@ -59,14 +59,84 @@ func BenchmarkInstallOnTheRealNode(b *testing.B) {
 					}
 				}
 				pods := stagePodsCreated(b, name)
+				seen := stagePodsSeen(b, name)
 				start := time.Now()
 				create(b, onRealNode(name, packages))
 				waitSkyhook(b, name, skyhookv1.StatusComplete, 5*time.Minute)
 				b.ReportMetric(time.Since(start).Seconds(), "s/install")
 				b.ReportMetric(float64(len(pods())), "stagepods/install")
+				running, between := initContainerSeconds(seen())
+				b.ReportMetric(running, "s/container-running")
+				b.ReportMetric(between, "s/between-containers")
 			}
 		})
 	}
+}
+
+// stagePodsSeen follows the stage pods of the Skyhook from now on: each
+// pod as it was last seen.
+func stagePodsSeen(t testing.TB, skyhook string) func() []*corev1.Pod {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := env.Clientset.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{LabelSelector: stagepod.SkyhookLabel + "=" + skyhook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := testenv.Collect(t, w, func(ev watch.Event) []*corev1.Pod {
+		if pod, ok := ev.Object.(*corev1.Pod); ok {
+			return []*corev1.Pod{pod}
+		}
+		return nil
+	})
+	return func() []*corev1.Pod {
+		last := map[string]*corev1.Pod{}
+		var order []string
+		for _, pod := range all() {
+			if last[pod.Name] == nil {
+				order = append(order, pod.Name)
+			}
+			last[pod.Name] = pod
+		}
+		out := make([]*corev1.Pod, len(order))
+		for i, name := range order {
+			out[i] = last[name]
+		}
+		return out
+	}
+}
+
+// initContainerSeconds are, over the pods' init containers, the mean time
+// one ran (start to end) and the mean time from one's end to the next
+// one's start in its pod, as the kubelet reports them (to the second).
+func initContainerSeconds(pods []*corev1.Pod) (running, between float64) {
+	var runs, gaps []float64
+	for _, pod := range pods {
+		var lastEnd time.Time
+		for _, s := range pod.Status.InitContainerStatuses {
+			t := s.State.Terminated
+			if t == nil {
+				continue
+			}
+			runs = append(runs, t.FinishedAt.Sub(t.StartedAt.Time).Seconds())
+			if !lastEnd.IsZero() {
+				gaps = append(gaps, t.StartedAt.Sub(lastEnd).Seconds())
+			}
+			lastEnd = t.FinishedAt.Time
+		}
+	}
+	return mean(runs), mean(gaps)
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
 }
 
 // markPackage pushes a package whose apply appends its name to
