@@ -82,16 +82,22 @@ func Read(pod *corev1.Pod) Outcome {
 	if pod.Status.Phase == corev1.PodFailed {
 		return Outcome{Result: Failed, Message: fmt.Sprintf("pod failed: %s %s", pod.Status.Reason, pod.Status.Message)}
 	}
+	if initContainersDone(pod) {
+		return Outcome{Result: Succeeded}
+	}
+	return Outcome{Result: Running}
+}
+
+// initContainersDone reports whether every init container of the pod
+// exited 0.
+func initContainersDone(pod *corev1.Pod) bool {
 	done := 0
 	for _, s := range pod.Status.InitContainerStatuses {
 		if t := s.State.Terminated; t != nil && t.ExitCode == 0 {
 			done++
 		}
 	}
-	if len(pod.Spec.InitContainers) > 0 && done == len(pod.Spec.InitContainers) {
-		return Outcome{Result: Succeeded}
-	}
-	return Outcome{Result: Running}
+	return len(pod.Spec.InitContainers) > 0 && done == len(pod.Spec.InitContainers)
 }
 
 // disruption is the pod's DisruptionTarget condition when it is true.

@@ -3,9 +3,9 @@ package stagepod
 import (
 	"encoding/json"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -101,17 +101,17 @@ func Views(pod *corev1.Pod) []*corev1.Pod {
 func view(pod *corev1.Pod, part Part, later bool) *corev1.Pod {
 	names := containerNames(part)
 	v := &corev1.Pod{TypeMeta: pod.TypeMeta, ObjectMeta: pod.ObjectMeta, Spec: pod.Spec, Status: pod.Status}
-	v.Spec.InitContainers = filter(pod.Spec.InitContainers, func(c corev1.Container) bool { return names[c.Name] })
-	v.Status.InitContainerStatuses = filter(pod.Status.InitContainerStatuses, func(s corev1.ContainerStatus) bool { return names[s.Name] })
+	v.Labels, v.Annotations = partLabels(pod.Labels, part), partAnnotations(pod.Annotations, part, later)
+	v.Spec.InitContainers = slices.DeleteFunc(slices.Clone(pod.Spec.InitContainers), func(c corev1.Container) bool { return !names[c.Name] })
+	v.Status.InitContainerStatuses = slices.DeleteFunc(slices.Clone(pod.Status.InitContainerStatuses), func(s corev1.ContainerStatus) bool { return !names[s.Name] })
 	ended := pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded
-	start, started := partStart(v.Status.InitContainerStatuses, CopyContainer(part.Package))
+	start, started := StageStart(v, part.Stages[0]) // its copy container's start
 	switch {
 	case later && !started && ended:
 		return nil
-	case allExited0(v):
+	case initContainersDone(v):
 		v.Status.Phase = corev1.PodSucceeded
 	}
-	v.Labels, v.Annotations = partLabels(pod.Labels, part), partAnnotations(pod.Annotations, part, later)
 	v.Spec.ActiveDeadlineSeconds = nil
 	if part.TimeoutSeconds > 0 && (started || !later) {
 		seconds := part.TimeoutSeconds * int64(len(part.Stages))
@@ -136,35 +136,6 @@ func containerNames(part Part) map[string]bool {
 		names[CheckContainer(part.Package, stage)] = true
 	}
 	return names
-}
-
-// partStart is when a package's copy container started, and whether it has.
-func partStart(statuses []corev1.ContainerStatus, copyContainer string) (time.Time, bool) {
-	for _, s := range statuses {
-		switch {
-		case s.Name != copyContainer:
-		case s.State.Running != nil:
-			return s.State.Running.StartedAt.Time, true
-		case s.State.Terminated != nil:
-			return s.State.Terminated.StartedAt.Time, true
-		case s.LastTerminationState.Terminated != nil:
-			return s.LastTerminationState.Terminated.StartedAt.Time, true
-		}
-	}
-	return time.Time{}, false
-}
-
-// allExited0 reports whether every container of the view exited 0.
-func allExited0(v *corev1.Pod) bool {
-	if len(v.Status.InitContainerStatuses) < len(v.Spec.InitContainers) {
-		return false
-	}
-	for _, s := range v.Status.InitContainerStatuses {
-		if t := s.State.Terminated; t == nil || t.ExitCode != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // partLabels are the pod's labels with the package's in place of the
@@ -198,16 +169,6 @@ func partAnnotations(annotations map[string]string, part Part, later bool) map[s
 	}
 	if later {
 		delete(out, ConfigInterruptAnnotation) // a config rerun runs alone, first
-	}
-	return out
-}
-
-func filter[T any](in []T, keep func(T) bool) []T {
-	var out []T
-	for _, x := range in {
-		if keep(x) {
-			out = append(out, x)
-		}
 	}
 	return out
 }
