@@ -234,16 +234,7 @@ func (n *nodePass) beginStep(name string, step lifecycle.Step, pod *corev1.Pod) 
 	if d := declared(n.sk, name); d != nil && d.Version == step.Version {
 		entry.ContainerSHA = d.ContainerSHA // the digest the stage pulls, as NodeWright records it
 	}
-	if step.Stage == skyhookv1.StageUpgrade || step.Stage == skyhookv1.StageApply {
-		delete(n.config, rerunKey(name)) // a new install runs the package's own interrupt
-	}
-	if step.Stage == skyhookv1.StageUpgrade {
-		for k, e := range n.state {
-			if e.Name == name && k != key {
-				delete(n.state, k) // the upgrade replaces the old version's record
-			}
-		}
-	}
+	installBegins(n.state, n.config, name, step)
 	return entry
 }
 

@@ -65,16 +65,11 @@ func (n *nodePass) extendRun(done, seen map[string]bool) {
 // configMap), and reports whether that is the package done: nothing, no
 // interrupt, follows.
 func completesRun(sk *skyhookv1.Skyhook, spec stagepod.Spec, state skyhookv1.NodeState, config map[string]string) bool {
-	for k, e := range state {
-		if e.Name == spec.Package {
-			delete(state, k) // an upgrade replaces the old version's entry
-		}
-	}
+	installBegins(state, config, spec.Package, lifecycle.Step{Version: spec.Version, Stage: spec.Stage})
 	stages := spec.Stages()
 	state[skyhookv1.NodeStateKey(spec.Package, spec.Version)] = skyhookv1.PackageStatus{Name: spec.Package, Version: spec.Version, Image: spec.Image,
 		Stage: stages[len(stages)-1], State: skyhookv1.StateComplete}
 	config[spec.Package] = stagepod.ConfigHash(spec.Definition.ConfigMap)
-	delete(config, rerunKey(spec.Package)) // an install runs the package's own interrupt
 	return nextStep(sk, spec.Package, state, config).Action == lifecycle.Done
 }
 

@@ -110,6 +110,26 @@ func configChanged(sk *skyhookv1.Skyhook, name string, config map[string]string)
 // names cannot hold '/', so it never names a package.
 func rerunKey(name string) string { return name + "/rerun" }
 
+// installBegins is what an install or upgrade of the package does to the
+// node's record as the step starts (nothing for another step): a new
+// install runs the package's own interrupt (its rerun marker goes), and an
+// upgrade replaces the old version's entry.
+func installBegins(state skyhookv1.NodeState, config map[string]string, name string, step lifecycle.Step) {
+	if step.Stage != skyhookv1.StageUpgrade && step.Stage != skyhookv1.StageApply {
+		return
+	}
+	delete(config, rerunKey(name))
+	if step.Stage != skyhookv1.StageUpgrade {
+		return
+	}
+	key := skyhookv1.NodeStateKey(name, step.Version)
+	for k, e := range state {
+		if e.Name == name && k != key {
+			delete(state, k)
+		}
+	}
+}
+
 // nextStep is lifecycle.Next for a package on a node, with whether its
 // interrupt stages are due in this run: after an install or upgrade, the
 // package's own interrupt; after a configMap rerun, the configInterrupts of
