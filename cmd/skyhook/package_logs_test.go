@@ -28,14 +28,7 @@ const logsNode = "logs-node"
 func stagePods(t *testing.T) (failed, running *corev1.Pod) {
 	t.Helper()
 	ctx := context.Background()
-	c := testenv.Client(t, env)
-	if err := env.CreateNodes(ctx, cluster.Node{Name: logsNode}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), &corev1.Node{ObjectMeta: objectMeta(logsNode)}) })
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "skyhook"}}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	c := stagePodsNode(t, logsNode)
 	pkg := skyhookv1.Package{PackageRef: skyhookv1.PackageRef{Name: "tuning", Version: "1.0.0"}, Image: "ghcr.io/x/tuning"}
 	sk := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "logs"}, Spec: skyhookv1.SkyhookSpec{Packages: skyhookv1.Packages{"tuning": pkg}}}
 	if err := c.Create(ctx, sk); err != nil { // the stage pods' owner: without it the garbage collector takes them
@@ -84,6 +77,23 @@ func stagePods(t *testing.T) (failed, running *corev1.Pod) {
 		}
 	}
 	return failed, running
+}
+
+// stagePodsNode makes a simulated node for stage pods made by hand (gone
+// when the test ends) and the namespace "skyhook" they go in, and returns
+// a client.
+func stagePodsNode(t *testing.T, node string) client.Client {
+	t.Helper()
+	ctx := context.Background()
+	c := testenv.Client(t, env)
+	if err := env.CreateNodes(ctx, cluster.Node{Name: node}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), &corev1.Node{ObjectMeta: objectMeta(node)}) })
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "skyhook"}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // deletePod removes the pod at once (grace period 0), as a finished stage
@@ -247,14 +257,7 @@ func TestStagePodOwnedBy(t *testing.T) {
 func TestPackageLogsFindsAPackageInAPodOfSeveral(t *testing.T) {
 	const node = "shared-logs-node"
 	ctx := context.Background()
-	c := testenv.Client(t, env)
-	if err := env.CreateNodes(ctx, cluster.Node{Name: node}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), &corev1.Node{ObjectMeta: objectMeta(node)}) })
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "skyhook"}}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	c := stagePodsNode(t, node)
 	tuning := skyhookv1.Package{PackageRef: skyhookv1.PackageRef{Name: "tuning", Version: "1.0.0"}, Image: "ghcr.io/x/tuning",
 		Env: []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "100ms"}}}
 	driver := skyhookv1.Package{PackageRef: skyhookv1.PackageRef{Name: "driver", Version: "2.0.0"}, Image: "ghcr.io/x/driver",

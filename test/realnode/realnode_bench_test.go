@@ -77,18 +77,7 @@ func BenchmarkInstallOnTheRealNode(b *testing.B) {
 // pod as it was last seen.
 func stagePodsSeen(t testing.TB, skyhook string) func() []*corev1.Pod {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	w, err := env.Clientset.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{LabelSelector: stagepod.SkyhookLabel + "=" + skyhook})
-	if err != nil {
-		t.Fatal(err)
-	}
-	all := testenv.Collect(t, w, func(ev watch.Event) []*corev1.Pod {
-		if pod, ok := ev.Object.(*corev1.Pod); ok {
-			return []*corev1.Pod{pod}
-		}
-		return nil
-	})
+	all := watchStagePods(t, skyhook, func(watch.EventType) bool { return true })
 	return func() []*corev1.Pod {
 		last := map[string]*corev1.Pod{}
 		var order []string
@@ -162,6 +151,13 @@ func markedPackage(name, image string) skyhookv1.Package {
 // now on.
 func stagePodsCreated(t testing.TB, skyhook string) func() []*corev1.Pod {
 	t.Helper()
+	return watchStagePods(t, skyhook, func(e watch.EventType) bool { return e == watch.Added })
+}
+
+// watchStagePods collects the Skyhook's stage pods from now on, as the
+// events of the types it keeps carry them.
+func watchStagePods(t testing.TB, skyhook string, keep func(watch.EventType) bool) func() []*corev1.Pod {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	w, err := env.Clientset.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{LabelSelector: stagepod.SkyhookLabel + "=" + skyhook})
@@ -169,7 +165,7 @@ func stagePodsCreated(t testing.TB, skyhook string) func() []*corev1.Pod {
 		t.Fatal(err)
 	}
 	return testenv.Collect(t, w, func(ev watch.Event) []*corev1.Pod {
-		if pod, ok := ev.Object.(*corev1.Pod); ok && ev.Type == watch.Added {
+		if pod, ok := ev.Object.(*corev1.Pod); ok && keep(ev.Type) {
 			return []*corev1.Pod{pod}
 		}
 		return nil
