@@ -184,7 +184,14 @@ func applyPods(pods []*corev1.Pod) []*corev1.Pod {
 // packageEntry is the package's entry in the rollout's record on the node.
 func packageEntry(t *testing.T, node, skyhook, name, version string) skyhookv1.PackageStatus {
 	t.Helper()
-	state, err := nodestate.Read(getNode(t, node), skyhookv1.Skyhooks.Named(skyhook))
+	return packageEntryOf(t, node, skyhookv1.Skyhooks.Named(skyhook), name, version)
+}
+
+// packageEntryOf is the package's entry in the record of a rollout of any
+// kind on the node.
+func packageEntryOf(t *testing.T, node string, rollout skyhookv1.RolloutRef, name, version string) skyhookv1.PackageStatus {
+	t.Helper()
+	state, err := nodestate.Read(getNode(t, node), rollout)
 	if err != nil {
 		t.Fatal(err)
 	}

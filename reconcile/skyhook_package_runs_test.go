@@ -21,20 +21,22 @@ import (
 // Three packages due on a node at once (base; extra; tool, which depends
 // on base) run in one pod, in dependency order, each package's install and
 // config recorded as it ends: tool's entry appears only once base is
-// complete.
+// complete. For either kind: the one engine builds and reads the pod.
 func TestPackagesDueTogetherRunInOnePod(t *testing.T) {
 	withPackageRuns(t)
-	created, history := packageRunRollout(t, "pkgrun", nil)
-	waitSkyhook(t, "pkgrun", time.Minute, isReady)
-	if got := podPackages(created()); !slices.Equal(got, []string{"base,extra,tool"}) {
-		t.Fatalf("stage pods hold %v, want one pod for base, extra, then tool (after its dependency)", got)
-	}
-	checkDependentAfterDependency(t, history(), "tool", "base")
-	for _, name := range []string{"base", "extra", "tool"} {
-		if e := packageEntry(t, "pkgrun-0", "pkgrun", name, "1.0.0"); e.Stage != skyhookv1.StageConfig || e.State != skyhookv1.StateComplete {
-			t.Errorf("%s ends at %s %s, want config complete", name, e.Stage, e.State)
+	eachKind(t, func(t *testing.T, k kindCase) {
+		created, history := packageRunRollout(t, k, "pkgrun", nil)
+		k.wait(t, "pkgrun", time.Minute, isReady)
+		if got := podPackages(created()); !slices.Equal(got, []string{"base,extra,tool"}) {
+			t.Fatalf("stage pods hold %v, want one pod for base, extra, then tool (after its dependency)", got)
 		}
-	}
+		checkDependentAfterDependency(t, history(), "tool", "base")
+		for _, name := range []string{"base", "extra", "tool"} {
+			if e := packageEntryOf(t, k.name("pkgrun")+"-0", k.ref("pkgrun"), name, "1.0.0"); e.Stage != skyhookv1.StageConfig || e.State != skyhookv1.StateComplete {
+				t.Errorf("%s ends at %s %s, want config complete", name, e.Stage, e.State)
+			}
+		}
+	})
 }
 
 // A dependency failing in a pod it shares with its dependent stops the pod
@@ -43,7 +45,7 @@ func TestPackagesDueTogetherRunInOnePod(t *testing.T) {
 // dependent then runs in a pod of its own.
 func TestDependencyFailingInARunNeverStartsItsDependent(t *testing.T) {
 	withPackageRuns(t)
-	created, history := packageRunRollout(t, "pkgfail", []corev1.EnvVar{
+	created, history := packageRunRollout(t, kindCase{rollouts.Skyhooks, ""}, "pkgfail", []corev1.EnvVar{
 		{Name: cluster.SimExitCodeEnv, Value: "3"}, {Name: cluster.SimExitContainersEnv, Value: "base-apply"}})
 	eventually(t, "base's retry", func() bool { return len(created()) >= 2 })
 	if e := packageEntry(t, "pkgfail-0", "pkgfail", "base", "1.0.0"); e.State != skyhookv1.StateErroring && e.State != skyhookv1.StateInProgress {
@@ -67,7 +69,7 @@ func TestDependencyFailingInARunNeverStartsItsDependent(t *testing.T) {
 // base never again.
 func TestPackageRunPodDeletedMidRunRerunsOnlyWhatWasNotDone(t *testing.T) {
 	withPackageRuns(t)
-	created, _ := packageRunRollout(t, "pkgdel", nil)
+	created, _ := packageRunRollout(t, kindCase{rollouts.Skyhooks, ""}, "pkgdel", nil)
 	ctx := context.Background()
 	eventually(t, "base complete, extra running", func() bool {
 		a := packageEntry(t, "pkgdel-0", "pkgdel", "base", "1.0.0")
@@ -88,7 +90,7 @@ func TestPackageRunPodDeletedMidRunRerunsOnlyWhatWasNotDone(t *testing.T) {
 // follows the same pod to its end.
 func TestPackageRunSurvivesAnOperatorRestart(t *testing.T) {
 	withPackageRuns(t)
-	created, history := packageRunRollout(t, "pkgrestart", nil)
+	created, history := packageRunRollout(t, kindCase{rollouts.Skyhooks, ""}, "pkgrestart", nil)
 	eventually(t, "extra running in the run", func() bool {
 		return packageEntry(t, "pkgrestart-0", "pkgrestart", "extra", "1.0.0").State == skyhookv1.StateInProgress
 	})
@@ -102,7 +104,7 @@ func TestPackageRunSurvivesAnOperatorRestart(t *testing.T) {
 
 // Without --package-runs each package has pods of its own.
 func TestWithoutPackageRunsPackagesRunApart(t *testing.T) {
-	created, _ := packageRunRollout(t, "pkgapart", nil)
+	created, _ := packageRunRollout(t, kindCase{rollouts.Skyhooks, ""}, "pkgapart", nil)
 	waitSkyhook(t, "pkgapart", time.Minute, isReady)
 	got := podPackages(created())
 	slices.Sort(got)
@@ -117,19 +119,21 @@ func withPackageRuns(t *testing.T) {
 	restartOperator(t, func(o *operator.Options) { o.PackageRuns = true })
 }
 
-// packageRunRollout rolls a Skyhook <name> of three packages onto one
-// node <name>-0: base (its env added), tool depending on base, and extra;
-// each stage takes 300 ms, 1 s for extra.
-func packageRunRollout(t *testing.T, name string, envOfA []corev1.EnvVar) (func() []*corev1.Pod, func() []skyhookv1.NodeState) {
+// packageRunRollout rolls a rollout of the kind, base as the kind names it
+// (k.name), of three packages onto one node <name>-0: base (its env
+// added), tool depending on base, and extra; each stage takes 300 ms, 1 s
+// for extra.
+func packageRunRollout(t *testing.T, k kindCase, base string, envOfA []corev1.EnvVar) (func() []*corev1.Pod, func() []skyhookv1.NodeState) {
 	t.Helper()
+	name := k.name(base)
 	createNodes(t, cluster.NumberedNodes(name, 1, map[string]string{"pool": name})...)
-	created := stagePodsCreated(t, name)
-	history := recordHistory(t, name+"-0", name)
+	created := stagePodsCreatedOf(t, k.ref(base))
+	history := recordHistoryOf(t, name+"-0", k.ref(base))
 	a := pkg("1.0.0", "ghcr.io/x/base", nil)
 	a.Env = append(a.Env, envOfA...)
 	c := pkg("1.0.0", "ghcr.io/x/extra", nil)
 	c.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1s"}}
-	kindCase{rollouts.Skyhooks, ""}.create(t, name, skyhookv1.SkyhookSpec{
+	k.create(t, base, skyhookv1.SkyhookSpec{
 		NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": name}},
 		Packages:     skyhookv1.Packages{"base": a, "tool": pkg("1.0.0", "ghcr.io/x/tool", map[string]string{"base": "1.0.0"}), "extra": c},
 	})

@@ -28,12 +28,19 @@ func pkg(version, image string, deps map[string]string) skyhookv1.Package {
 // recordHistory follows one node's record of a Skyhook, every version of it.
 func recordHistory(t *testing.T, node, skyhook string) func() []skyhookv1.NodeState {
 	t.Helper()
+	return recordHistoryOf(t, node, skyhookv1.Skyhooks.Named(skyhook))
+}
+
+// recordHistoryOf follows one node's record of a rollout of any kind, every
+// version of it.
+func recordHistoryOf(t *testing.T, node string, rollout skyhookv1.RolloutRef) func() []skyhookv1.NodeState {
+	t.Helper()
 	return testenv.Collect(t, watchNode(t, node), func(ev watch.Event) []skyhookv1.NodeState {
 		n, ok := ev.Object.(*corev1.Node)
 		if !ok {
 			return nil
 		}
-		raw, ok := n.Annotations[skyhookv1.NodeStateAnnotation(skyhook)]
+		raw, ok := n.Annotations[rollout.NodeStateAnnotation()]
 		var s skyhookv1.NodeState
 		if !ok || json.Unmarshal([]byte(raw), &s) != nil {
 			return nil
