@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/gaugeset"
 	"github.com/skyhook-go/skyhook/reconcile/memory"
 	"github.com/skyhook-go/skyhook/reconcile/report"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
@@ -147,9 +148,9 @@ func init() {
 // pass's view; policy is its DeploymentPolicy, nil for none.
 func observe(sk *skyhookv1.Skyhook, view *fleetView, p report.Progress, capacity int, policy *skyhookv1.DeploymentPolicy) {
 	rollout := skyhookv1.RefOf(sk)
-	forgetGauges(rollout) // a stage or version that is gone must not linger
+	var series gaugeset.Batch // a stage or version that is gone must not linger: the pass's series replace the last pass's
 	set := func(g *prometheus.GaugeVec, v float64, labels ...string) {
-		g.WithLabelValues(ownValues(rollout, labels...)...).Set(v)
+		series.Set(g, v, ownValues(rollout, labels...)...)
 	}
 	tainted := len(p.Blocked) - p.Ignored
 	waiting := p.Selected - p.Complete - p.Active - tainted
@@ -160,7 +161,7 @@ func observe(sk *skyhookv1.Skyhook, view *fleetView, p report.Progress, capacity
 	set(nodesGauge, float64(p.Ignored), "ignored")
 	set(budgetGauge, float64(capacity))
 	for t, n := range view.Index.Tallies() {
-		packagesGauge.WithLabelValues(ownValues(rollout, t.Name, t.Version, string(t.Stage), string(t.State))...).Add(float64(n))
+		series.Add(packagesGauge, float64(n), ownValues(rollout, t.Name, t.Version, string(t.Stage), string(t.State))...)
 	}
 	for _, c := range sk.Status.Compartments {
 		set(compartmentNodesGauge, float64(c.Nodes), c.Name, "all")
@@ -175,6 +176,7 @@ func observe(sk *skyhookv1.Skyhook, view *fleetView, p report.Progress, capacity
 		}
 		set(compartmentHaltedGauge, halted, c.Name)
 	}
+	ownGauges.Replace(ownerOf(rollout), &series)
 	observeUpstream(sk, view, p, policy)
 }
 
@@ -189,13 +191,18 @@ func forgetMetrics(rollout skyhookv1.RolloutRef) {
 	nodeWright.forget(rollout)
 }
 
-// forgetGauges removes the rollout's series of this project's gauges; a
-// twin's of the same name stay (their rollout_kind differs).
-func forgetGauges(rollout skyhookv1.RolloutRef) {
-	for _, g := range allGauges {
-		g.DeletePartialMatch(rolloutSeries(rollout))
-	}
+// ownGauges are the series of this project's gauges each rollout has.
+var ownGauges gaugeset.Published
+
+// ownerOf names a rollout's series among ownGauges: a twin's of the same
+// name are apart (their rollout_kind differs).
+func ownerOf(rollout skyhookv1.RolloutRef) string {
+	return kindLabel(rollout.Kind) + "/" + rollout.Name
 }
+
+// forgetGauges removes the rollout's series of this project's gauges; a
+// twin's of the same name stay.
+func forgetGauges(rollout skyhookv1.RolloutRef) { ownGauges.Forget(ownerOf(rollout)) }
 
 // rolloutSeries selects the rollout's series of this project's metrics.
 func rolloutSeries(rollout skyhookv1.RolloutRef) prometheus.Labels {

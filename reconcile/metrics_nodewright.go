@@ -9,6 +9,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/compartment"
+	"github.com/skyhook-go/skyhook/reconcile/gaugeset"
 	"github.com/skyhook-go/skyhook/reconcile/report"
 )
 
@@ -56,9 +57,10 @@ type nodeWrightGauges struct {
 	registry prometheus.Registerer
 	// mu orders the writes of each rollout's series with another kind's
 	// forgetting them (the two kinds have a controller each).
-	mu     sync.Mutex
-	legacy bool              // the skyhook_* half is published
-	owners map[string]string // rollout name: the kind (RolloutKind.Kind) whose series they are
+	mu        sync.Mutex
+	legacy    bool              // the skyhook_* half is published
+	owners    map[string]string // rollout name: the kind (RolloutKind.Kind) whose series they are
+	published gaugeset.Published
 
 	status, nodeStatus, target, pkgState, pkgStage, restarts                      *twinGauge
 	matched, ceiling, inProgress, completed, percent, batch, failures, shouldStop *twinGauge
@@ -117,9 +119,8 @@ func (g *nodeWrightGauges) dropLegacy() {
 func (g *nodeWrightGauges) replace(rollout skyhookv1.RolloutRef, write func(nodeWrightSeries)) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.deleteName(rollout.Name)
 	g.owners[rollout.Name] = rollout.Kind.Kind
-	write(nodeWrightSeries{name: rollout.Name, legacy: g.legacy})
+	g.published.Replace(rollout.Name, g.staged(rollout, write))
 }
 
 // update sets some of the rollout's series and keeps the others; those
@@ -127,11 +128,20 @@ func (g *nodeWrightGauges) replace(rollout skyhookv1.RolloutRef, write func(node
 func (g *nodeWrightGauges) update(rollout skyhookv1.RolloutRef, write func(nodeWrightSeries)) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	series := g.staged(rollout, write)
 	if owner, ok := g.owners[rollout.Name]; ok && owner != rollout.Kind.Kind {
-		g.deleteName(rollout.Name)
+		g.published.Replace(rollout.Name, series)
+	} else {
+		g.published.Merge(rollout.Name, series)
 	}
 	g.owners[rollout.Name] = rollout.Kind.Kind
-	write(nodeWrightSeries{name: rollout.Name, legacy: g.legacy})
+}
+
+// staged is what write sets of the rollout's series, not yet published.
+func (g *nodeWrightGauges) staged(rollout skyhookv1.RolloutRef, write func(nodeWrightSeries)) *gaugeset.Batch {
+	s := nodeWrightSeries{name: rollout.Name, legacy: g.legacy, batch: &gaugeset.Batch{}}
+	write(s)
+	return s.batch
 }
 
 // forget removes the rollout's series, both halves, unless the name's are
@@ -142,39 +152,31 @@ func (g *nodeWrightGauges) forget(rollout skyhookv1.RolloutRef) {
 	if owner, ok := g.owners[rollout.Name]; !ok || owner != rollout.Kind.Kind {
 		return
 	}
-	g.deleteName(rollout.Name)
+	g.published.Forget(rollout.Name) // also a dropped legacy half's: deleting from an empty vector does nothing
 	delete(g.owners, rollout.Name)
 }
 
-// deleteName removes every series of the name from both halves (also from
-// a dropped legacy half: deleting from an empty vector does nothing).
-func (g *nodeWrightGauges) deleteName(name string) {
-	for _, t := range g.all() {
-		t.current.DeletePartialMatch(prometheus.Labels{"nodewright_name": name})
-		t.legacy.DeletePartialMatch(prometheus.Labels{"skyhook_name": name})
-	}
-}
-
-// nodeWrightSeries writes one rollout's series, in both halves unless the
+// nodeWrightSeries stages one rollout's series, in both halves unless the
 // legacy one is dropped.
 type nodeWrightSeries struct {
 	name   string
 	legacy bool
+	batch  *gaugeset.Batch
 }
 
 func (s nodeWrightSeries) set(t *twinGauge, v float64, labels ...string) {
 	values := append([]string{s.name}, labels...)
-	t.current.WithLabelValues(values...).Set(v)
+	s.batch.Set(t.current, v, values...)
 	if s.legacy {
-		t.legacy.WithLabelValues(values...).Set(v)
+		s.batch.Set(t.legacy, v, values...)
 	}
 }
 
 func (s nodeWrightSeries) add(t *twinGauge, v float64, labels ...string) {
 	values := append([]string{s.name}, labels...)
-	t.current.WithLabelValues(values...).Add(v)
+	s.batch.Add(t.current, v, values...)
 	if s.legacy {
-		t.legacy.WithLabelValues(values...).Add(v)
+		s.batch.Add(t.legacy, v, values...)
 	}
 }
 
