@@ -147,7 +147,15 @@ func (n *nodePass) runInterrupt(ctx context.Context, due []string, rec *interrup
 			return n.verifyReboot(rec.Packages, rec)
 		}
 		return finishInterrupt(n.state, rec.Packages), nil, nil
+	case stagepod.Disrupted, stagepod.Refused:
+		return n.interruptNotRun(ctx, failedTry{pod: pod, name: first, step: step, message: fmt.Sprintf("interrupt %s for %s: %s",
+			rec.Interrupt.Type, strings.Join(rec.Packages, ", "), outcome.Message)}, rec, outcome.Result)
 	default:
+		if n.rebootedSince(rec) {
+			// The reboot asked for happened, and took the pod with it.
+			rec.Phase, rec.Since = interrupt.PhaseVerify, time.Now().UTC()
+			return n.verifyReboot(rec.Packages, rec)
+		}
 		markErroring(n.state, rec.Packages)
 		// An interrupt under way is followed through, paused or not.
 		err := n.failed(ctx, failedTry{pod: pod, name: first, step: step, message: fmt.Sprintf("interrupt %s for %s: %s (logs: %s)",
@@ -161,6 +169,34 @@ func (n *nodePass) runInterrupt(ctx context.Context, due []string, rec *interrup
 		}
 		return false, rec, err
 	}
+}
+
+// interruptNotRun follows an interrupt pod that ran nothing of the
+// packages' (taken away, or not admitted by the kubelet): as a stage's
+// (notRun), not their failure, and run again even while paused, since an
+// interrupt under way is followed through. A reboot interrupt's pod is
+// taken away by the very reboot it asked for when the kubelet shuts the
+// node down gracefully: a node shutting down, or back with a new boot ID,
+// is rebooting, which is verified (back Ready with a new boot ID within
+// the reboot timeout), never asked for again.
+func (n *nodePass) interruptNotRun(ctx context.Context, try failedTry, rec *interrupt.Record, result stagepod.Result) (bool, *interrupt.Record, error) {
+	if rec.Interrupt.Type == skyhookv1.InterruptReboot && (n.rebootedSince(rec) || stagepod.EndedByNodeShutdown(try.pod)) {
+		rec.Phase, rec.Since = interrupt.PhaseVerify, time.Now().UTC()
+		return n.verifyReboot(rec.Packages, rec)
+	}
+	for _, key := range rec.Packages {
+		entry := n.state[key]
+		entry.State = skyhookv1.StateInProgress
+		n.state[key] = entry
+	}
+	return false, rec, n.notRun(ctx, try, result, true)
+}
+
+// rebootedSince reports whether the record's interrupt is a reboot and the
+// node has booted since it started.
+func (n *nodePass) rebootedSince(rec *interrupt.Record) bool {
+	boot := n.work.node.Status.NodeInfo.BootID
+	return rec.Interrupt.Type == skyhookv1.InterruptReboot && rec.BootID != "" && boot != "" && boot != rec.BootID
 }
 
 // reportRestartLimit records, as NodeWright v0.20 does when a non-reboot

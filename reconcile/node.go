@@ -192,7 +192,7 @@ func (n *nodePass) advancePackage(ctx context.Context, name string) (bool, error
 			entry.State = skyhookv1.StateInProgress
 			n.state[key] = entry
 			return false, n.notRun(ctx, failedTry{pod: pod, name: name, step: step, message: fmt.Sprintf("package %s %s, stage %s: %s",
-				name, step.Version, step.Stage, outcome.Message)}, outcome.Result)
+				name, step.Version, step.Stage, outcome.Message)}, outcome.Result, n.start)
 		}
 		entry.State = skyhookv1.StateErroring
 		n.state[key] = entry

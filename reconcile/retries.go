@@ -54,20 +54,21 @@ func (n *nodePass) failed(ctx context.Context, try failedTry, start bool) error 
 // backoff grows, but is never the package's failure: the node stays in
 // progress, never erroring, and the stage is tried again past the retry
 // budget too, at most every 5 minutes, until the node has room for it.
-// Either pod ran nothing and is deleted, not kept.
-func (n *nodePass) notRun(ctx context.Context, try failedTry, result stagepod.Result) error {
+// Either pod ran nothing and is deleted, not kept. start=false only
+// waits.
+func (n *nodePass) notRun(ctx context.Context, try failedTry, result stagepod.Result, start bool) error {
 	key := skyhookv1.NodeStateKey(try.name, try.step.Version)
 	entry := n.state[key]
 	if result == stagepod.Disrupted {
 		n.progress.NodeRetrying(n.work.node.Name, try.message+"; run again, no try spent")
-		if !n.start {
+		if !start {
 			return nil
 		}
 		return n.r.deletePod(ctx, n.sk, try.pod)
 	}
 	n.progress.NodeRetrying(n.work.node.Name, fmt.Sprintf("attempt %d: %s; not a failure of the package: the node has no room for the stage pod, tried again",
 		entry.Restarts+1, try.message))
-	if !n.start || n.backingOff(try.pod, entry.Restarts) {
+	if !start || n.backingOff(try.pod, entry.Restarts) {
 		return nil
 	}
 	return n.tryAgain(ctx, try, entry.Restarts+1, n.r.deletePod)

@@ -110,6 +110,18 @@ func disruption(pod *corev1.Pod) *corev1.PodCondition {
 	return nil
 }
 
+// nodeShutdownReason is the pod reason a kubelet's graceful node shutdown
+// writes (with the condition DisruptionTarget, TerminationByKubelet) on
+// the pods it stops because the node goes down.
+const nodeShutdownReason = "Terminated"
+
+// EndedByNodeShutdown reports whether the pod was stopped by its kubelet
+// because the node was shutting down (or rebooting).
+func EndedByNodeShutdown(pod *corev1.Pod) bool {
+	c := disruption(pod)
+	return c != nil && c.Reason == corev1.PodReasonTerminationByKubelet && pod.Status.Reason == nodeShutdownReason
+}
+
 // started reports whether any container ever ran: the kubelet admitted
 // the pod.
 func started(statuses []corev1.ContainerStatus) bool {

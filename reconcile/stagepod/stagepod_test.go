@@ -186,6 +186,34 @@ func TestReadTellsRefusalsAndDisruptionsFromFailures(t *testing.T) {
 	}
 }
 
+// A kubelet shutting its node down gracefully marks the pods it stops as
+// the kubelet's own preemption does, but for the pod's reason: only that
+// reason says the node went down.
+func TestEndedByNodeShutdown(t *testing.T) {
+	ended := func(reason string) *corev1.Pod {
+		pod := Build(spec())
+		pod.Status.Phase, pod.Status.Reason = corev1.PodFailed, reason
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonTerminationByKubelet}}
+		return pod
+	}
+	evicted := ended("Terminated")
+	evicted.Status.Conditions[0].Reason = "EvictionByEvictionAPI"
+	for _, c := range []struct {
+		name string
+		pod  *corev1.Pod
+		want bool
+	}{
+		{"node shutdown", ended("Terminated"), true},
+		{"the kubelet's preemption", ended("Preempting"), false},
+		{"an eviction", evicted, false},
+		{"a failure", func() *corev1.Pod { p := ended("Terminated"); p.Status.Conditions = nil; return p }(), false},
+	} {
+		if got := EndedByNodeShutdown(c.pod); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 func TestConfigHashTellsChangedKeys(t *testing.T) {
 	before := ConfigHash(map[string]string{"kernel.conf": "a", "notes.txt": "x", "gone.conf": "1"})
 	after := ConfigHash(map[string]string{"kernel.conf": "b", "notes.txt": "x", "new.conf": "2"})
