@@ -4,12 +4,12 @@ import "testing"
 
 // nodewright/delete-blocked-when-disabled: the v0.20 counterpart of
 // skyhook/delete-blocked-when-disabled, running the same body
-// (deleteBlockedWhenDisabled) on NodeWright v0.20's files: a disabled NodeWright
+// (deleteBlocked) on NodeWright v0.20's files: a disabled NodeWright
 // whose package has uninstall support is not let go when deleted
 // (DeletionBlocked, a Warning event on the NodeWright); once re-enabled, the
 // uninstall runs and it goes.
 func TestNodeWrightDeleteBlockedWhenDisabled(t *testing.T) {
-	deleteBlockedWhenDisabled(newScenario(t, "nodewright/delete-blocked-when-disabled"))
+	deleteBlocked(newScenario(t, "nodewright/delete-blocked-when-disabled"), heldByDisable)
 }
 
 // nodeWrightDeleteBlockedWhenDisabledResources are the resources of upstream's

@@ -4,12 +4,12 @@ import "testing"
 
 // nodewright/delete-blocked-when-paused: the v0.20 counterpart of
 // skyhook/delete-blocked-when-paused, running the same body
-// (deleteBlockedWhenPaused) on NodeWright v0.20's files: a paused NodeWright
+// (deleteBlocked) on NodeWright v0.20's files: a paused NodeWright
 // whose package has uninstall support is not let go when deleted
 // (DeletionBlocked, a Warning event on the NodeWright); once resumed, the
 // uninstall runs and it goes.
 func TestNodeWrightDeleteBlockedWhenPaused(t *testing.T) {
-	deleteBlockedWhenPaused(newScenario(t, "nodewright/delete-blocked-when-paused"))
+	deleteBlocked(newScenario(t, "nodewright/delete-blocked-when-paused"), heldByPause)
 }
 
 // nodeWrightDeleteBlockedWhenPausedResources are the resources of upstream's
