@@ -331,21 +331,45 @@ func trimNode(obj any) (any, error) {
 	return obj, nil
 }
 
-// trimStagePod keeps of a stage pod what the operator reads: not its
-// managed fields, nor the copy of its node's labels and annotations the
-// steps read (stagepod.NodeLabelsAnnotation, NodeAnnotationsAnnotation),
-// which would make every cached stage pod as large as its node's metadata.
+// trimStagePod keeps of a stage pod what the operator reads: its
+// metadata but for the snapshots the steps read through the downward API
+// (stagepod.NodeLabelsAnnotation, NodeAnnotationsAnnotation,
+// PackagesAnnotation: as large as the node's metadata and the Skyhook's
+// package list), its status, and of its spec the node, the deadline, the
+// grace period and the containers' names and images (which stage each runs,
+// in order). A container's env, arguments, mounts and the volumes are about
+// 17 KiB of a five-stage pod's 20 in memory, 84 MiB of the operator's heap
+// with 5,000 stage pods (docs/scale.md).
 func trimStagePod(obj any) (any, error) {
-	if pod, ok := obj.(*corev1.Pod); ok {
-		pod.ManagedFields = nil
-		if _, ok := pod.Annotations[stagepod.NodeLabelsAnnotation]; ok {
-			annotations := maps.Clone(pod.Annotations)
-			delete(annotations, stagepod.NodeLabelsAnnotation)
-			delete(annotations, stagepod.NodeAnnotationsAnnotation)
-			pod.Annotations = annotations
-		}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
 	}
-	return obj, nil
+	pod.ManagedFields = nil
+	if _, ok := pod.Annotations[stagepod.PackagesAnnotation]; ok {
+		annotations := maps.Clone(pod.Annotations)
+		delete(annotations, stagepod.NodeLabelsAnnotation)
+		delete(annotations, stagepod.NodeAnnotationsAnnotation)
+		delete(annotations, stagepod.PackagesAnnotation)
+		pod.Annotations = annotations
+	}
+	spec := pod.Spec
+	pod.Spec = corev1.PodSpec{NodeName: spec.NodeName, ActiveDeadlineSeconds: spec.ActiveDeadlineSeconds,
+		TerminationGracePeriodSeconds: spec.TerminationGracePeriodSeconds, RestartPolicy: spec.RestartPolicy,
+		InitContainers: containerNames(spec.InitContainers), Containers: containerNames(spec.Containers)}
+	return pod, nil
+}
+
+// containerNames are the containers with their names and images alone.
+func containerNames(containers []corev1.Container) []corev1.Container {
+	if containers == nil {
+		return nil
+	}
+	out := make([]corev1.Container, len(containers))
+	for i, c := range containers {
+		out[i] = corev1.Container{Name: c.Name, Image: c.Image}
+	}
+	return out
 }
 
 // retentionSweep is how often the stage pods kept for their logs are

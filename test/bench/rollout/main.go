@@ -70,6 +70,12 @@ type settings struct {
 	kind    skyhookv1.RolloutKind
 	// operatorArgs are passed to the operator after the bench's own.
 	operatorArgs []string
+	// memoryLimit is the operator's GOMEMLIMIT ("" for none), what its
+	// container's memory limit sets in a cluster (90 % of it).
+	memoryLimit string
+	// heapProfile: write the operator's heap profile at the end of each
+	// phase to <heapProfile>-<nodes>x<packages>-<phase>.pprof.
+	heapProfile string
 }
 
 func main() {
@@ -85,6 +91,8 @@ func main() {
 	window := flag.Duration("window", 0, "end a phase after this long even if the rollout is not done (0: at Ready); a cut phase counts the stages it started, and has no makespan")
 	chain := flag.Bool("chain", false, "make each package depend on the one before it (pkg-b on pkg-a...), so a node runs them one after another")
 	operatorArgs := flag.String("operator-args", "", "more arguments for the operator, space separated (--stage-runs=false: a pod per stage, as before stage runs)")
+	memoryLimit := flag.String("operator-memory-limit", "", "the operator's GOMEMLIMIT (e.g. 270MiB: what a 300 MiB container limit sets), in its environment only; empty for none")
+	heapProfile := flag.String("heap-profile", "", "write the operator's heap profile at the end of each phase to <heap-profile>-<nodes>x<packages>-<phase>.pprof")
 	flag.Parse()
 	kind, err := kindOf(*kindName)
 	check(err)
@@ -109,7 +117,8 @@ func main() {
 	for _, n := range nodeCounts {
 		for _, p := range packageCounts {
 			set := settings{chain: *chain, stage: *stage, percent: *percent, audit: *audit && n <= auditMaxNodes, profile: *profile,
-				phases: strings.Split(*phases, ","), window: *window, kind: kind, operatorArgs: strings.Fields(*operatorArgs)}
+				phases: strings.Split(*phases, ","), window: *window, kind: kind, operatorArgs: strings.Fields(*operatorArgs),
+				memoryLimit: *memoryLimit, heapProfile: *heapProfile}
 			if *audit && !set.audit {
 				fmt.Fprintf(os.Stderr, "%d nodes: no audit log above %d nodes\n", n, auditMaxNodes)
 			}
@@ -200,7 +209,7 @@ func run(manager string, n, packages int, set settings) {
 	check(err)
 	check(cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "skyhook-system"}}))
 
-	proc, metricsURL, pprofURL := startManager(manager, c, set.operatorArgs)
+	proc, metricsURL, pprofURL := startManager(manager, c, set)
 	defer func() { _ = proc.Process.Kill(); _ = proc.Wait() }()
 	check(operator.WaitAdmission(ctx, cl, nil))
 
@@ -260,6 +269,9 @@ func run(manager string, n, packages int, set settings) {
 		}
 		time.Sleep(500 * time.Millisecond) // the last writes reach the audit log and the metrics
 		after := takeSample(c, metricsURL, controller, proc.Process.Pid)
+		if set.heapProfile != "" {
+			saveURL(strings.TrimSuffix(pprofURL, "profile")+"heap?gc=1", fmt.Sprintf("%s-%dx%d-%s.pprof", set.heapProfile, n, packages, phase))
+		}
 		byAudit := "(-audit off)"
 		if set.audit {
 			byAudit = requestsPerNodeStage(c.AuditLog, before.auditLines, nodeStages)
@@ -316,7 +328,7 @@ func benchPackages(n int, stage time.Duration, chain bool) skyhookv1.Packages {
 // startManager runs the operator binary against the cluster as the
 // operator user, with its webhooks on localhost, and returns it with the
 // address of its metrics.
-func startManager(manager string, c *cluster.Cluster, extra []string) (*exec.Cmd, string, string) {
+func startManager(manager string, c *cluster.Cluster, set settings) (*exec.Cmd, string, string) {
 	ports, err := cluster.FreePorts(3)
 	check(err)
 	certs, err := os.MkdirTemp("", "skyhook-bench-certs-")
@@ -329,7 +341,12 @@ func startManager(manager string, c *cluster.Cluster, extra []string) (*exec.Cmd
 		"--webhook-host=127.0.0.1", "--webhook-port="+strconv.Itoa(ports[0]), "--local-webhook-host=localhost",
 		"--cert-dir="+certs, "--metrics-bind-address="+metricsAddr, "--health-probe-bind-address=0",
 		"--pprof-bind-address="+pprofAddr, "--metrics-secure=false")
-	cmd.Args = append(cmd.Args, extra...)
+	cmd.Args = append(cmd.Args, set.operatorArgs...)
+	if set.memoryLimit != "" {
+		// The operator's alone: the control plane's Go binaries inherit the
+		// bench's environment and must keep their own defaults.
+		cmd.Env = append(os.Environ(), "GOMEMLIMIT="+set.memoryLimit)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	check(cmd.Start())
 	return cmd, "http://" + metricsAddr + "/metrics", "http://" + pprofAddr + "/debug/pprof/profile"
@@ -610,7 +627,13 @@ func peakRSS(pid int) int {
 // (the install phase) into file.
 func captureProfile(url, file string, ideal time.Duration) {
 	seconds := max(int(ideal.Seconds()), 5)
-	resp, err := http.Get(fmt.Sprintf("%s?seconds=%d", url, seconds))
+	saveURL(fmt.Sprintf("%s?seconds=%d", url, seconds), file)
+}
+
+// saveURL writes what a GET of url returns to file; a failure is printed,
+// not fatal (a profile is a by-product of the run).
+func saveURL(url, file string) {
+	resp, err := http.Get(url)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench: profile:", err)
 		return
