@@ -89,7 +89,7 @@ func newScenarioIn(t *testing.T, root, dir string) *scenario {
 		t:       t,
 		root:    root,
 		dir:     dir,
-		kind:    kindOfDir(dir),
+		kind:    kindOf(root, dir),
 		client:  c,
 		runner:  &chainsaw.Runner{Client: c, Namespace: namespace, Timeout: assertTimeout, Quiet: quietPeriod},
 		metrics: chainsaw.MetricsChecker{URL: metricsURL},
@@ -102,12 +102,13 @@ func newScenarioIn(t *testing.T, root, dir string) *scenario {
 	return s
 }
 
-// kindOfDir is the kind of a scenario's rollout by its directory (see
-// scenario.kind). The scenarios of other directories that apply a
-// NodeWright (cli/update-state, NodeWright v0.20's deployment-policy/
-// files) name it themselves and do not read the kind.
-func kindOfDir(dir string) skyhookv1.RolloutKind {
-	if strings.HasPrefix(dir, "nodewright/") {
+// kindOf is the kind of a scenario's rollout by its root and directory
+// (see scenario.kind): NodeWrights for nodewright/ and for every scenario
+// kept under nodewright-v0.20 (NodeWright v0.20's deployment-policy/
+// files). cli/update-state, which applies a NodeWright too, names it
+// itself and does not read the kind.
+func kindOf(root, dir string) skyhookv1.RolloutKind {
+	if strings.HasPrefix(dir, "nodewright/") || root == "nodewright-v0.20" {
 		return skyhookv1.NodeWrights
 	}
 	return skyhookv1.Skyhooks
