@@ -2,7 +2,9 @@ package testenv
 
 import (
 	"context"
+	"slices"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,6 +13,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
 // PodNodeWatcher keeps the most nodes it saw at once with a live stage pod
@@ -24,12 +27,18 @@ type PodNodeWatcher struct {
 	nodes int
 	// created counts the pods seen for the first time.
 	created int
+	// ended is when each pod not deleted yet was first seen done (every
+	// init container ended, or failed); reactions are how long after
+	// that each such pod was seen deleted: the operator's reaction to a
+	// stage's end, as a watcher of the apiserver sees it.
+	ended     map[string]time.Time
+	reactions []time.Duration
 }
 
 // WatchPodNodes starts a PodNodeWatcher on the Skyhook's stage pods in
 // namespace until ctx ends.
 func WatchPodNodes(ctx context.Context, c *cluster.Cluster, namespace string, rollout skyhookv1.RolloutRef) (*PodNodeWatcher, error) {
-	w := &PodNodeWatcher{pods: map[string]map[string]bool{}}
+	w := &PodNodeWatcher{pods: map[string]map[string]bool{}, ended: map[string]time.Time{}}
 	factory := informers.NewSharedInformerFactoryWithOptions(c.Clientset, 0, informers.WithNamespace(namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = rollout.Kind.OwnerLabel() + "=" + rollout.Name }))
 	informer := factory.Core().V1().Pods().Informer()
@@ -57,6 +66,7 @@ func (w *PodNodeWatcher) observe(o any, live bool) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.timeReaction(pod, live)
 	onNode := w.pods[pod.Spec.NodeName]
 	before := len(onNode) > 0
 	switch {
@@ -79,6 +89,33 @@ func (w *PodNodeWatcher) observe(o any, live bool) {
 		w.nodes--
 	}
 	w.most = max(w.most, w.nodes)
+}
+
+// timeReaction notes when the pod is first seen done, and when it is then
+// first seen deleted (a deletion timestamp, or gone) how long that took.
+func (w *PodNodeWatcher) timeReaction(pod *corev1.Pod, live bool) {
+	uid := string(pod.UID)
+	endedAt, seenEnded := w.ended[uid]
+	switch {
+	case (!live || pod.DeletionTimestamp != nil) && seenEnded:
+		w.reactions = append(w.reactions, time.Since(endedAt))
+		delete(w.ended, uid)
+	case !live || pod.DeletionTimestamp != nil:
+		delete(w.ended, uid)
+	case !seenEnded && stagepod.Read(pod).Result != stagepod.Running:
+		w.ended[uid] = time.Now()
+	}
+}
+
+// TakeReactions returns the reactions (a stage pod's end to its delete)
+// seen since the last call, sorted.
+func (w *PodNodeWatcher) TakeReactions() []time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.reactions
+	w.reactions = nil
+	slices.Sort(out)
+	return out
 }
 
 // TakeMost returns the most nodes seen at once with a live stage pod since

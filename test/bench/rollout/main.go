@@ -112,8 +112,8 @@ func main() {
 		}
 		return
 	}
-	fmt.Println("| nodes | packages | phase | makespan | ideal | ratio | most in progress (budget) | most with a live stage pod | operator CPU s | operator CPU s per 1,000 node-stages | passes | pass p50 / p99 | mutating requests per node-stage | audit: per node-stage by verb and resource | operator peak RSS | Skyhook size | simulator CPU s | apiserver+etcd+kcm CPU s | apiserver+etcd+kcm CPU s per 1,000 node-stages | stage pods per node | machine busy |")
-	fmt.Println("|" + strings.Repeat("---|", 21))
+	fmt.Println("| nodes | packages | phase | makespan | ideal | ratio | most in progress (budget) | most with a live stage pod | operator CPU s | operator CPU s per 1,000 node-stages | passes | pass p50 / p99 | mutating requests per node-stage | audit: per node-stage by verb and resource | operator peak RSS | Skyhook size | simulator CPU s | apiserver+etcd+kcm CPU s | apiserver+etcd+kcm CPU s per 1,000 node-stages | stage pods per node | machine busy | stage end → delete p50 / p90 |")
+	fmt.Println("|" + strings.Repeat("---|", 22))
 	for _, n := range nodeCounts {
 		for _, p := range packageCounts {
 			set := settings{chain: *chain, stage: *stage, percent: *percent, audit: *audit && n <= auditMaxNodes, profile: *profile,
@@ -240,6 +240,7 @@ func run(manager string, n, packages int, set settings) {
 	for _, phase := range set.phases {
 		before := takeSample(c, metricsURL, controller, proc.Process.Pid)
 		podsBefore := podNodes.Created()
+		podNodes.TakeReactions() // this phase's only
 		if phase == "install" {
 			if set.profile != "" {
 				go captureProfile(pprofURL, fmt.Sprintf("%s-%dx%d.pprof", set.profile, n, packages), ideal)
@@ -279,14 +280,25 @@ func run(manager string, n, packages int, set settings) {
 		operatorCPU, planeCPU := after.operatorCPU-before.operatorCPU, after.planeCPU-before.planeCPU
 		podsPerNode := float64(podNodes.Created()-podsBefore) / float64(n)
 		pass := after.metrics.reconcile.minus(before.metrics.reconcile)
-		fmt.Printf("| %d | %d | %s | %s | %.1f s | %s | %d (%d) | %d | %.1f | %.2f | %.0f | %s / %s | %s | %s | %d MiB | %s | %.1f | %.1f | %.2f | %.2f | %.0f%% |\n",
+		fmt.Printf("| %d | %d | %s | %s | %.1f s | %s | %d (%d) | %d | %.1f | %.2f | %.0f | %s / %s | %s | %s | %d MiB | %s | %.1f | %.1f | %.2f | %.2f | %.0f%% | %s |\n",
 			n, packages, phase, span, ideal.Seconds(), ratio,
 			watcher.TakeMost(), capacity, podNodes.TakeMost(), operatorCPU, 1000*operatorCPU/nodeStages,
 			pass.count(), ms(pass.quantile(0.5)), ms(pass.quantile(0.99)),
 			mutatingPerNodeStage(before.metrics.requests, after.metrics.requests, nodeStages), byAudit,
 			peakRSS(proc.Process.Pid)/1024, kib(rolloutSize(c, bench.path())),
-			after.simCPU-before.simCPU, planeCPU, 1000*planeCPU/nodeStages, podsPerNode, after.machine.busyPercent(before.machine))
+			after.simCPU-before.simCPU, planeCPU, 1000*planeCPU/nodeStages, podsPerNode, after.machine.busyPercent(before.machine),
+			reactionQuantiles(podNodes.TakeReactions()))
 	}
+}
+
+// reactionQuantiles reads the median and 90th percentile of the sorted
+// reactions, with how many there were.
+func reactionQuantiles(sorted []time.Duration) string {
+	if len(sorted) == 0 {
+		return "-"
+	}
+	at := func(q float64) time.Duration { return sorted[int(q*float64(len(sorted)-1))] }
+	return fmt.Sprintf("%.2f s / %.2f s (%d pods)", at(0.5).Seconds(), at(0.9).Seconds(), len(sorted))
 }
 
 func ms(seconds float64) string {
