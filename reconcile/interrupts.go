@@ -143,8 +143,7 @@ func (n *nodePass) runInterrupt(ctx context.Context, due []string, rec *interrup
 		return false, rec, nil
 	case stagepod.Succeeded:
 		if rec.Interrupt.Type == skyhookv1.InterruptReboot && !upstreamjob.Interrupted(pod) {
-			rec.Phase, rec.Since = interrupt.PhaseVerify, time.Now().UTC()
-			return n.verifyReboot(rec.Packages, rec)
+			return n.startVerify(rec)
 		}
 		return finishInterrupt(n.state, rec.Packages), nil, nil
 	case stagepod.Disrupted, stagepod.Refused:
@@ -152,9 +151,7 @@ func (n *nodePass) runInterrupt(ctx context.Context, due []string, rec *interrup
 			rec.Interrupt.Type, strings.Join(rec.Packages, ", "), outcome.Message)}, rec, outcome.Result)
 	default:
 		if n.rebootedSince(rec) {
-			// The reboot asked for happened, and took the pod with it.
-			rec.Phase, rec.Since = interrupt.PhaseVerify, time.Now().UTC()
-			return n.verifyReboot(rec.Packages, rec)
+			return n.startVerify(rec) // the reboot asked for happened, and took the pod with it
 		}
 		markErroring(n.state, rec.Packages)
 		// An interrupt under way is followed through, paused or not.
@@ -180,9 +177,8 @@ func (n *nodePass) runInterrupt(ctx context.Context, due []string, rec *interrup
 // is rebooting, which is verified (back Ready with a new boot ID within
 // the reboot timeout), never asked for again.
 func (n *nodePass) interruptNotRun(ctx context.Context, try failedTry, rec *interrupt.Record, result stagepod.Result) (bool, *interrupt.Record, error) {
-	if rec.Interrupt.Type == skyhookv1.InterruptReboot && (n.rebootedSince(rec) || stagepod.EndedByNodeShutdown(try.pod)) {
-		rec.Phase, rec.Since = interrupt.PhaseVerify, time.Now().UTC()
-		return n.verifyReboot(rec.Packages, rec)
+	if n.rebootedSince(rec) || (rec.Interrupt.Type == skyhookv1.InterruptReboot && stagepod.EndedByNodeShutdown(try.pod)) {
+		return n.startVerify(rec)
 	}
 	for _, key := range rec.Packages {
 		entry := n.state[key]
@@ -190,6 +186,13 @@ func (n *nodePass) interruptNotRun(ctx context.Context, try failedTry, rec *inte
 		n.state[key] = entry
 	}
 	return false, rec, n.notRun(ctx, try, result, true)
+}
+
+// startVerify moves the reboot interrupt to its verification, timed from
+// now, and takes its first look.
+func (n *nodePass) startVerify(rec *interrupt.Record) (bool, *interrupt.Record, error) {
+	rec.Phase, rec.Since = interrupt.PhaseVerify, time.Now().UTC()
+	return n.verifyReboot(rec.Packages, rec)
 }
 
 // rebootedSince reports whether the record's interrupt is a reboot and the
