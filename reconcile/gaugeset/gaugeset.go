@@ -22,7 +22,6 @@ import (
 // visible before Published takes it.
 type Batch struct {
 	series map[seriesKey]*series
-	order  []seriesKey // set in the order written: a scrape sees the same as before
 }
 
 type seriesKey struct {
@@ -57,7 +56,6 @@ func (b *Batch) at(vec *prometheus.GaugeVec, values []string) *series {
 	}
 	s := &series{vec: vec, values: append([]string(nil), values...)}
 	b.series[key] = s
-	b.order = append(b.order, key)
 	return s
 }
 
@@ -105,8 +103,7 @@ func (p *Published) Forget(owner string) {
 // set writes b's series and records them, with those in into, as the
 // owner's.
 func (p *Published) set(owner string, b *Batch, into map[seriesKey]*series) {
-	for _, key := range b.order {
-		s := b.series[key]
+	for key, s := range b.series {
 		s.vec.WithLabelValues(s.values...).Set(s.value)
 		into[key] = s
 	}
