@@ -96,11 +96,5 @@ func nthInterruptPod(t *testing.T, created func() []*corev1.Pod, n int) *corev1.
 
 // interruptPods are the interrupt stage's pods among those created.
 func interruptPods(pods []*corev1.Pod) []*corev1.Pod {
-	var out []*corev1.Pod
-	for _, p := range pods {
-		if p.Labels[stagepod.StageLabel] == string(skyhookv1.StageInterrupt) {
-			out = append(out, p)
-		}
-	}
-	return out
+	return podsOfStage(pods, skyhookv1.StageInterrupt)
 }

@@ -171,10 +171,14 @@ func writePodStatus(t *testing.T, name, what string, change func(*corev1.Pod)) {
 }
 
 // applyPods are the apply stage's pods among those created.
-func applyPods(pods []*corev1.Pod) []*corev1.Pod {
+func applyPods(pods []*corev1.Pod) []*corev1.Pod { return podsOfStage(pods, skyhookv1.StageApply) }
+
+// podsOfStage are the pods among those created whose (first) stage is
+// stage.
+func podsOfStage(pods []*corev1.Pod, stage skyhookv1.Stage) []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, p := range pods {
-		if p.Labels[stagepod.StageLabel] == string(skyhookv1.StageApply) {
+		if p.Labels[stagepod.StageLabel] == string(stage) {
 			out = append(out, p)
 		}
 	}
