@@ -42,9 +42,7 @@ func batchStateReset(s *scenario) {
 	_, _ = s.kubectl("delete", resource, "test-auto-reset-enabled", "--ignore-not-found", "--wait=true")
 
 	s.step("test-config-precedence")
-	if reason := s.missing("assert-override-complete.yaml"); reason != "" {
-		s.t.Logf("skipped: the NodeWright version of assert-override-complete.yaml is in no stored version that could be read (%s)", reason)
-	} else {
+	if !s.missing("assert-override-complete.yaml") {
 		s.apply(resource + "-override-disabled.yaml")
 		s.sleep(5 * time.Second)
 		s.assert("assert-override-complete.yaml")

@@ -28,22 +28,26 @@ var missingNodeWrightFiles = map[string]string{
 		"nodewright-override-disabled.yaml and asserts it is not run; deployment-policy/batch-state-reset runs it for the Skyhook kind",
 }
 
-// missing is why the scenario's form lacks the file, or "".
-func (s *scenario) missing(file string) string {
+// missing reports whether the scenario's form lacks the file, and says so
+// with the reason.
+func (s *scenario) missing(file string) bool {
+	s.t.Helper()
 	if s.kind != skyhookv1.NodeWrights {
-		return ""
+		return false
 	}
-	return missingNodeWrightFiles[s.dir+"/"+file]
+	reason, ok := missingNodeWrightFiles[s.dir+"/"+file]
+	if ok {
+		s.t.Logf("skipped %s: the NodeWright version is in no stored version that could be read (%s)", file, reason)
+	}
+	return ok
 }
 
 // assertUnlessMissing asserts the file, or says why this form cannot.
 func (s *scenario) assertUnlessMissing(file string) {
 	s.t.Helper()
-	if reason := s.missing(file); reason != "" {
-		s.t.Logf("skipped %s: the NodeWright version is in no stored version that could be read (%s)", file, reason)
-		return
+	if !s.missing(file) {
+		s.assert(file)
 	}
-	s.assert(file)
 }
 
 // policyMetric is the kind's name of one of NodeWright's rollout gauges:
