@@ -141,9 +141,12 @@ func TestMirroredSkyhookAndNodeWrightAreOneRollout(t *testing.T) {
 		t.Cleanup(func() { _ = c.Delete(ctx, obj) })
 	}
 	waitNodeWright(t, "mirror", 2*time.Minute, func(nw *nodewrightv1.NodeWright) bool { return conditions.IsReady(nw) })
+	// The status lands in two requests (Flux's patch helper writes the
+	// conditions first, then the rest), so the mirror is done when both
+	// have: Ready as Superseded and the twin's summary copied.
 	mirrored := waitSkyhook(t, "mirror", time.Minute, func(sk *skyhookv1.Skyhook) bool {
 		ready := conditions.Get(sk, meta.ReadyCondition)
-		return ready != nil && ready.Status == metav1.ConditionTrue && ready.Reason == "Superseded"
+		return ready != nil && ready.Status == metav1.ConditionTrue && ready.Reason == "Superseded" && sk.Status.Status == skyhookv1.StatusComplete
 	})
 	if got := kstatusOf(t, mirrored); got != status.CurrentStatus || mirrored.Status.CompleteNodes != "2/2" {
 		t.Errorf("the mirrored Skyhook reads %s with %s nodes complete, want Current and 2/2", got, mirrored.Status.CompleteNodes)
