@@ -145,8 +145,15 @@ func waitSkyhook(t *testing.T, name string, timeout time.Duration, cond func(*sk
 	return sk
 }
 
+// isReady is a Skyhook done with its whole status landed: Flux's patch
+// helper writes the conditions in one request and the rest of the status
+// in the next, so Ready alone can be read beside the previous counters
+// (and, when the generation did not change, the previous
+// observedGeneration too). Ready is True only when the status is
+// complete, so that field tells the second request has landed.
 func isReady(sk *skyhookv1.Skyhook) bool {
-	return conditions.IsTrue(sk, meta.ReadyCondition) && sk.Status.ObservedGeneration == sk.Generation
+	return conditions.IsTrue(sk, meta.ReadyCondition) && sk.Status.ObservedGeneration == sk.Generation &&
+		sk.Status.Status == skyhookv1.StatusComplete
 }
 
 func eventually(t *testing.T, what string, cond func() bool) {
