@@ -7,7 +7,6 @@ package operator
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net"
 	"strconv"
 	"sync/atomic"
@@ -34,7 +33,6 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile"
 	"github.com/skyhook-go/skyhook/reconcile/packageset"
 	"github.com/skyhook-go/skyhook/reconcile/retention"
-	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	skyhookwebhook "github.com/skyhook-go/skyhook/webhook"
 	"github.com/skyhook-go/skyhook/webhook/defaults"
 	"github.com/skyhook-go/skyhook/webhook/policy"
@@ -315,61 +313,6 @@ func selfManagedCerts(ctx context.Context, mgr manager.Manager, server webhook.S
 			return nil
 		}
 	}))
-}
-
-// trimNode drops what the operator never reads from cached nodes (image
-// lists are the bulk of a node object on GPU hosts).
-func trimNode(obj any) (any, error) {
-	if node, ok := obj.(*corev1.Node); ok {
-		node.ManagedFields = nil
-		// Of the status the operator reads the conditions and the boot
-		// ID; the rest (capacity, addresses, images, the node's system
-		// info...) is half of a cached node, 35 MiB at 10,000 nodes.
-		node.Status = corev1.NodeStatus{Conditions: node.Status.Conditions,
-			NodeInfo: corev1.NodeSystemInfo{BootID: node.Status.NodeInfo.BootID}}
-	}
-	return obj, nil
-}
-
-// trimStagePod keeps of a stage pod what the operator reads: its
-// metadata but for the snapshots the steps read through the downward API
-// (stagepod.NodeLabelsAnnotation, NodeAnnotationsAnnotation,
-// PackagesAnnotation: as large as the node's metadata and the Skyhook's
-// package list), its status, and of its spec the node, the deadline, the
-// grace period and the containers' names and images (which stage each runs,
-// in order). A container's env, arguments, mounts and the volumes are about
-// 17 KiB of a five-stage pod's 20 in memory, 84 MiB of the operator's heap
-// with 5,000 stage pods (docs/scale.md).
-func trimStagePod(obj any) (any, error) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
-	}
-	pod.ManagedFields = nil
-	if _, ok := pod.Annotations[stagepod.PackagesAnnotation]; ok {
-		annotations := maps.Clone(pod.Annotations)
-		delete(annotations, stagepod.NodeLabelsAnnotation)
-		delete(annotations, stagepod.NodeAnnotationsAnnotation)
-		delete(annotations, stagepod.PackagesAnnotation)
-		pod.Annotations = annotations
-	}
-	spec := pod.Spec
-	pod.Spec = corev1.PodSpec{NodeName: spec.NodeName, ActiveDeadlineSeconds: spec.ActiveDeadlineSeconds,
-		TerminationGracePeriodSeconds: spec.TerminationGracePeriodSeconds, RestartPolicy: spec.RestartPolicy,
-		InitContainers: containerNames(spec.InitContainers), Containers: containerNames(spec.Containers)}
-	return pod, nil
-}
-
-// containerNames are the containers with their names and images alone.
-func containerNames(containers []corev1.Container) []corev1.Container {
-	if containers == nil {
-		return nil
-	}
-	out := make([]corev1.Container, len(containers))
-	for i, c := range containers {
-		out[i] = corev1.Container{Name: c.Name, Image: c.Image}
-	}
-	return out
 }
 
 // retentionSweep is how often the stage pods kept for their logs are
