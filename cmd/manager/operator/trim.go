@@ -2,6 +2,7 @@ package operator
 
 import (
 	"maps"
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,7 +30,9 @@ func trimNode(obj any) (any, error) {
 	// Of the status the operator reads the conditions and the boot
 	// ID; the rest (capacity, addresses, images, the node's system
 	// info...) is half of a cached node, 35 MiB at 10,000 nodes.
-	node.Status = corev1.NodeStatus{Conditions: node.Status.Conditions,
+	// The decoder grows slices by appending, so nine conditions sit in
+	// room for sixteen: the cache keeps a copy of their size.
+	node.Status = corev1.NodeStatus{Conditions: slices.Clone(node.Status.Conditions),
 		NodeInfo: corev1.NodeSystemInfo{BootID: node.Status.NodeInfo.BootID}}
 	for i := range node.Status.Conditions {
 		c := &node.Status.Conditions[i]
@@ -90,6 +93,9 @@ func containerNames(containers []corev1.Container) []corev1.Container {
 // (container IDs, IPs) are the pod's own and stay as decoded.
 func internPodStatus(s *corev1.PodStatus) {
 	s.Phase, s.Reason = corev1.PodPhase(intern(string(s.Phase))), intern(s.Reason)
+	// Copies of their size, as for a node's conditions.
+	s.Conditions = slices.Clone(s.Conditions)
+	s.InitContainerStatuses, s.ContainerStatuses = slices.Clone(s.InitContainerStatuses), slices.Clone(s.ContainerStatuses)
 	for i := range s.Conditions {
 		c := &s.Conditions[i]
 		c.Type, c.Status = corev1.PodConditionType(intern(string(c.Type))), corev1.ConditionStatus(intern(string(c.Status)))
