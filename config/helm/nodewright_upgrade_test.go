@@ -9,7 +9,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/config/helm"
 )
@@ -99,7 +99,7 @@ func TestNodeWrightV020ReleaseUpgrades(t *testing.T) {
 	}
 
 	container := deployment(t, rendered).Spec.Template.Spec.Containers[0]
-	ports, err := cluster.FreePorts(3)
+	ports, err := proc.FreePorts(3)
 	if err != nil {
 		t.Fatal(err)
 	}

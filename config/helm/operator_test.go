@@ -17,7 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/config/helm"
 	"github.com/skyhook-go/skyhook/test/testenv"
@@ -43,7 +43,7 @@ func TestOperatorStartsFromTheRenderedDeployment(t *testing.T) {
 	manager := buildManager(t)
 
 	container := deployment(t, rendered).Spec.Template.Spec.Containers[0]
-	ports, err := cluster.FreePorts(3)
+	ports, err := proc.FreePorts(3)
 	if err != nil {
 		t.Fatal(err)
 	}

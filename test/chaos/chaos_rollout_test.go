@@ -22,6 +22,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/gitserver"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
@@ -304,7 +305,7 @@ func dump(c client.Client) string {
 	pods, _ := env.Clientset.CoreV1().Pods(operatorNamespace).List(ctx, metav1.ListOptions{})
 	fmt.Fprintf(&b, "pods in %s: %d\n", operatorNamespace, len(pods.Items))
 	for i := range 2 {
-		fmt.Fprintf(&b, "the end of operator-%d.log:\n%s\n", i, cluster.TailFile(filepath.Join(env.Dir, "logs", fmt.Sprintf("operator-%d.log", i)), 15))
+		fmt.Fprintf(&b, "the end of operator-%d.log:\n%s\n", i, proc.TailFile(filepath.Join(env.Dir, "logs", fmt.Sprintf("operator-%d.log", i)), 15))
 	}
 	return b.String()
 }

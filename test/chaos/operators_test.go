@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 )
 
 // operators are two replicas of the operator binary with leader election,
@@ -40,7 +41,7 @@ type operators struct {
 }
 
 func startOperators(c *cluster.Cluster, dir string) (*operators, error) {
-	ports, err := cluster.FreePorts(4)
+	ports, err := proc.FreePorts(4)
 	if err != nil {
 		return nil, err
 	}

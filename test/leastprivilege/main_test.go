@@ -21,6 +21,7 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/gitserver"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/config/helm"
 	"github.com/skyhook-go/skyhook/test/clustertest"
 	"github.com/skyhook-go/skyhook/test/testenv"
@@ -67,7 +68,7 @@ func TestMain(m *testing.M) {
 		if err := testenv.OperatorLogs(c); err != nil {
 			return err
 		}
-		ports, err := cluster.FreePorts(1)
+		ports, err := proc.FreePorts(1)
 		if err != nil {
 			return err
 		}

@@ -11,7 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/config"
 )
 
@@ -33,7 +33,7 @@ type deployment struct {
 
 func newDeployment(t *testing.T) deployment {
 	t.Helper()
-	ports, err := cluster.FreePorts(1)
+	ports, err := proc.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func (p *operatorProcess) running(t *testing.T, d deployment) {
 	t.Helper()
 	select {
 	case <-p.exited:
-		t.Fatalf("operator %s exited: %v\n%s", p.name, p.cmd.ProcessState, cluster.TailFile(d.logPath(p.name), 20))
+		t.Fatalf("operator %s exited: %v\n%s", p.name, p.cmd.ProcessState, proc.TailFile(d.logPath(p.name), 20))
 	default:
 	}
 }

@@ -19,6 +19,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -150,7 +151,7 @@ func waitPackage(t *testing.T, skyhook, pkg, version string, stage skyhookv1.Sta
 	}
 	out, _ := env.Kubectl("get", "pods", "-n", namespace, "-o", "wide")
 	t.Fatalf("%s %s@%s did not reach %s/%s within %s: last %s/%s\n%s\nthe end of the kubelet's log:\n%s",
-		skyhook, pkg, version, stage, state, timeout, last.Stage, last.State, out, cluster.TailFile(node.KubeletLog, 15))
+		skyhook, pkg, version, stage, state, timeout, last.Stage, last.State, out, proc.TailFile(node.KubeletLog, 15))
 }
 
 // readHost reads a file the steps wrote on this machine.
@@ -200,5 +201,5 @@ func waitSkyhook(t testing.TB, name string, status skyhookv1.Status, timeout tim
 		time.Sleep(500 * time.Millisecond)
 	}
 	out, _ := env.Kubectl("get", "pods", "-n", namespace, "-o", "wide")
-	t.Fatalf("Skyhook %s is %q after %s, want %q\n%s\nthe end of the kubelet's log:\n%s", name, last, timeout, status, out, cluster.TailFile(node.KubeletLog, 15))
+	t.Fatalf("Skyhook %s is %q after %s, want %q\n%s\nthe end of the kubelet's log:\n%s", name, last, timeout, status, out, proc.TailFile(node.KubeletLog, 15))
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/config"
 )
 
@@ -199,7 +200,7 @@ func waitReady(ctx context.Context, opts Options, exited <-chan error) error {
 	for {
 		select {
 		case err := <-exited:
-			return fmt.Errorf("the sandbox supervisor exited (%v); the end of %s:\n%s", err, opts.path(logFile), cluster.TailFile(opts.path(logFile), 20))
+			return fmt.Errorf("the sandbox supervisor exited (%v); the end of %s:\n%s", err, opts.path(logFile), proc.TailFile(opts.path(logFile), 20))
 		case <-tick.C:
 			if _, err := os.Stat(opts.path(readyFile)); err == nil {
 				return nil
@@ -333,10 +334,10 @@ func Down(opts Options) error {
 		// containerd stops (see cluster.RealNode), and a supervisor killed
 		// meanwhile would leave their shims running.
 		deadline := time.Now().Add(2 * time.Minute)
-		for cluster.ProcessAlive(pid) && time.Now().Before(deadline) {
+		for proc.Alive(pid) && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Millisecond)
 		}
-		if cluster.ProcessAlive(pid) {
+		if proc.Alive(pid) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
@@ -349,7 +350,7 @@ func Down(opts Options) error {
 
 // cleanUp kills what a dead supervisor left and removes its files.
 func cleanUp(opts Options) error {
-	killed, err := cluster.KillRecorded(opts.path(clusterDir))
+	killed, err := proc.KillRecorded(opts.path(clusterDir))
 	for _, k := range killed {
 		fmt.Fprintf(opts.Out, "killed leftover %s\n", k)
 	}
@@ -374,7 +375,7 @@ func Status(ctx context.Context, opts Options) error {
 		return err
 	}
 	pid, supervisor := supervisorPid(opts)
-	procs := cluster.RecordedRunning(opts.path(clusterDir))
+	procs := proc.RecordedRunning(opts.path(clusterDir))
 	if !supervisor && len(procs) == 0 {
 		fmt.Fprintf(opts.Out, "The sandbox in %s is not running. Start it with: skyhook sandbox up --state-dir %s\n", opts.StateDir, opts.StateDir)
 		return nil
@@ -485,7 +486,7 @@ func supervisorPid(opts Options) (int, bool) {
 		return 0, false
 	}
 	pid, err := strconv.Atoi(fields[0])
-	if err != nil || !cluster.ProcessAlive(pid) {
+	if err != nil || !proc.Alive(pid) {
 		return 0, false
 	}
 	return pid, true

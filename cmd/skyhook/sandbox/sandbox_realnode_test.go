@@ -14,6 +14,7 @@ import (
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 )
 
 // up --real-node on a machine that can run a real node: the simulated demo
@@ -78,11 +79,11 @@ func TestSandboxRealNode(t *testing.T) {
 
 	run("sandbox", "down")
 	for _, pid := range pids {
-		if cluster.ProcessAlive(pid) {
+		if proc.Alive(pid) {
 			t.Errorf("pid %d still runs after down", pid)
 		}
 	}
-	if left := cluster.ProcessesNaming(stateDir); len(left) > 0 {
+	if left := proc.Naming(stateDir); len(left) > 0 {
 		t.Errorf("processes of the state directory still run after down:\n%s", strings.Join(left, "\n"))
 	}
 	if _, err := os.Stat("/var/lib/skyhook/real-demo"); !os.IsNotExist(err) {
@@ -133,13 +134,13 @@ func TestSandboxRealNodeDownAfterSupervisorKilled(t *testing.T) {
 "spec": {"nodeName": "real-node", "containers": [{"name": "sleeper", "image": "%s/skyhook/pause:sandbox"}]}}`, strings.TrimSpace(string(registry))),
 		"apply", "-f", "-")
 	kubectl("", "wait", "--for=condition=Ready", "pod/sleeper", "--timeout=60s")
-	shims := cluster.ProcessesNaming(stateDir)
+	shims := proc.Naming(stateDir)
 	var pod []int // the shims and their containers
 	for _, p := range shims {
 		if strings.Contains(p, "containerd-shim") {
 			pid, _ := strconv.Atoi(p[:strings.Index(p, ":")])
 			pod = append(pod, pid)
-			pod = append(pod, cluster.Descendants(pid)...)
+			pod = append(pod, proc.Descendants(pid)...)
 		}
 	}
 	if len(pod) < 3 { // a shim, the pod's sandbox and its container
@@ -154,7 +155,7 @@ func TestSandboxRealNodeDownAfterSupervisorKilled(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	for cluster.ProcessAlive(pid) {
+	for proc.Alive(pid) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	out := run("sandbox", "down")
@@ -163,11 +164,11 @@ func TestSandboxRealNodeDownAfterSupervisorKilled(t *testing.T) {
 	}
 	time.Sleep(time.Second) // SIGKILL is delivered, not awaited
 	for _, p := range pod {
-		if cluster.ProcessAlive(p) {
+		if proc.Alive(p) {
 			t.Errorf("pid %d of the pod still runs after down", p)
 		}
 	}
-	if left := cluster.ProcessesNaming(stateDir); len(left) > 0 {
+	if left := proc.Naming(stateDir); len(left) > 0 {
 		t.Errorf("processes of the state directory still run after down:\n%s", strings.Join(left, "\n"))
 	}
 	if mounts, _ := os.ReadFile("/proc/self/mounts"); strings.Contains(string(mounts), stateDir) {

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -119,7 +119,7 @@ func TestSandboxUpStatusDown(t *testing.T) {
 	}
 	run("sandbox", "down")
 	for _, pid := range pids {
-		if cluster.ProcessAlive(pid) {
+		if proc.Alive(pid) {
 			t.Errorf("pid %d still runs after down", pid)
 		}
 	}

@@ -50,6 +50,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
@@ -343,7 +344,7 @@ func benchPackages(n int, stage time.Duration, chain bool) skyhookv1.Packages {
 // operator user, with its webhooks on localhost, and returns it with the
 // address of its metrics.
 func startManager(manager string, c *cluster.Cluster, set settings) (*exec.Cmd, string, string) {
-	ports, err := cluster.FreePorts(3)
+	ports, err := proc.FreePorts(3)
 	check(err)
 	certs, err := os.MkdirTemp("", "skyhook-bench-certs-")
 	check(err)

@@ -17,10 +17,8 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -33,7 +31,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -41,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 )
 
 // Options configure Start.
@@ -100,7 +98,7 @@ type Cluster struct {
 	audit         bool
 	apiServerArgs []string
 	tempDir       bool
-	procs         []*process
+	procs         []*proc.Process
 	// binaryOptions say where the cache is, for binaries built on demand
 	// (the kubelet of a real node).
 	binaryOptions binaries.Options
@@ -165,7 +163,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		return fmt.Errorf("creating certificates: %w", err)
 	}
 	c.pki = certs
-	ports, err := FreePorts(3)
+	ports, err := proc.FreePorts(3)
 	if err != nil {
 		return err
 	}
@@ -181,7 +179,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := c.waitHTTP(ctx, etcd, http.DefaultClient, etcdURL+"/health", 30*time.Second); err != nil {
+	if err := etcd.WaitHTTP(ctx, http.DefaultClient, etcdURL+"/health", 30*time.Second); err != nil {
 		return err
 	}
 
@@ -223,7 +221,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := c.waitHTTP(ctx, apiserver, hc, server+"/readyz", 60*time.Second); err != nil {
+	if err := apiserver.WaitHTTP(ctx, hc, server+"/readyz", 60*time.Second); err != nil {
 		return err
 	}
 
@@ -249,7 +247,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	}
 	// The service-account controller creating default/default shows the
 	// controller-manager is connected and running its controllers.
-	return c.waitFor(ctx, kcm, 60*time.Second, "the controller-manager to create the default service account", func(ctx context.Context) (bool, error) {
+	return kcm.WaitFor(ctx, 60*time.Second, "the controller-manager to create the default service account", func(ctx context.Context) (bool, error) {
 		_, err := c.Clientset.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, ignoreNotFound(err)
 	})
@@ -266,12 +264,12 @@ func (c *Cluster) startKWOK(ctx context.Context) error {
 		return err
 	}
 	shards := c.scale.shards()
-	ports, err := FreePorts(shards)
+	ports, err := proc.FreePorts(shards)
 	if err != nil {
 		return err
 	}
 	c.kubeletAddrs = nil
-	var started []*process
+	var started []*proc.Process
 	for i := range shards {
 		name := shardName(i)
 		fmt.Fprintln(c.log, "starting "+name)
@@ -301,7 +299,7 @@ func (c *Cluster) startKWOK(ctx context.Context) error {
 		started = append(started, kwok)
 	}
 	for i, kwok := range started {
-		if err := c.waitHTTP(ctx, kwok, http.DefaultClient, "http://"+c.kubeletAddrs[i]+"/healthz", 30*time.Second); err != nil {
+		if err := kwok.WaitHTTP(ctx, http.DefaultClient, "http://"+c.kubeletAddrs[i]+"/healthz", 30*time.Second); err != nil {
 			return err
 		}
 	}
@@ -309,7 +307,7 @@ func (c *Cluster) startKWOK(ctx context.Context) error {
 }
 
 // retryPortClash runs start again, up to three times, when a component lost
-// the race for a port that FreePorts had found free (another cluster of a
+// the race for a port that proc.FreePorts had found free (another cluster of a
 // parallel test package took it first). Before a retry it stops what start
 // started and removes the state directories it wrote.
 func (c *Cluster) retryPortClash(start func() error, stateDirs ...string) error {
@@ -321,7 +319,7 @@ func (c *Cluster) retryPortClash(start func() error, stateDirs ...string) error 
 		}
 		fmt.Fprintf(c.log, "a port was taken meanwhile, starting again: %v\n", err)
 		for i := len(c.procs) - 1; i >= started; i-- {
-			c.procs[i].stop(10 * time.Second)
+			c.procs[i].Stop(10 * time.Second)
 		}
 		c.procs = c.procs[:started]
 		for _, d := range stateDirs {
@@ -332,8 +330,8 @@ func (c *Cluster) retryPortClash(start func() error, stateDirs ...string) error 
 	}
 }
 
-func (c *Cluster) start(name, path string, args ...string) (*process, error) {
-	p, err := startProcess(c.Dir, name, path, args...)
+func (c *Cluster) start(name, path string, args ...string) (*proc.Process, error) {
+	p, err := proc.Start(c.Dir, name, path, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +347,7 @@ func (c *Cluster) Stop() {
 			n.stop()
 		}
 		for i := len(c.procs) - 1; i >= 0; i-- {
-			c.procs[i].stop(10 * time.Second)
+			c.procs[i].Stop(10 * time.Second)
 		}
 		if c.tempDir {
 			_ = os.RemoveAll(c.Dir)
@@ -372,8 +370,8 @@ func (c *Cluster) Kubectl(args ...string) (string, error) {
 func (c *Cluster) Processes() map[string]int {
 	running := map[string]int{}
 	for _, p := range c.procs {
-		if done, _ := p.exited(); !done {
-			running[p.name] = p.cmd.Process.Pid
+		if done, _ := p.Exited(); !done {
+			running[p.Name()] = p.Pid()
 		}
 	}
 	return running
@@ -385,8 +383,8 @@ func (c *Cluster) Exited() <-chan string {
 	ch := make(chan string, len(c.procs))
 	for _, p := range c.procs {
 		go func() {
-			<-p.done
-			ch <- p.name
+			<-p.Done()
+			ch <- p.Name()
 		}()
 	}
 	return ch
@@ -453,68 +451,9 @@ func (c *Cluster) writeKubeconfig(server string, certs *pki) error {
 	return err
 }
 
-// waitFor polls cond until it holds, the timeout passes, or p exits.
-func (c *Cluster) waitFor(ctx context.Context, p *process, timeout time.Duration, what string, cond wait.ConditionWithContextFunc) error {
-	return waitProcess(ctx, p, timeout, what, cond)
-}
-
-// waitProcess polls cond until it holds, the timeout passes, or p exits
-// (then the error has the end of its log).
-func waitProcess(ctx context.Context, p *process, timeout time.Duration, what string, cond wait.ConditionWithContextFunc) error {
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		if done, exitErr := p.exited(); done {
-			return false, fmt.Errorf("%s exited (%v); the end of %s:\n%s", p.name, exitErr, p.logFile, TailFile(p.logFile, 20))
-		}
-		return cond(ctx)
-	})
-	if err != nil && !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("waiting for %s: %w", what, err)
-	}
-	return err
-}
-
-// waitHTTP waits until url answers 200 OK.
-func (c *Cluster) waitHTTP(ctx context.Context, p *process, hc *http.Client, url string, timeout time.Duration) error {
-	return c.waitFor(ctx, p, timeout, url, func(ctx context.Context) (bool, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return false, err
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return false, nil // not listening yet
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-}
-
 func ignoreNotFound(err error) error {
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	return err
-}
-
-// FreePorts reserves n distinct free loopback ports. The ports are released
-// before the components bind them, which leaves a small window for a race
-// with other programs; components that fail to bind show it in their log.
-func FreePorts(n int) ([]int, error) {
-	var ports []int
-	var listeners []net.Listener
-	defer func() {
-		for _, l := range listeners {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 )
 
 // TestRealNodeRunsPodsAndLeavesNothingBehind adds a real node to a cluster
@@ -107,7 +108,7 @@ func TestRealNodeRunsPodsAndLeavesNothingBehind(t *testing.T) {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("the pod did not run: %+v\n%s", p.Status, cluster.TailFile(n.KubeletLog, 20))
+				t.Fatalf("the pod did not run: %+v\n%s", p.Status, proc.TailFile(n.KubeletLog, 20))
 			}
 			time.Sleep(300 * time.Millisecond)
 		}
@@ -123,7 +124,7 @@ func TestRealNodeRunsPodsAndLeavesNothingBehind(t *testing.T) {
 
 	c.Stop()
 	stopped = true
-	if left := cluster.ProcessesNaming(marker, c.Dir); len(left) > 0 {
+	if left := proc.Naming(marker, c.Dir); len(left) > 0 {
 		t.Errorf("still running after Stop: %v", left)
 	}
 	mounts, _ := os.ReadFile("/proc/self/mountinfo")

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 )
 
 // Stop ends every process the cluster started and removes its temporary
@@ -31,7 +32,7 @@ func TestStopEndsEveryProcess(t *testing.T) {
 	}
 	c.Stop()
 	for name, pid := range procs {
-		if cluster.ProcessAlive(pid) {
+		if proc.Alive(pid) {
 			t.Errorf("%s (pid %d) still runs after Stop", name, pid)
 		}
 	}
@@ -72,7 +73,7 @@ func TestKilledOwnerTakesTheClusterWithIt(t *testing.T) {
 	_ = cmd.Wait()
 	err = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
 		for _, pid := range procs {
-			if cluster.ProcessAlive(pid) {
+			if proc.Alive(pid) {
 				return false, nil
 			}
 		}

@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 )
 
 // StartSourceController runs Flux's source-controller against the cluster
 // (its CRDs must be installed), with its artifact storage served on a
 // loopback port, and waits until it is ready. It stops with the cluster.
 func (c *Cluster) StartSourceController(ctx context.Context, sc *binaries.Controller) error {
-	ports, err := FreePorts(3)
+	ports, err := proc.FreePorts(3)
 	if err != nil {
 		return err
 	}
@@ -35,7 +36,7 @@ func (c *Cluster) StartSourceController(ctx context.Context, sc *binaries.Contro
 	if err != nil {
 		return err
 	}
-	if err := c.waitHTTP(ctx, p, http.DefaultClient, "http://"+health+"/readyz", 2*time.Minute); err != nil {
+	if err := p.WaitHTTP(ctx, http.DefaultClient, "http://"+health+"/readyz", 2*time.Minute); err != nil {
 		return fmt.Errorf("source-controller: %w", err)
 	}
 	c.sourceStorage = storage
@@ -51,7 +52,7 @@ func (c *Cluster) StartKustomizeController(ctx context.Context, kc *binaries.Con
 	if c.sourceStorage == "" {
 		return errors.New("kustomize-controller: start source-controller first, whose artifacts it applies")
 	}
-	ports, err := FreePorts(2)
+	ports, err := proc.FreePorts(2)
 	if err != nil {
 		return err
 	}
@@ -81,15 +82,15 @@ func (c *Cluster) StartKustomizeController(ctx context.Context, kc *binaries.Con
 	if err != nil {
 		return err
 	}
-	if err := c.waitHTTP(ctx, p, http.DefaultClient, "http://"+health+"/readyz", 2*time.Minute); err != nil {
+	if err := p.WaitHTTP(ctx, http.DefaultClient, "http://"+health+"/readyz", 2*time.Minute); err != nil {
 		return fmt.Errorf("kustomize-controller: %w", err)
 	}
 	return nil
 }
 
 // startEnv is start with extra environment variables for the process.
-func (c *Cluster) startEnv(name, path string, env []string, args ...string) (*process, error) {
-	p, err := startProcessEnv(c.Dir, name, path, env, args...)
+func (c *Cluster) startEnv(name, path string, env []string, args ...string) (*proc.Process, error) {
+	p, err := proc.StartEnv(c.Dir, name, path, env, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 )
 
 // A real node runs beside the simulated ones: containerd (with runc and the
@@ -68,8 +69,8 @@ type RealNode struct {
 
 	ns         *netns
 	forwarders []*forwarder
-	containerd *process
-	kubelet    *process
+	containerd *proc.Process
+	kubelet    *proc.Process
 }
 
 // The programs a real node needs from the machine, and where Debian's
@@ -159,7 +160,7 @@ func (c *Cluster) AddRealNode(ctx context.Context, opts RealNodeOptions) (*RealN
 		return nil, err
 	}
 	if err := c.WaitNodesReady(ctx, 2*time.Minute, n.Name); err != nil {
-		return nil, fmt.Errorf("%w; the end of %s:\n%s", err, n.KubeletLog, TailFile(n.KubeletLog, 30))
+		return nil, fmt.Errorf("%w; the end of %s:\n%s", err, n.KubeletLog, proc.TailFile(n.KubeletLog, 30))
 	}
 	return n, nil
 }
@@ -220,13 +221,13 @@ func (n *RealNode) startContainerd(ctx context.Context, clusterDir string, opts 
 		return err
 	}
 	if err := n.ns.do(func() (err error) {
-		n.containerd, err = startProcess(clusterDir, "containerd-"+n.Name, mustLookPath("containerd"), "--config", config)
+		n.containerd, err = proc.Start(clusterDir, "containerd-"+n.Name, mustLookPath("containerd"), "--config", config)
 		return err
 	}); err != nil {
 		return err
 	}
-	n.ContainerdLog = n.containerd.logFile
-	return waitProcess(ctx, n.containerd, 30*time.Second, "containerd's CRI service", func(ctx context.Context) (bool, error) {
+	n.ContainerdLog = n.containerd.LogFile()
+	return n.containerd.WaitFor(ctx, 30*time.Second, "containerd's CRI service", func(ctx context.Context) (bool, error) {
 		return criReady(ctx, n.ContainerdSocket), nil
 	})
 }
@@ -247,7 +248,7 @@ func (n *RealNode) startKubelet(c *Cluster, kubelet string, opts RealNodeOptions
 		labels += "," + k + "=" + v
 	}
 	return n.ns.do(func() (err error) {
-		n.kubelet, err = startProcess(c.Dir, "kubelet-"+n.Name, kubelet,
+		n.kubelet, err = proc.Start(c.Dir, "kubelet-"+n.Name, kubelet,
 			"--config="+config,
 			"--kubeconfig="+c.Kubeconfig,
 			"--hostname-override="+n.Name,
@@ -256,7 +257,7 @@ func (n *RealNode) startKubelet(c *Cluster, kubelet string, opts RealNodeOptions
 			"--cert-dir="+filepath.Join(n.Dir, "kubelet", "pki"),
 			"--v=2")
 		if err == nil {
-			n.KubeletLog = n.kubelet.logFile
+			n.KubeletLog = n.kubelet.LogFile()
 		}
 		return err
 	})
@@ -269,7 +270,7 @@ func (n *RealNode) startKubelet(c *Cluster, kubelet string, opts RealNodeOptions
 // reaches KWOK's for the simulated nodes.
 func (n *RealNode) advertiseLoopback(ctx context.Context, c *Cluster) error {
 	patch := fmt.Appendf(nil, `{"status":{"addresses":[{"type":"InternalIP","address":"127.0.0.1"},{"type":"Hostname","address":%q}]}}`, n.Name)
-	return waitProcess(ctx, n.kubelet, 2*time.Minute, "the kubelet to register "+n.Name, func(ctx context.Context) (bool, error) {
+	return n.kubelet.WaitFor(ctx, 2*time.Minute, "the kubelet to register "+n.Name, func(ctx context.Context) (bool, error) {
 		_, err := c.Clientset.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 		return err == nil, ignoreNotFound(err)
 	})
@@ -288,11 +289,11 @@ func mustLookPath(name string) string {
 // namespace.
 func (n *RealNode) stop() {
 	if n.kubelet != nil {
-		n.kubelet.stop(15 * time.Second)
+		n.kubelet.Stop(15 * time.Second)
 	}
 	if n.containerd != nil {
 		removePodSandboxes(n.ContainerdSocket, 60*time.Second)
-		n.containerd.stop(15 * time.Second)
+		n.containerd.Stop(15 * time.Second)
 	}
 	killShims(n.ContainerdSocket)
 	unmountUnder(n.Dir)
@@ -306,7 +307,7 @@ func (n *RealNode) stop() {
 
 // CleanUpRealNodes kills the containerd shims and detaches the mounts that
 // the real nodes of the cluster directory dir left when their owner died
-// without Stop (which does this itself), after KillRecorded has killed
+// without Stop (which does this itself), after proc.KillRecorded has killed
 // their containerd and kubelet. It says what it did, for `sandbox down`.
 func CleanUpRealNodes(dir string) []string {
 	nodes, _ := filepath.Glob(filepath.Join(dir, "nodes", "*"))

@@ -14,6 +14,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 )
 
 // criClient connects to containerd's CRI service, the kubelet's own API
@@ -70,7 +72,7 @@ func removePodSandboxes(socket string, timeout time.Duration) {
 // shim alone would leave them to init. It returns the shims' pids.
 func killShims(socket string) []int {
 	var killed []int
-	children := childrenByParent()
+	tree := proc.ReadTree()
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, f := range procs {
 		data, err := os.ReadFile(f)
@@ -89,7 +91,7 @@ func killShims(socket string) []int {
 			if err != nil {
 				continue
 			}
-			for _, d := range descendants(children, pid) {
+			for _, d := range tree.Descendants(pid) {
 				_ = syscall.Kill(d, syscall.SIGKILL)
 			}
 			if syscall.Kill(pid, syscall.SIGKILL) == nil {
@@ -98,73 +100,6 @@ func killShims(socket string) []int {
 		}
 	}
 	return killed
-}
-
-// childrenByParent maps each pid to its children's, from /proc/<pid>/stat.
-func childrenByParent() map[int][]int {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	children := map[int][]int{}
-	for _, f := range stats {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		// The parent's pid is the second field after the parenthesised
-		// command name (which may hold spaces and parentheses).
-		s := string(data)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		fields := strings.Fields(s[i+1:])
-		if len(fields) < 2 {
-			continue
-		}
-		pid, err1 := strconv.Atoi(filepath.Base(filepath.Dir(f)))
-		ppid, err2 := strconv.Atoi(fields[1])
-		if err1 == nil && err2 == nil {
-			children[ppid] = append(children[ppid], pid)
-		}
-	}
-	return children
-}
-
-// Descendants lists the processes below pid, children before their own
-// (a test checks that a pod's containers went with their shim).
-func Descendants(pid int) []int { return descendants(childrenByParent(), pid) }
-
-// ProcessesNaming lists the running processes, other than this one, whose
-// command line contains any of words, as "pid: command line": what a
-// test checks is gone after Stop or `sandbox down`.
-func ProcessesNaming(words ...string) []string {
-	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	self := strconv.Itoa(os.Getpid())
-	var found []string
-	for _, f := range cmdlines {
-		pid := filepath.Base(filepath.Dir(f))
-		data, err := os.ReadFile(f)
-		if err != nil || pid == self {
-			continue
-		}
-		line := strings.ReplaceAll(string(data), "\x00", " ")
-		for _, w := range words {
-			if strings.Contains(line, w) {
-				found = append(found, pid+": "+line)
-				break
-			}
-		}
-	}
-	return found
-}
-
-// descendants lists the processes below pid, children before their own.
-func descendants(children map[int][]int, pid int) []int {
-	var out []int
-	for _, c := range children[pid] {
-		out = append(out, c)
-		out = append(out, descendants(children, c)...)
-	}
-	return out
 }
 
 // unmountUnder detaches every mount below dir, deepest first: the

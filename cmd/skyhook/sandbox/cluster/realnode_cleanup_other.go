@@ -12,8 +12,3 @@ func criReady(context.Context, string) bool    { return false }
 func removePodSandboxes(string, time.Duration) {}
 func killShims(string) []int                   { return nil }
 func unmountUnder(string) int                  { return 0 }
-
-// Descendants and ProcessesNaming read Linux's /proc; elsewhere there is
-// no real node to look for.
-func Descendants(int) []int              { return nil }
-func ProcessesNaming(...string) []string { return nil }

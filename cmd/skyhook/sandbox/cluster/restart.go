@@ -20,8 +20,8 @@ func (c *Cluster) Restart(ctx context.Context, name string) error {
 		return fmt.Errorf("no component %q runs in this cluster", name)
 	}
 	old := c.procs[i]
-	old.stop(10 * time.Second)
-	p, err := startProcessEnv(c.Dir, old.name, old.cmd.Path, old.cmd.Env, old.cmd.Args[1:]...)
+	old.Stop(10 * time.Second)
+	p, err := old.StartAgain()
 	if err != nil {
 		return err
 	}
@@ -31,12 +31,12 @@ func (c *Cluster) Restart(ctx context.Context, name string) error {
 		return err
 	}
 	apiserver := c.procs[c.processIndex("kube-apiserver")]
-	return c.waitHTTP(ctx, apiserver, hc, c.Config.Host+"/readyz", 60*time.Second)
+	return apiserver.WaitHTTP(ctx, hc, c.Config.Host+"/readyz", 60*time.Second)
 }
 
 func (c *Cluster) processIndex(name string) int {
 	for i, p := range c.procs {
-		if p.name == name {
+		if p.Name() == name {
 			return i
 		}
 	}

@@ -1,8 +1,19 @@
-package cluster
+// Package proc runs the local cluster's components as child processes of
+// this program, each with its log and pid file under a state directory,
+// and reads what Linux's /proc tells of processes: whether one is alive,
+// which run below another, which name a word on their command line.
+//
+// The pid files let `skyhook sandbox down` stop the processes of a
+// supervisor that is gone (KillRecorded).
+package proc
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,10 +21,13 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// process is one component of the cluster running as a child process.
-type process struct {
+// Process is one component of the cluster running as a child process.
+type Process struct {
+	dir     string
 	name    string
 	cmd     *exec.Cmd
 	logFile string
@@ -22,17 +36,17 @@ type process struct {
 	err     error
 }
 
-// startProcess runs path with args, output to <dir>/logs/<name>.log and its
+// Start runs path with args, output to <dir>/logs/<name>.log and its
 // pid in <dir>/pids/<name>.pid. The child gets its own process group, so a
 // Ctrl-C in the terminal reaches only this program, which then stops the
 // children in order; and it is killed by the kernel if this program dies
 // without stopping it (Pdeathsig), so nothing outlives a crashed test.
-func startProcess(dir, name, path string, args ...string) (*process, error) {
-	return startProcessEnv(dir, name, path, nil, args...)
+func Start(dir, name, path string, args ...string) (*Process, error) {
+	return StartEnv(dir, name, path, nil, args...)
 }
 
-// startProcessEnv is startProcess with extra environment variables.
-func startProcessEnv(dir, name, path string, env []string, args ...string) (*process, error) {
+// StartEnv is Start with extra environment variables.
+func StartEnv(dir, name, path string, env []string, args ...string) (*Process, error) {
 	logFile := filepath.Join(dir, "logs", name+".log")
 	pidFile := filepath.Join(dir, "pids", name+".pid")
 	for _, d := range []string{filepath.Dir(logFile), filepath.Dir(pidFile)} {
@@ -54,7 +68,7 @@ func startProcessEnv(dir, name, path string, env []string, args ...string) (*pro
 		out.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, logFile: logFile, pidFile: pidFile, done: make(chan struct{})}
+	p := &Process{dir: dir, name: name, cmd: cmd, logFile: logFile, pidFile: pidFile, done: make(chan struct{})}
 	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"+path+"\n"), 0o644); err != nil {
 		_ = cmd.Process.Kill()
 		out.Close()
@@ -68,8 +82,27 @@ func startProcessEnv(dir, name, path string, env []string, args ...string) (*pro
 	return p, nil
 }
 
-// exited reports whether the process has ended, with how.
-func (p *process) exited() (bool, error) {
+// StartAgain starts the command p ran again, with the same arguments and
+// environment, its output to the same log and its pid to the same file;
+// Stop p first.
+func (p *Process) StartAgain() (*Process, error) {
+	return StartEnv(p.dir, p.name, p.cmd.Path, p.cmd.Env, p.cmd.Args[1:]...)
+}
+
+// Name is the name the process was started with.
+func (p *Process) Name() string { return p.name }
+
+// Pid is the process's pid.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// LogFile is the file the process's output goes to.
+func (p *Process) LogFile() string { return p.logFile }
+
+// Done is closed when the process has ended.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Exited reports whether the process has ended, with how.
+func (p *Process) Exited() (bool, error) {
 	select {
 	case <-p.done:
 		return true, p.err
@@ -78,9 +111,9 @@ func (p *process) exited() (bool, error) {
 	}
 }
 
-// stop asks the process to end (SIGTERM), and kills it after grace.
-func (p *process) stop(grace time.Duration) {
-	if done, _ := p.exited(); !done {
+// Stop asks the process to end (SIGTERM), and kills it after grace.
+func (p *Process) Stop(grace time.Duration) {
+	if done, _ := p.Exited(); !done {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
 		select {
 		case <-p.done:
@@ -90,6 +123,38 @@ func (p *process) stop(grace time.Duration) {
 		}
 	}
 	_ = os.Remove(p.pidFile)
+}
+
+// WaitFor polls cond until it holds, the timeout passes, or p exits (then
+// the error has the end of its log).
+func (p *Process) WaitFor(ctx context.Context, timeout time.Duration, what string, cond wait.ConditionWithContextFunc) error {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if done, exitErr := p.Exited(); done {
+			return false, fmt.Errorf("%s exited (%v); the end of %s:\n%s", p.name, exitErr, p.logFile, TailFile(p.logFile, 20))
+		}
+		return cond(ctx)
+	})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("waiting for %s: %w", what, err)
+	}
+	return err
+}
+
+// WaitHTTP waits until url answers 200 OK, or p exits.
+func (p *Process) WaitHTTP(ctx context.Context, hc *http.Client, url string, timeout time.Duration) error {
+	return p.WaitFor(ctx, timeout, url, func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return false, nil // not listening yet
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
 }
 
 // TailFile returns the last n lines of a file, for error messages.
@@ -163,8 +228,8 @@ func processRuns(pid int, path string) bool {
 	return strings.TrimSuffix(exe, " (deleted)") == path
 }
 
-// ProcessAlive reports whether pid exists and has not ended (a zombie has).
-func ProcessAlive(pid int) bool {
+// Alive reports whether pid exists and has not ended (a zombie has).
+func Alive(pid int) bool {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return false
@@ -173,4 +238,26 @@ func ProcessAlive(pid int) bool {
 	s := string(data)
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
+
+// FreePorts reserves n distinct free loopback ports. The ports are released
+// before the components bind them, which leaves a small window for a race
+// with other programs; components that fail to bind show it in their log.
+func FreePorts(n int) ([]int, error) {
+	var ports []int
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
 }
