@@ -21,6 +21,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/clustertest"
 	"github.com/skyhook-go/skyhook/test/testenv"
@@ -80,7 +81,7 @@ func TestMain(m *testing.M) {
 
 var (
 	// hosts reboots nodes for the interrupt pods that ask for it.
-	hosts        *cluster.HostSimulator
+	hosts        *simnode.HostSimulator
 	mainCtx      context.Context
 	stopOperator context.CancelFunc
 	operatorDone <-chan error
@@ -280,7 +281,7 @@ func createPolicy(t *testing.T, policy *skyhookv1.DeploymentPolicy) {
 
 // createNodes adds simulated nodes for one test, waits until they are
 // Ready, and deletes them when it ends.
-func createNodes(t *testing.T, nodes ...cluster.Node) {
+func createNodes(t *testing.T, nodes ...simnode.Node) {
 	t.Helper()
 	if err := env.CreateNodes(context.Background(), nodes...); err != nil {
 		t.Fatal(err)
@@ -294,8 +295,8 @@ func createNodes(t *testing.T, nodes ...cluster.Node) {
 
 // canaryNodes are n nodes of the pool, the first canaries of them labelled
 // canary=true.
-func canaryNodes(pool string, n, canaries int) []cluster.Node {
-	nodes := cluster.NumberedNodes(pool, n, nil)
+func canaryNodes(pool string, n, canaries int) []simnode.Node {
+	nodes := simnode.Numbered(pool, n, nil)
 	for i := range nodes {
 		nodes[i].Labels = map[string]string{"pool": pool}
 		if i < canaries {

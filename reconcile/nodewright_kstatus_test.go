@@ -12,18 +12,18 @@ import (
 
 	nodewrightv1 "github.com/skyhook-go/skyhook/api/nodewright/v1alpha1"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // Flux's health checks and kubectl wait read a NodeWright as they read a
 // Skyhook: InProgress while it rolls, Current when done, and
 // `kubectl wait --for=condition=Ready nodewright/<name>` returns then.
 func TestNodeWrightKstatusAndKubectlWait(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("nwkstatus", 1, map[string]string{"pool": "nwkstatus"})...)
+	createNodes(t, simnode.Numbered("nwkstatus", 1, map[string]string{"pool": "nwkstatus"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	p := pkg("1.0.0", "ghcr.io/x/tuning", nil)
-	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "2s"}}
+	p.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "2s"}}
 	nw := &nodewrightv1.NodeWright{
 		ObjectMeta: metav1.ObjectMeta{Name: "nwkstatus"},
 		Spec: skyhookv1.SkyhookSpec{

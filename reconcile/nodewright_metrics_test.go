@@ -15,7 +15,7 @@ import (
 
 	nodewrightv1 "github.com/skyhook-go/skyhook/api/nodewright/v1alpha1"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -25,7 +25,7 @@ import (
 // and this project's metrics, labelled rollout_kind="NodeWright". Deleted,
 // it leaves no series.
 func TestNodeWrightPublishesItsMetricsUnderBothNames(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("nwmetrics", 2, map[string]string{"pool": "nwmetrics"})...)
+	createNodes(t, simnode.Numbered("nwmetrics", 2, map[string]string{"pool": "nwmetrics"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	one := 1

@@ -18,7 +18,7 @@ import (
 
 	nodewrightv1 "github.com/skyhook-go/skyhook/api/nodewright/v1alpha1"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
@@ -29,7 +29,7 @@ import (
 // and nodewright.nvidia.com/Ready. Deleted, it takes its keys off the
 // nodes, and nothing of a Skyhook's.
 func TestNodeWrightRollsOutUnderItsPrefix(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("nwready", 2, map[string]string{"pool": "nwready"})...)
+	createNodes(t, simnode.Numbered("nwready", 2, map[string]string{"pool": "nwready"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	nw := &nodewrightv1.NodeWright{
@@ -94,7 +94,7 @@ func TestNodeWrightRollsOutUnderItsPrefix(t *testing.T) {
 // kinds, so the two never interrupt a node at once. (Of the same name they
 // are one rollout: nodewright_twins_test.go.)
 func TestSkyhookAndNodeWrightShareNodesInPriorityOrder(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("kinds", 2, map[string]string{"pool": "kinds"})...)
+	createNodes(t, simnode.Numbered("kinds", 2, map[string]string{"pool": "kinds"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	spec := func(priority int) skyhookv1.SkyhookSpec {

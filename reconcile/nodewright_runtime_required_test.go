@@ -13,7 +13,7 @@ import (
 
 	nodewrightv1 "github.com/skyhook-go/skyhook/api/nodewright/v1alpha1"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/taints"
 )
 
@@ -25,7 +25,7 @@ import (
 // cordon in place, and an admin's uncordon drops the stale mark.
 func TestNodeWrightRuntimeRequiredTaintAndCordonAfter(t *testing.T) {
 	legacy := skyhookv1.Skyhooks.RuntimeRequiredTaint()
-	createNodes(t, cluster.Node{Name: "rtnw-old", Labels: map[string]string{"pool": "rtnw"}, Taints: []corev1.Taint{legacy}})
+	createNodes(t, simnode.Node{Name: "rtnw-old", Labels: map[string]string{"pool": "rtnw"}, Taints: []corev1.Taint{legacy}})
 	c := k8sClient(t)
 	ctx := context.Background()
 	nw := &nodewrightv1.NodeWright{ObjectMeta: metav1.ObjectMeta{Name: "rtnw"},
@@ -47,7 +47,7 @@ func TestNodeWrightRuntimeRequiredTaintAndCordonAfter(t *testing.T) {
 		t.Error("a node gated by the old key was tainted again with the new one")
 	}
 
-	if err := env.CreateNodes(ctx, cluster.Node{Name: "rtnw-new", Labels: map[string]string{"pool": "rtnw"}}); err != nil {
+	if err := env.CreateNodes(ctx, simnode.Node{Name: "rtnw-new", Labels: map[string]string{"pool": "rtnw"}}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -19,7 +19,7 @@ import (
 
 	nodewrightv1 "github.com/skyhook-go/skyhook/api/nodewright/v1alpha1"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
@@ -29,7 +29,7 @@ import (
 func twinSpec(pool string, stageTime string) skyhookv1.SkyhookSpec {
 	p := pkg("1.0.0", "ghcr.io/x/tuning", nil)
 	p.Uninstall = &skyhookv1.Uninstall{Enabled: true}
-	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: stageTime}}
+	p.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: stageTime}}
 	return skyhookv1.SkyhookSpec{
 		NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": pool}},
 		Packages:     skyhookv1.Packages{"tuning": p},
@@ -41,7 +41,7 @@ func twinSpec(pool string, stageTime string) skyhookv1.SkyhookSpec {
 // hands the node records over: no stage runs again, no uninstall runs,
 // the Skyhook goes at once, and its keys leave the nodes.
 func TestRenamingASkyhookToANodeWrightRerunsAndUninstallsNothing(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("rename", 2, map[string]string{"pool": "rename"})...)
+	createNodes(t, simnode.Numbered("rename", 2, map[string]string{"pool": "rename"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	sk := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "rename"}, Spec: twinSpec("rename", "100ms")}
@@ -96,7 +96,7 @@ func TestRenamingASkyhookToANodeWrightRerunsAndUninstallsNothing(t *testing.T) {
 // by it; no second pod runs that stage, nor the config stage the pod runs
 // after it (a run's).
 func TestRenameMidStageAdoptsTheRunningStagePod(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("midrename", 1, map[string]string{"pool": "midrename"})...)
+	createNodes(t, simnode.Numbered("midrename", 1, map[string]string{"pool": "midrename"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	created := stagePodsOn(t, "midrename-")
@@ -127,7 +127,7 @@ func TestRenameMidStageAdoptsTheRunningStagePod(t *testing.T) {
 // uninstalls nothing. Deleting the NodeWright while the Skyhook stays
 // hands everything back to the Skyhook, again with nothing run.
 func TestMirroredSkyhookAndNodeWrightAreOneRollout(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("mirror", 2, map[string]string{"pool": "mirror"})...)
+	createNodes(t, simnode.Numbered("mirror", 2, map[string]string{"pool": "mirror"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	created := stagePodsOn(t, "mirror-")

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/reconcile/taints"
 )
@@ -25,8 +25,8 @@ func TestAutoTaintNewNodesTaintsUntouchedNodes(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
 	createNodes(t,
-		cluster.Node{Name: "autotaint-fresh", Labels: map[string]string{"pool": "autotaint"}},
-		cluster.Node{Name: "autotaint-touched", Labels: map[string]string{"pool": "autotaint"}},
+		simnode.Node{Name: "autotaint-fresh", Labels: map[string]string{"pool": "autotaint"}},
+		simnode.Node{Name: "autotaint-touched", Labels: map[string]string{"pool": "autotaint"}},
 	)
 	mark := []byte(`{"metadata":{"annotations":{"skyhook.nvidia.com/status_some-other-skyhook":"complete"}}}`)
 	if _, err := env.Clientset.CoreV1().Nodes().Patch(ctx, "autotaint-touched", types.MergePatchType, mark, metav1.PatchOptions{}); err != nil {

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // NodeWright's batch numbering (its deployment-policy/batch-state-reset
@@ -23,9 +23,9 @@ import (
 func TestBatchStateResetsOnCompletionAndOnRequest(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
-	var nodes []cluster.Node
+	var nodes []simnode.Node
 	for _, pool := range []string{"reset-auto", "reset-kept"} {
-		nodes = append(nodes, cluster.NumberedNodes(pool, 4, map[string]string{"pool": pool, "tier": "1"})...)
+		nodes = append(nodes, simnode.Numbered(pool, 4, map[string]string{"pool": pool, "tier": "1"})...)
 	}
 	createNodes(t, nodes...)
 	createPolicyYAML(t, `

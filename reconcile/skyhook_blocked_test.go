@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -25,10 +25,10 @@ import (
 // reported; tolerating the taint unblocks the rollout.
 func TestUntoleratedTaintAndIgnoredNodeAreBlocked(t *testing.T) {
 	createNodes(t,
-		cluster.Node{Name: "blocked-free", Labels: map[string]string{"pool": "blocked"}},
-		cluster.Node{Name: "blocked-tainted", Labels: map[string]string{"pool": "blocked"},
+		simnode.Node{Name: "blocked-free", Labels: map[string]string{"pool": "blocked"}},
+		simnode.Node{Name: "blocked-tainted", Labels: map[string]string{"pool": "blocked"},
 			Taints: []corev1.Taint{{Key: "dedicated", Value: "inference", Effect: corev1.TaintEffectNoSchedule}}},
-		cluster.Node{Name: "blocked-ignored", Labels: map[string]string{"pool": "blocked", skyhookv1.IgnoreNodeLabel: "true"}})
+		simnode.Node{Name: "blocked-ignored", Labels: map[string]string{"pool": "blocked", skyhookv1.IgnoreNodeLabel: "true"}})
 	c := k8sClient(t)
 	ctx := context.Background()
 	sk := &skyhookv1.Skyhook{

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -19,7 +19,7 @@ import (
 // upgrade, and the budget is used (3 at once), not undercut. Nodes waiting
 // for the upgrade say waiting, not complete.
 func TestBudgetCountIsNeverExceeded(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("budget", 15, map[string]string{"pool": "budget"})...)
+	createNodes(t, simnode.Numbered("budget", 15, map[string]string{"pool": "budget"})...)
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -42,7 +42,7 @@ func TestBudgetCountIsNeverExceeded(t *testing.T) {
 			Packages: skyhookv1.Packages{"tuning": {
 				PackageRef: skyhookv1.PackageRef{Version: "1.0.0"},
 				Image:      "ghcr.io/nvidia/tuning",
-				Env:        []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "700ms"}},
+				Env:        []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "700ms"}},
 			}},
 		},
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/skyhook-go/skyhook/api/rollouts"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -27,7 +27,7 @@ import (
 func TestConfigRerunWithoutInterruptStaysAtConfig(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
-	createNodes(t, cluster.Node{Name: "cfgrerun-0", Labels: map[string]string{"pool": "cfgrerun"}})
+	createNodes(t, simnode.Node{Name: "cfgrerun-0", Labels: map[string]string{"pool": "cfgrerun"}})
 	created := countStagePods(t, "cfgrerun")
 	p := withInterrupt(pkg("1.0.0", "ghcr.io/x/driver", nil), skyhookv1.Interrupt{Type: skyhookv1.InterruptReboot})
 	p.ConfigMap = map[string]string{"driver.conf": "a", "notes.txt": "x"}
@@ -85,10 +85,10 @@ func (k kindCase) changeConfigMap(t *testing.T, base, pkg, key, value string) {
 func (k kindCase) changeDuringInstall(t *testing.T, base, stageTime string, during skyhookv1.Stage) []*corev1.Pod {
 	t.Helper()
 	name := k.name(base)
-	createNodes(t, cluster.Node{Name: name + "-0", Labels: map[string]string{"pool": name}})
+	createNodes(t, simnode.Node{Name: name + "-0", Labels: map[string]string{"pool": name}})
 	created := stagePodsCreatedOf(t, k.ref(base))
 	p := pkg("1.0.0", "ghcr.io/x/logging", nil)
-	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: stageTime}}
+	p.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: stageTime}}
 	p.ConfigMap = map[string]string{"rsyslog.conf": "a", "notes.txt": "x"}
 	p.ConfigInterrupts = map[string]skyhookv1.Interrupt{"rsyslog.conf": {Type: skyhookv1.InterruptService, Services: []string{"rsyslog"}}}
 	k.create(t, base, skyhookv1.SkyhookSpec{
@@ -169,10 +169,10 @@ func TestConfigChangeDuringConfigStageRunsItsConfigInterrupt(t *testing.T) {
 func TestConfigInterruptSurvivesALostRecord(t *testing.T) {
 	k := kindCase{rollouts.Skyhooks, ""}
 	name := k.name("cfglost")
-	createNodes(t, cluster.Node{Name: name + "-0", Labels: map[string]string{"pool": name}})
+	createNodes(t, simnode.Node{Name: name + "-0", Labels: map[string]string{"pool": name}})
 	created := stagePodsCreatedOf(t, k.ref("cfglost"))
 	p := pkg("1.0.0", "ghcr.io/x/logging", nil)
-	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "3s"}}
+	p.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "3s"}}
 	p.ConfigMap = map[string]string{"rsyslog.conf": "a", "notes.txt": "x"}
 	p.ConfigInterrupts = map[string]skyhookv1.Interrupt{"rsyslog.conf": {Type: skyhookv1.InterruptService, Services: []string{"rsyslog"}}}
 	k.create(t, "cfglost", skyhookv1.SkyhookSpec{

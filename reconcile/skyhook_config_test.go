@@ -10,13 +10,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // A changed configMap runs the config stage again on every node, and only
 // it: apply does not run again.
 func TestConfigMapChangeRerunsConfig(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("config", 2, map[string]string{"pool": "config"})...)
+	createNodes(t, simnode.Numbered("config", 2, map[string]string{"pool": "config"})...)
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // A deleted Skyhook that is paused, then disabled, while a package with
@@ -23,7 +23,7 @@ import (
 func TestDeletionBlockedWarns(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
-	createNodes(t, cluster.NumberedNodes("delblocked", 1, map[string]string{"pool": "delblocked"})...)
+	createNodes(t, simnode.Numbered("delblocked", 1, map[string]string{"pool": "delblocked"})...)
 	uninstalls := uninstallPods(t, "delblocked")
 	driver := pkg("1.0.0", "ghcr.io/x/driver", nil)
 	driver.Uninstall = &skyhookv1.Uninstall{Enabled: true}

@@ -15,7 +15,7 @@ import (
 
 	nodewrightv1 "github.com/skyhook-go/skyhook/api/nodewright/v1alpha1"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // drainConfigSpec is a one-node rollout of a package with a reboot, drained
@@ -32,7 +32,7 @@ func drainConfigSpec(pool string, cfg *skyhookv1.DrainConfig) skyhookv1.SkyhookS
 // a PodDisruptionBudget allowing no disruption protects, and the reboot
 // runs.
 func TestDrainConfigDisableEvictionDeletesThroughABudget(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("noevict", 1, map[string]string{"pool": "noevict"})...)
+	createNodes(t, simnode.Numbered("noevict", 1, map[string]string{"pool": "noevict"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	web := unevictablePod(t, "noevict-web", "noevict-0")
@@ -57,7 +57,7 @@ func TestDrainConfigDisableEvictionDeletesThroughABudget(t *testing.T) {
 // cordoned, nothing is evicted or rebooted, and a Warning event says the
 // drain timed out.
 func TestDrainConfigBlocksThenTimesOut(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("dcblock", 1, map[string]string{"pool": "dcblock"})...)
+	createNodes(t, simnode.Numbered("dcblock", 1, map[string]string{"pool": "dcblock"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	bare := barePod(t, "dc-bare", "dcblock-0")

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // The drain before an interrupt takes the pods NodeWright takes and leaves
@@ -22,7 +22,7 @@ func TestDrainTakesWhatNodeWrightTakes(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
 	const node = "drainrules-0"
-	createNodes(t, cluster.Node{Name: node, Labels: map[string]string{"pool": "drainrules"}})
+	createNodes(t, simnode.Node{Name: node, Labels: map[string]string{"pool": "drainrules"}})
 	podOn := func(namespace, name string, managed bool, tolerations ...corev1.Toleration) *corev1.Pod {
 		t.Helper()
 		pod := &corev1.Pod{

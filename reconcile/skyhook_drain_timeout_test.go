@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // barePod puts a pod without a controller on the node.
@@ -71,7 +71,7 @@ func drainSkyhook(name string, onTimeout skyhookv1.DrainOnTimeout) *skyhookv1.Sk
 // drain.onTimeout Delete: a pod the drain cannot evict is deleted once the
 // timeout has passed, and the interrupt runs.
 func TestDrainTimeoutDeletesWhatEvictionCannotMove(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("drainto", 1, map[string]string{"pool": "drainto"})...)
+	createNodes(t, simnode.Numbered("drainto", 1, map[string]string{"pool": "drainto"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	stuck := unevictablePod(t, "stuck", "drainto-0")
@@ -99,7 +99,7 @@ func TestDrainTimeoutDeletesWhatEvictionCannotMove(t *testing.T) {
 // this generation: uncordoned, not interrupted, reported blocked, its budget
 // slot going to the next node; the pod stays.
 func TestDrainTimeoutSkipsTheNode(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("drainskip", 2, map[string]string{"pool": "drainskip"})...)
+	createNodes(t, simnode.Numbered("drainskip", 2, map[string]string{"pool": "drainskip"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	stuck := unevictablePod(t, "stuck-skip", "drainskip-0")
@@ -132,7 +132,7 @@ func TestDrainTimeoutSkipsTheNode(t *testing.T) {
 // podNonInterruptLabels: the pod is left alone, the node uncordoned and
 // blocked for this generation, and the next node gets the slot.
 func TestDrainTimeoutSkipsANodeHeldByANonInterruptPod(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("holdskip", 2, map[string]string{"pool": "holdskip"})...)
+	createNodes(t, simnode.Numbered("holdskip", 2, map[string]string{"pool": "holdskip"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	training := barePod(t, "training-skip", "holdskip-0")

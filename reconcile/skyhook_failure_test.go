@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
@@ -25,7 +25,7 @@ import (
 // with the exit code and where the logs are; the failed pod stays for its
 // logs; a fix of the spec recovers.
 func TestFailingStepErrorsThenSpecFixRecovers(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("failing", 2, map[string]string{"pool": "failing"})...)
+	createNodes(t, simnode.Numbered("failing", 2, map[string]string{"pool": "failing"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	sk := &skyhookv1.Skyhook{
@@ -36,7 +36,7 @@ func TestFailingStepErrorsThenSpecFixRecovers(t *testing.T) {
 				PackageRef: skyhookv1.PackageRef{Version: "1.0.0"},
 				Image:      "ghcr.io/nvidia/tuning",
 				// The simulated agent exits 7 (see cmd/skyhook/sandbox/cluster).
-				Env: []corev1.EnvVar{{Name: cluster.SimExitCodeEnv, Value: "7"}},
+				Env: []corev1.EnvVar{{Name: simnode.ExitCodeEnv, Value: "7"}},
 			}},
 		},
 	}

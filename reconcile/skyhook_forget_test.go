@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -25,7 +25,7 @@ import (
 // or by UID (skyhook_operator_memory_entries, read when scraped).
 func TestDeletedSkyhooksLeaveNothingInMemory(t *testing.T) {
 	c := k8sClient(t)
-	createNodes(t, cluster.NumberedNodes("forget", 2, map[string]string{"pool": "forget"})...)
+	createNodes(t, simnode.Numbered("forget", 2, map[string]string{"pool": "forget"})...)
 	createPolicyYAML(t, `
 metadata: {name: forget}
 spec:

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // A batch below batchThreshold before the safety limit halts the
@@ -21,7 +21,7 @@ import (
 // node outside the failed batch touched. A fix of the spec lifts the halt
 // and the rollout completes, after which the batch state starts over.
 func TestFailedBatchHaltsTheRolloutUntilTheSpecChanges(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("halt", 6, map[string]string{"pool": "halt"})...)
+	createNodes(t, simnode.Numbered("halt", 6, map[string]string{"pool": "halt"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	createPolicyYAML(t, `
@@ -34,7 +34,7 @@ spec:
 	p := pkg("1.0.0", "ghcr.io/x/tuning", nil)
 	// The first batch is halt-0 and halt-1 (name order); the agent fails
 	// on halt-1 only.
-	p.Env = []corev1.EnvVar{{Name: cluster.SimExitCodeEnv, Value: "9"}, {Name: cluster.SimExitNodesEnv, Value: "halt-1"}}
+	p.Env = []corev1.EnvVar{{Name: simnode.ExitCodeEnv, Value: "9"}, {Name: simnode.ExitNodesEnv, Value: "halt-1"}}
 	sk := &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: "halt"},
 		Spec: skyhookv1.SkyhookSpec{

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -104,7 +104,7 @@ func TestHostileNodeAnnotations(t *testing.T) {
 		},
 	}
 	t.Cleanup(func() { _ = c.Delete(ctx, skyhook) }) // after the nodes go (cleanups run last in, first out)
-	createNodes(t, cluster.NumberedNodes(sk, len(cases), map[string]string{"pool": sk})...)
+	createNodes(t, simnode.Numbered(sk, len(cases), map[string]string{"pool": sk})...)
 	if err := c.Create(ctx, skyhook); err != nil {
 		t.Fatal(err)
 	}

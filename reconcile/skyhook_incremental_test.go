@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -22,7 +22,7 @@ func TestPassVisitsOnlyTheChangedNode(t *testing.T) {
 	const nodes = 8
 	c := k8sClient(t)
 	ctx := context.Background()
-	createNodes(t, cluster.NumberedNodes("incr", nodes, map[string]string{"pool": "incr"})...)
+	createNodes(t, simnode.Numbered("incr", nodes, map[string]string{"pool": "incr"})...)
 	sk := &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: "incr"},
 		Spec: skyhookv1.SkyhookSpec{
@@ -30,7 +30,7 @@ func TestPassVisitsOnlyTheChangedNode(t *testing.T) {
 			Packages: skyhookv1.Packages{"tuning": {
 				PackageRef: skyhookv1.PackageRef{Version: "1.0.0"},
 				Image:      "ghcr.io/nvidia/tuning",
-				Env:        []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "100ms"}},
+				Env:        []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "100ms"}},
 			}},
 		},
 	}

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -25,7 +25,7 @@ const interruptStageTime = "8s"
 func TestInterruptPodTakenAwayOrRefusedIsNoFailure(t *testing.T) {
 	created, history := oneNodeRolloutOf(t, "intnotrun", func(p *skyhookv1.Package) {
 		p.Interrupt = &skyhookv1.Interrupt{Type: skyhookv1.InterruptService, Services: []string{"containerd"}}
-		p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: interruptStageTime}}
+		p.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: interruptStageTime}}
 	})
 	first := nthInterruptPod(t, created, 1)
 	if err := env.Clientset.CoreV1().Pods(operatorNamespace).EvictV1(context.Background(), &policyv1.Eviction{
@@ -56,7 +56,7 @@ func TestInterruptPodTakenAwayOrRefusedIsNoFailure(t *testing.T) {
 func TestRebootThatStopsItsOwnPodIsVerifiedNotRunAgain(t *testing.T) {
 	created, history := oneNodeRolloutOf(t, "rebootstop", func(p *skyhookv1.Package) {
 		p.Interrupt = &skyhookv1.Interrupt{Type: skyhookv1.InterruptReboot}
-		p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: interruptStageTime}}
+		p.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: interruptStageTime}}
 	})
 	pod := nthInterruptPod(t, created, 1)
 	ctx := context.Background()

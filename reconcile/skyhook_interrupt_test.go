@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/cordon"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
@@ -98,7 +98,7 @@ func getNode(t *testing.T, name string) *corev1.Node {
 // ID, and with a budget of one the second node starts only after that; the
 // post-interrupt stages follow and the cordon goes.
 func TestMergedRebootIsVerifiedBeforeTheNextWave(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("reboot", 2, map[string]string{"pool": "reboot"})...)
+	createNodes(t, simnode.Numbered("reboot", 2, map[string]string{"pool": "reboot"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	events := watchNodes(t, "reboot", "reboot")
@@ -155,7 +155,7 @@ func TestMergedRebootIsVerifiedBeforeTheNextWave(t *testing.T) {
 // (NonInterruptPodsRunning) names the node and a Warning event on the node
 // names the pod; it is no drain blocker.
 func TestNonInterruptPodHoldsTheInterrupt(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("hold", 1, map[string]string{"pool": "hold"})...)
+	createNodes(t, simnode.Numbered("hold", 1, map[string]string{"pool": "hold"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	training := &corev1.Pod{
@@ -216,7 +216,7 @@ func TestNonInterruptPodHoldsTheInterrupt(t *testing.T) {
 // the drain; DrainBlocked names it and the budget; once the budget goes the
 // pod is evicted and the interrupt runs.
 func TestPodDisruptionBudgetBlocksTheDrain(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("pdb", 1, map[string]string{"pool": "pdb"})...)
+	createNodes(t, simnode.Numbered("pdb", 1, map[string]string{"pool": "pdb"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	// An owner that exists, so the pod counts as managed (eviction, not
@@ -293,7 +293,7 @@ func TestPodDisruptionBudgetBlocksTheDrain(t *testing.T) {
 
 // A node an admin cordoned stays cordoned after the Skyhook's interrupt.
 func TestAdminCordonSurvivesTheInterrupt(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("admin", 1, map[string]string{"pool": "admin"})...)
+	createNodes(t, simnode.Numbered("admin", 1, map[string]string{"pool": "admin"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	if err := c.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "admin-0"}},
@@ -328,7 +328,7 @@ func TestAdminCordonSurvivesTheInterrupt(t *testing.T) {
 // The operator stopped while a node reboots picks the reboot up when it
 // starts again: the node is not rebooted twice and the rollout completes.
 func TestOperatorRestartDuringARebootDoesNotRebootAgain(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("rebootrestart", 1, map[string]string{"pool": "rebootrestart"})...)
+	createNodes(t, simnode.Numbered("rebootrestart", 1, map[string]string{"pool": "rebootrestart"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	created := countStagePods(t, "rebootrestart")
@@ -361,7 +361,7 @@ func TestOperatorRestartDuringARebootDoesNotRebootAgain(t *testing.T) {
 // A configMap change reruns config; a changed key with a reboot
 // configInterrupt reboots the node, a key without one does not.
 func TestConfigInterruptsFollowTheChangedKeys(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("cfgint", 1, map[string]string{"pool": "cfgint"})...)
+	createNodes(t, simnode.Numbered("cfgint", 1, map[string]string{"pool": "cfgint"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	created := countStagePods(t, "cfgint")
@@ -413,7 +413,7 @@ func TestConfigInterruptsFollowTheChangedKeys(t *testing.T) {
 // timeout is erroring with a message; when it does come back, the interrupt
 // counts and the rollout completes.
 func TestRebootNotBackInTimeIsErroring(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("slowboot", 1, map[string]string{"pool": "slowboot"})...)
+	createNodes(t, simnode.Numbered("slowboot", 1, map[string]string{"pool": "slowboot"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	hosts.SetDowntime("slowboot-0", 3*rebootTimeout)
@@ -448,7 +448,7 @@ func TestRebootNotBackInTimeIsErroring(t *testing.T) {
 // stays cordoned through config and the interrupt, and is uncordoned once
 // complete.
 func TestPackageWithInterruptIsDrainedBeforeApply(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("drainfirst", 1, map[string]string{"pool": "drainfirst"})...)
+	createNodes(t, simnode.Numbered("drainfirst", 1, map[string]string{"pool": "drainfirst"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	workload := &corev1.Pod{
@@ -525,10 +525,10 @@ func TestPackageWithInterruptIsDrainedBeforeApply(t *testing.T) {
 func TestInterruptRestartLimit(t *testing.T) {
 	eachKind(t, func(t *testing.T, k kindCase) {
 		node := k.name("restartlimit-0")
-		createNodes(t, cluster.NumberedNodes(k.name("restartlimit"), 1, map[string]string{"pool": k.name("restartlimit")})...)
+		createNodes(t, simnode.Numbered(k.name("restartlimit"), 1, map[string]string{"pool": k.name("restartlimit")})...)
 		created := countStagePodsOf(t, k.ref("restartlimit"))
 		p := withInterrupt(pkg("1.0.0", "ghcr.io/x/tuning", nil), skyhookv1.Interrupt{Type: skyhookv1.InterruptService, Services: []string{"kubelet"}})
-		p.Env = []corev1.EnvVar{{Name: cluster.SimExitCodeEnv, Value: "3"}, {Name: cluster.SimExitContainersEnv, Value: "interrupt"}}
+		p.Env = []corev1.EnvVar{{Name: simnode.ExitCodeEnv, Value: "3"}, {Name: simnode.ExitContainersEnv, Value: "interrupt"}}
 		k.create(t, "restartlimit", skyhookv1.SkyhookSpec{
 			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": k.name("restartlimit")}},
 			Packages:     skyhookv1.Packages{"tuning": p},

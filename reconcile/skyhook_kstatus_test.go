@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // kstatusOf is what Flux's health checks (kstatus) make of a Skyhook.
@@ -43,11 +43,11 @@ func kstatusAs(t *testing.T, obj any, gvk schema.GroupVersionKind) status.Status
 // (before the operator acted), InProgress while it rolls, Current when
 // done. (Failed when stalled: TestFailedBatchHaltsTheRolloutUntilTheSpecChanges.)
 func TestKstatusFollowsTheSkyhook(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("kstatus", 1, map[string]string{"pool": "kstatus"})...)
+	createNodes(t, simnode.Numbered("kstatus", 1, map[string]string{"pool": "kstatus"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	p := pkg("1.0.0", "ghcr.io/x/tuning", nil)
-	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1s"}}
+	p.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "1s"}}
 	sk := &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: "kstatus"},
 		Spec: skyhookv1.SkyhookSpec{

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // A node whose record of the Skyhook someone overwrote with something that
@@ -27,7 +27,7 @@ import (
 func TestUnreadableRecordHoldsTheNode(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
-	createNodes(t, cluster.NumberedNodes("malformed", 2, map[string]string{"pool": "malformed"})...)
+	createNodes(t, simnode.Numbered("malformed", 2, map[string]string{"pool": "malformed"})...)
 	sk := &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: "malformed"},
 		Spec: skyhookv1.SkyhookSpec{

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/report"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
@@ -24,11 +24,11 @@ import (
 func TestInstallWritesItsNodeThreeTimes(t *testing.T) {
 	eachKind(t, func(t *testing.T, k kindCase) {
 		name := k.name("writes3")
-		createNodes(t, cluster.NumberedNodes(name, 1, map[string]string{"pool": name})...)
+		createNodes(t, simnode.Numbered(name, 1, map[string]string{"pool": name})...)
 		writes := rolloutWritesOn(t, name+"-0", k.Prefix)
 		tuning := pkg("1.0.0", "ghcr.io/x/tuning", nil)
 		tuning.ConfigMap = map[string]string{"tuning.conf": "a"}
-		tuning.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "2s"}} // each stage long enough to be seen
+		tuning.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "2s"}} // each stage long enough to be seen
 		k.create(t, "writes3", skyhookv1.SkyhookSpec{
 			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": name}},
 			Packages:     skyhookv1.Packages{"tuning": tuning},

@@ -16,7 +16,7 @@ import (
 	"github.com/skyhook-go/skyhook/api/rollouts"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -105,14 +105,14 @@ func TestRefusedStagePodIsNeverAPackageFailure(t *testing.T) {
 func oneNodeRollout(t *testing.T, name, duration string) (func() []*corev1.Pod, func() []skyhookv1.NodeState) {
 	t.Helper()
 	return oneNodeRolloutOf(t, name, func(tuning *skyhookv1.Package) {
-		tuning.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: duration}}
+		tuning.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: duration}}
 	})
 }
 
 // oneNodeRolloutOf is oneNodeRollout with tuning 1.0.0 as shape makes it.
 func oneNodeRolloutOf(t *testing.T, name string, shape func(*skyhookv1.Package)) (func() []*corev1.Pod, func() []skyhookv1.NodeState) {
 	t.Helper()
-	createNodes(t, cluster.NumberedNodes(name, 1, map[string]string{"pool": name})...)
+	createNodes(t, simnode.Numbered(name, 1, map[string]string{"pool": name})...)
 	created := stagePodsCreated(t, name)
 	history := recordHistory(t, name+"-0", name)
 	tuning := pkg("1.0.0", "ghcr.io/x/tuning", nil)

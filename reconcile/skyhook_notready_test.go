@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -19,7 +19,7 @@ import (
 // NotReady timeout, then is skipped (status blocked, named in NodesBlocked)
 // so the next node starts; back Ready, it resumes and completes.
 func TestNotReadyNodeIsSkippedAndResumes(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("notready", 3, map[string]string{"pool": "notready"})...)
+	createNodes(t, simnode.Numbered("notready", 3, map[string]string{"pool": "notready"})...)
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -29,7 +29,7 @@ func TestNotReadyNodeIsSkippedAndResumes(t *testing.T) {
 	}
 	one := 1
 	p := pkg("1.0.0", "ghcr.io/x/tuning", nil)
-	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "2s"}}
+	p.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "2s"}}
 	sk := &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: "notready"},
 		Spec: skyhookv1.SkyhookSpec{

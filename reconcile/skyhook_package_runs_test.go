@@ -14,7 +14,7 @@ import (
 	"github.com/skyhook-go/skyhook/api/rollouts"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -46,14 +46,14 @@ func TestPackagesDueTogetherRunInOnePod(t *testing.T) {
 func TestDependencyFailingInARunNeverStartsItsDependent(t *testing.T) {
 	withPackageRuns(t)
 	created, history := packageRunRollout(t, kindCase{rollouts.Skyhooks, ""}, "pkgfail", []corev1.EnvVar{
-		{Name: cluster.SimExitCodeEnv, Value: "3"}, {Name: cluster.SimExitContainersEnv, Value: "base-apply"}})
+		{Name: simnode.ExitCodeEnv, Value: "3"}, {Name: simnode.ExitContainersEnv, Value: "base-apply"}})
 	eventually(t, "base's retry", func() bool { return len(created()) >= 2 })
 	if e := packageEntry(t, "pkgfail-0", "pkgfail", "base", "1.0.0"); e.State != skyhookv1.StateErroring && e.State != skyhookv1.StateInProgress {
 		t.Errorf("base after its apply failed: %s %s", e.Stage, e.State)
 	}
 	kindCase{rollouts.Skyhooks, ""}.edit(t, "pkgfail", func(spec *skyhookv1.SkyhookSpec) {
 		a := spec.Packages["base"]
-		a.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "300ms"}}
+		a.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "300ms"}}
 		spec.Packages["base"] = a
 	})
 	waitSkyhook(t, "pkgfail", time.Minute, isReady)
@@ -126,13 +126,13 @@ func withPackageRuns(t *testing.T) {
 func packageRunRollout(t *testing.T, k kindCase, base string, envOfA []corev1.EnvVar) (func() []*corev1.Pod, func() []skyhookv1.NodeState) {
 	t.Helper()
 	name := k.name(base)
-	createNodes(t, cluster.NumberedNodes(name, 1, map[string]string{"pool": name})...)
+	createNodes(t, simnode.Numbered(name, 1, map[string]string{"pool": name})...)
 	created := stagePodsCreatedOf(t, k.ref(base))
 	history := recordHistoryOf(t, name+"-0", k.ref(base))
 	a := pkg("1.0.0", "ghcr.io/x/base", nil)
 	a.Env = append(a.Env, envOfA...)
 	c := pkg("1.0.0", "ghcr.io/x/extra", nil)
-	c.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1s"}}
+	c.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "1s"}}
 	k.create(t, base, skyhookv1.SkyhookSpec{
 		NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": name}},
 		Packages:     skyhookv1.Packages{"base": a, "tool": pkg("1.0.0", "ghcr.io/x/tool", map[string]string{"base": "1.0.0"}), "extra": c},

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -24,13 +24,13 @@ import (
 // pod goes, its entry stays in progress, no try is spent); the status says
 // paused; removing it resumes, running that stage again from its start.
 func TestPauseStopsNewWorkAndResumes(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("pause", 3, map[string]string{"pool": "pause"})...)
+	createNodes(t, simnode.Numbered("pause", 3, map[string]string{"pool": "pause"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	created := countStagePods(t, "pause")
 	one := 1
 	p := pkg("1.0.0", "ghcr.io/x/tuning", nil)
-	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "4s"}}
+	p.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "4s"}}
 	sk := &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: "pause"},
 		Spec: skyhookv1.SkyhookSpec{

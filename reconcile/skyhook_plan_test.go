@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
@@ -39,7 +39,7 @@ spec:
     strategy: {fixed: {initialBatch: 1}}
 `)
 	p := pkg("1.0.0", "ghcr.io/x/tuning", nil)
-	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "300ms"}}
+	p.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "300ms"}}
 	sk := &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: "plan"},
 		Spec: skyhookv1.SkyhookSpec{

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // batchWatcher records, per compartment, how many nodes started in each
@@ -80,7 +80,7 @@ spec:
     strategy: {fixed: {initialBatch: 1}}
 `)
 	p := pkg("1.0.0", "ghcr.io/x/tuning", nil)
-	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "500ms"}}
+	p.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "500ms"}}
 	sk := &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: "policy"},
 		Spec: skyhookv1.SkyhookSpec{

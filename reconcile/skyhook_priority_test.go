@@ -15,14 +15,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // On each node a Skyhook starts only once every Skyhook with a lower
 // priority number that selects the node is complete there; a disabled one
 // holds nobody back.
 func TestPriorityOrdersSkyhooksPerNode(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("priority", 2, map[string]string{"pool": "priority"})...)
+	createNodes(t, simnode.Numbered("priority", 2, map[string]string{"pool": "priority"})...)
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -52,7 +52,7 @@ func TestPriorityOrdersSkyhooksPerNode(t *testing.T) {
 
 	make := func(name string, priority int, stage string, annotations map[string]string) *skyhookv1.Skyhook {
 		p := pkg("1.0.0", "ghcr.io/x/"+name, nil)
-		p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: stage}}
+		p.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: stage}}
 		return &skyhookv1.Skyhook{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: annotations},
 			Spec: skyhookv1.SkyhookSpec{

@@ -10,7 +10,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/taints"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
@@ -31,7 +31,7 @@ func TestReapplyOnRebootStartsARebootedNodeOver(t *testing.T) {
 func testReapplyOnReboot(t *testing.T, k kindCase) {
 	name, node0, node1 := k.name("reapply"), k.name("reapply-0"), k.name("reapply-1")
 	taint := k.RuntimeRequiredTaint()
-	createNodes(t, cluster.NumberedNodes(name, 2, map[string]string{"pool": name})...)
+	createNodes(t, simnode.Numbered(name, 2, map[string]string{"pool": name})...)
 	ctx := context.Background()
 	created := countStagePodsOf(t, k.ref("reapply"))
 	rebootsBefore := hosts.Reboots()

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
@@ -27,9 +27,9 @@ import (
 func TestOutdatedStagePodIsReplaced(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
-	createNodes(t, cluster.Node{Name: "replace-0", Labels: map[string]string{"pool": "replace"}})
+	createNodes(t, simnode.Node{Name: "replace-0", Labels: map[string]string{"pool": "replace"}})
 	hanging := pkg("1.0.0", "ghcr.io/x/tuning", nil)
-	hanging.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "10m"}}
+	hanging.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "10m"}}
 	sk := &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: "replace"},
 		Spec: skyhookv1.SkyhookSpec{

@@ -10,13 +10,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // The operator killed mid-rollout and started again picks up where the node
 // records say: no stage that completed runs again.
 func TestOperatorRestartResumesWithoutRedoingWork(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("restart", 4, map[string]string{"pool": "restart"})...)
+	createNodes(t, simnode.Numbered("restart", 4, map[string]string{"pool": "restart"})...)
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -32,7 +32,7 @@ func TestOperatorRestartResumesWithoutRedoingWork(t *testing.T) {
 		},
 	}
 	slow := sk.Spec.Packages["tuning"]
-	slow.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1s"}}
+	slow.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "1s"}}
 	sk.Spec.Packages["tuning"] = slow
 	if err := c.Create(ctx, sk); err != nil {
 		t.Fatal(err)

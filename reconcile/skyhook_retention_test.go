@@ -13,7 +13,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/retention"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
@@ -30,11 +30,11 @@ func TestStagePodsAreKeptForTheirLogs(t *testing.T) {
 		o.SucceededTTL, o.FailedTTL, o.MaxAttempts = time.Hour, 24*time.Hour, 3
 	})
 	eachKind(t, func(t *testing.T, k kindCase) {
-		createNodes(t, cluster.NumberedNodes(k.name("keep"), 1, map[string]string{"pool": k.name("keep")})...)
+		createNodes(t, simnode.Numbered(k.name("keep"), 1, map[string]string{"pool": k.name("keep")})...)
 		c := k8sClient(t)
 		ctx := context.Background()
 		failing := pkg("1.0.0", "ghcr.io/x/broken", nil)
-		failing.Env = []corev1.EnvVar{{Name: cluster.SimExitCodeEnv, Value: "2"}}
+		failing.Env = []corev1.EnvVar{{Name: simnode.ExitCodeEnv, Value: "2"}}
 		k.create(t, "keep", skyhookv1.SkyhookSpec{
 			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": k.name("keep")}},
 			Packages:     skyhookv1.Packages{"tuning": pkg("1.0.0", "ghcr.io/x/tuning", nil), "broken": failing},

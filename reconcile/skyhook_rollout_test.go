@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
@@ -20,7 +20,7 @@ import (
 // Ready with the reference summary, each node carrying exactly the record
 // the reference system writes, and no stage pod left behind.
 func TestOnePackageReachesReadyOnFiveNodes(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("ready", 5, map[string]string{"pool": "ready"})...)
+	createNodes(t, simnode.Numbered("ready", 5, map[string]string{"pool": "ready"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	sk := &skyhookv1.Skyhook{

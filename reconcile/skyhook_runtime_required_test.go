@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/reconcile/taints"
 )
@@ -19,7 +19,7 @@ import (
 // Skyhook that selects it is complete there; with autoTaintNewNodes a node
 // that joins later gets it, and loses it the same way.
 func TestRuntimeRequiredTaintWaitsForEveryRuntimeRequiredSkyhook(t *testing.T) {
-	createNodes(t, cluster.Node{Name: "rtreq-0", Labels: map[string]string{"pool": "rtreq"}, Taints: []corev1.Taint{stagepod.DefaultRuntimeRequiredTaint}})
+	createNodes(t, simnode.Node{Name: "rtreq-0", Labels: map[string]string{"pool": "rtreq"}, Taints: []corev1.Taint{stagepod.DefaultRuntimeRequiredTaint}})
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -50,7 +50,7 @@ func TestRuntimeRequiredTaintWaitsForEveryRuntimeRequiredSkyhook(t *testing.T) {
 		}
 	}()
 	slow := pkg("1.0.0", "ghcr.io/x/slow", nil)
-	slow.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1s"}}
+	slow.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "1s"}}
 	skyhook := func(name string, priority int, p skyhookv1.Package) *skyhookv1.Skyhook {
 		return &skyhookv1.Skyhook{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -71,7 +71,7 @@ func TestRuntimeRequiredTaintWaitsForEveryRuntimeRequiredSkyhook(t *testing.T) {
 	waitSkyhook(t, "rt-b", time.Minute, isReady)
 	eventually(t, "the taint to leave rtreq-0", func() bool { return !taints.Has(getNode(t, "rtreq-0"), stagepod.DefaultRuntimeRequiredTaint) })
 
-	if err := env.CreateNodes(ctx, cluster.Node{Name: "rtreq-late", Labels: map[string]string{"pool": "rtreq"}}); err != nil {
+	if err := env.CreateNodes(ctx, simnode.Node{Name: "rtreq-late", Labels: map[string]string{"pool": "rtreq"}}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

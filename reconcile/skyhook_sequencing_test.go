@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -20,9 +20,9 @@ import (
 // Skyhook held says waiting meanwhile.
 func TestSequencingAllHoldsEveryNode(t *testing.T) {
 	createNodes(t,
-		cluster.Node{Name: "seq-0", Labels: map[string]string{"pool": "seq", "role": "first"}},
-		cluster.Node{Name: "seq-1", Labels: map[string]string{"pool": "seq", "role": "first"}},
-		cluster.Node{Name: "seq-2", Labels: map[string]string{"pool": "seq", "role": "second"}})
+		simnode.Node{Name: "seq-0", Labels: map[string]string{"pool": "seq", "role": "first"}},
+		simnode.Node{Name: "seq-1", Labels: map[string]string{"pool": "seq", "role": "first"}},
+		simnode.Node{Name: "seq-2", Labels: map[string]string{"pool": "seq", "role": "second"}})
 	c := k8sClient(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -42,7 +42,7 @@ func TestSequencingAllHoldsEveryNode(t *testing.T) {
 	}()
 	one := 1
 	slow := pkg("1.0.0", "ghcr.io/x/slow", nil)
-	slow.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1s"}}
+	slow.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "1s"}}
 	first := &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: "seq-first"},
 		Spec: skyhookv1.SkyhookSpec{
@@ -90,7 +90,7 @@ func TestSequencingAllHoldsEveryNode(t *testing.T) {
 // serial runs one package at a time on a node: never two of its packages
 // in progress there at once, though they do not depend on each other.
 func TestSerialRunsOnePackageAtATime(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("serial", 1, map[string]string{"pool": "serial"})...)
+	createNodes(t, simnode.Numbered("serial", 1, map[string]string{"pool": "serial"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	history := recordHistory(t, "serial-0", "serial")

@@ -13,7 +13,7 @@ import (
 	"github.com/skyhook-go/skyhook/api/rollouts"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -60,7 +60,7 @@ func TestPodPerStageRunsApplyAndConfigApart(t *testing.T) {
 // never runs again.
 func TestStageRunFailureRetriesOnlyTheFailedStage(t *testing.T) {
 	created, history := stageRunRollout(t, "runfail", []corev1.EnvVar{
-		{Name: cluster.SimExitCodeEnv, Value: "3"}, {Name: cluster.SimExitContainersEnv, Value: "tuning-config"}})
+		{Name: simnode.ExitCodeEnv, Value: "3"}, {Name: simnode.ExitContainersEnv, Value: "tuning-config"}})
 	eventually(t, "config's retry", func() bool { return len(created()) >= 2 })
 	entry := packageEntry(t, "runfail-0", "runfail", "tuning", "1.0.0")
 	if entry.Stage != skyhookv1.StageConfig {
@@ -68,7 +68,7 @@ func TestStageRunFailureRetriesOnlyTheFailedStage(t *testing.T) {
 	}
 	kindCase{rollouts.Skyhooks, ""}.edit(t, "runfail", func(spec *skyhookv1.SkyhookSpec) {
 		p := spec.Packages["tuning"]
-		p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1s"}}
+		p.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "1s"}}
 		spec.Packages["tuning"] = p
 	})
 	waitSkyhook(t, "runfail", time.Minute, isReady)
@@ -136,7 +136,7 @@ func TestStageRunConfigChangeMidRun(t *testing.T) {
 func stageRunRollout(t *testing.T, name string, env []corev1.EnvVar) (func() []*corev1.Pod, func() []skyhookv1.NodeState) {
 	t.Helper()
 	return oneNodeRolloutOf(t, name, func(tuning *skyhookv1.Package) {
-		tuning.Env = append([]corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1s"}}, env...)
+		tuning.Env = append([]corev1.EnvVar{{Name: simnode.DurationEnv, Value: "1s"}}, env...)
 		tuning.ConfigMap = map[string]string{"tuning.conf": "a"}
 	})
 }

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -20,12 +20,12 @@ import (
 // past it (KWOK's kubelet does not enforce deadlines) the stage is erroring
 // with the timeout named, and retried after the backoff.
 func TestStageOverItsTimeoutIsStoppedAndRetried(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("stagetimeout", 1, map[string]string{"pool": "stagetimeout"})...)
+	createNodes(t, simnode.Numbered("stagetimeout", 1, map[string]string{"pool": "stagetimeout"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	created := countStagePods(t, "stagetimeout")
 	hung := pkg("1.0.0", "ghcr.io/x/tuning", nil)
-	hung.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1h"}} // the agent never finishes
+	hung.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "1h"}} // the agent never finishes
 	sk := &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: "stagetimeout"},
 		Spec: skyhookv1.SkyhookSpec{
@@ -67,14 +67,14 @@ func TestStageOverItsTimeoutIsStoppedAndRetried(t *testing.T) {
 // operator's: its pods carry that deadline, rounded up to whole seconds,
 // and "0s" sets none.
 func TestPackageStageTimeoutWinsOverTheOperators(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("pkgtimeout", 1, map[string]string{"pool": "pkgtimeout"})...)
+	createNodes(t, simnode.Numbered("pkgtimeout", 1, map[string]string{"pool": "pkgtimeout"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	short, unbounded := pkg("1.0.0", "ghcr.io/x/short", nil), pkg("1.0.0", "ghcr.io/x/unbounded", nil)
 	short.StageTimeout = &metav1.Duration{Duration: 3500 * time.Millisecond}
 	unbounded.StageTimeout = &metav1.Duration{}
 	for _, p := range []*skyhookv1.Package{&short, &unbounded} {
-		p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1h"}}
+		p.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "1h"}}
 	}
 	sk := &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: "pkgtimeout"},

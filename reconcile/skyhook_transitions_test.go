@@ -15,14 +15,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
 func pkg(version, image string, deps map[string]string) skyhookv1.Package {
 	return skyhookv1.Package{PackageRef: skyhookv1.PackageRef{Version: version}, Image: image, DependsOn: deps,
-		Env: []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "300ms"}}}
+		Env: []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "300ms"}}}
 }
 
 // recordHistory follows one node's record of a Skyhook, every version of it.
@@ -62,7 +62,7 @@ func watchNode(t *testing.T, node string) watch.Interface {
 // Three packages with dependsOn: on each node a package starts only once the
 // packages it depends on are complete there.
 func TestDependsOnOrdersPackagesPerNode(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("deps", 2, map[string]string{"pool": "deps"})...)
+	createNodes(t, simnode.Numbered("deps", 2, map[string]string{"pool": "deps"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	history := recordHistory(t, "deps-0", "deps")
@@ -152,7 +152,7 @@ func envValue(c corev1.Container, name string) string {
 // package runs nothing; both old records stay on the node as markers that
 // the package's files may still be there.
 func TestDowngradeAndRemovalWithoutUninstallSupport(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("versions", 2, map[string]string{"pool": "versions"})...)
+	createNodes(t, simnode.Numbered("versions", 2, map[string]string{"pool": "versions"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	history := recordHistory(t, "versions-0", "versions")
@@ -214,7 +214,7 @@ func TestDowngradeAndRemovalWithoutUninstallSupport(t *testing.T) {
 // A node that joins mid-rollout gets everything; a node deleted mid-rollout
 // is forgotten and does not hold the rollout.
 func TestNodesJoiningAndLeavingMidRollout(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("join", 2, map[string]string{"pool": "join"})...)
+	createNodes(t, simnode.Numbered("join", 2, map[string]string{"pool": "join"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	one := 1
@@ -232,7 +232,7 @@ func TestNodesJoiningAndLeavingMidRollout(t *testing.T) {
 	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
 	waitSkyhook(t, "join", time.Minute, func(s *skyhookv1.Skyhook) bool { return s.Status.NodesInProgress == 1 })
 
-	if err := env.CreateNodes(ctx, cluster.Node{Name: "join-late", Labels: map[string]string{"pool": "join"}}); err != nil {
+	if err := env.CreateNodes(ctx, simnode.Node{Name: "join-late", Labels: map[string]string{"pool": "join"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := env.Clientset.CoreV1().Nodes().Delete(ctx, "join-1", metav1.DeleteOptions{}); err != nil {

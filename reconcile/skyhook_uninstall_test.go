@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/snapshot"
 )
 
@@ -21,7 +21,7 @@ import (
 // and configMap of its own for the uninstall to run with.
 func uninstallable(version string) skyhookv1.Package {
 	p := pkg(version, "ghcr.io/x/driver", nil)
-	p.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1s"}, {Name: "MODE", Value: "driver"}}
+	p.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "1s"}, {Name: "MODE", Value: "driver"}}
 	p.ConfigMap = map[string]string{"driver.conf": "on"}
 	p.Interrupt = &skyhookv1.Interrupt{Type: skyhookv1.InterruptService, Services: []string{"containerd"}}
 	p.Uninstall = &skyhookv1.Uninstall{Enabled: true}
@@ -34,7 +34,7 @@ func uninstallable(version string) skyhookv1.Package {
 // then its interrupt on every node, and it leaves the records; a package
 // that depends on it is reported Blocked; then it may be removed.
 func TestExplicitUninstall(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("uninstall", 2, map[string]string{"pool": "uninstall"})...)
+	createNodes(t, simnode.Numbered("uninstall", 2, map[string]string{"pool": "uninstall"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	history := recordHistory(t, "uninstall-0", "uninstall")
@@ -132,7 +132,7 @@ func TestExplicitUninstall(t *testing.T) {
 // every node before the finalizer (NodeWright's) goes; the records of the
 // others stay on the node.
 func TestDeleteUninstallsPackagesWithUninstallSupport(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("delete", 1, map[string]string{"pool": "delete"})...)
+	createNodes(t, simnode.Numbered("delete", 1, map[string]string{"pool": "delete"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	uninstalls := uninstallPods(t, "delete")

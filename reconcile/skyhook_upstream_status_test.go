@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // What NodeWright's readers (its end-to-end suite, scripts, dashboard) read
@@ -26,7 +26,7 @@ import (
 // nodeOrderOffset, compartmentStatuses, and its conditions bare and
 // prefixed.
 func TestUpstreamReadersSeeTheirStatus(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("readers", 2, map[string]string{"pool": "readers"})...)
+	createNodes(t, simnode.Numbered("readers", 2, map[string]string{"pool": "readers"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	one := 1

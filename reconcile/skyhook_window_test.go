@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // clockAt is the UTC time of day d from now, as HH:MM.
@@ -23,7 +23,7 @@ func clockAt(d time.Duration) string { return time.Now().UTC().Add(d).Format("15
 // uncordoned and untouched, with InterruptWindowClosed saying when the
 // window opens; when it opens again the rollout resumes where it stopped.
 func TestInterruptWindowClosingMidRolloutAndReopening(t *testing.T) {
-	createNodes(t, cluster.NumberedNodes("window", 2, map[string]string{"pool": "window"})...)
+	createNodes(t, simnode.Numbered("window", 2, map[string]string{"pool": "window"})...)
 	c := k8sClient(t)
 	ctx := context.Background()
 	one := int32(1)

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
@@ -38,10 +38,10 @@ func stagePods(t *testing.T) (failed, running *corev1.Pod) {
 	spec := stagepod.Spec{Skyhook: sk, Package: "tuning", Version: "1.0.0", Image: pkg.Image, Stage: skyhookv1.StageApply,
 		Node: logsNode, Namespace: "skyhook", AgentImage: "ghcr.io/x/agent:1.0.0", PauseImage: "registry.k8s.io/pause:3.10"}
 	spec.Definition = pkg
-	spec.Definition.Env = []corev1.EnvVar{{Name: cluster.SimExitCodeEnv, Value: "2"}}
+	spec.Definition.Env = []corev1.EnvVar{{Name: simnode.ExitCodeEnv, Value: "2"}}
 	failed = stagepod.Build(spec)
 	spec.Attempt = 1
-	spec.Definition.Env = []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1h"}}
+	spec.Definition.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "1h"}}
 	running = stagepod.Build(spec)
 	for _, p := range []*corev1.Pod{failed, running} {
 		if err := c.Create(ctx, p); err != nil {
@@ -86,7 +86,7 @@ func stagePodsNode(t *testing.T, node string) client.Client {
 	t.Helper()
 	ctx := context.Background()
 	c := testenv.Client(t, env)
-	if err := env.CreateNodes(ctx, cluster.Node{Name: node}); err != nil {
+	if err := env.CreateNodes(ctx, simnode.Node{Name: node}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), &corev1.Node{ObjectMeta: objectMeta(node)}) })
@@ -259,9 +259,9 @@ func TestPackageLogsFindsAPackageInAPodOfSeveral(t *testing.T) {
 	ctx := context.Background()
 	c := stagePodsNode(t, node)
 	tuning := skyhookv1.Package{PackageRef: skyhookv1.PackageRef{Name: "tuning", Version: "1.0.0"}, Image: "ghcr.io/x/tuning",
-		Env: []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "100ms"}}}
+		Env: []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "100ms"}}}
 	driver := skyhookv1.Package{PackageRef: skyhookv1.PackageRef{Name: "driver", Version: "2.0.0"}, Image: "ghcr.io/x/driver",
-		Env: []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: "1h"}}}
+		Env: []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "1h"}}}
 	sk := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "shared-logs"}, Spec: skyhookv1.SkyhookSpec{Packages: skyhookv1.Packages{"tuning": tuning, "driver": driver}}}
 	if err := c.Create(ctx, sk); err != nil {
 		t.Fatal(err)

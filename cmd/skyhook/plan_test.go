@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -23,9 +23,9 @@ import (
 func TestPlan(t *testing.T) {
 	c := testenv.Client(t, env)
 	ctx := context.Background()
-	var nodes []cluster.Node
+	var nodes []simnode.Node
 	for i := range 4 {
-		n := cluster.Node{Name: fmt.Sprintf("plan-%d", i), Labels: map[string]string{"pool": "plan"}}
+		n := simnode.Node{Name: fmt.Sprintf("plan-%d", i), Labels: map[string]string{"pool": "plan"}}
 		switch i {
 		case 2:
 			n.Labels["skyhook.nvidia.com/ignore"] = "true"

@@ -17,7 +17,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/operatortest"
@@ -45,9 +45,9 @@ var upstreamNodes = []string{"upstream-worker", "upstream-worker2"}
 func TestUpstreamCLI(t *testing.T) {
 	startOperator(t)
 	ctx := context.Background()
-	var nodes []cluster.Node
+	var nodes []simnode.Node
 	for _, name := range upstreamNodes {
-		nodes = append(nodes, cluster.Node{Name: name, Labels: map[string]string{testNodeLabel: "skyhooke2e"}})
+		nodes = append(nodes, simnode.Node{Name: name, Labels: map[string]string{testNodeLabel: "skyhooke2e"}})
 	}
 	if err := env.CreateNodes(ctx, nodes...); err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 
 	nodewrightv1 "github.com/skyhook-go/skyhook/api/nodewright/v1alpha1"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // renamedManifest is one package that declares uninstall support on the
@@ -36,7 +36,7 @@ spec:
       image: ghcr.io/x/tuning
       uninstall: {enabled: true}
       env: [{name: %s, value: 200ms}]
-`, apiVersion, kind, cluster.SimDurationEnv)
+`, apiVersion, kind, simnode.DurationEnv)
 }
 
 // Renaming a set's Skyhook to a NodeWright: the PackageSet applies the
@@ -45,7 +45,7 @@ spec:
 func TestPackageSetRenamingASkyhookToANodeWrightRerunsAndUninstallsNothing(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
-	nodes := cluster.NumberedNodes("ps-rename", 2, map[string]string{"pool": "ps-rename"})
+	nodes := simnode.Numbered("ps-rename", 2, map[string]string{"pool": "ps-rename"})
 	if err := env.CreateNodes(ctx, nodes...); err != nil {
 		t.Fatal(err)
 	}

@@ -20,9 +20,9 @@ import (
 
 	"github.com/skyhook-go/skyhook/api/nodestate"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/gitserver"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
@@ -30,14 +30,14 @@ import (
 const skyhookName = "chaos"
 
 // fleet is the nodes: two zones, one compartment each.
-func fleet() []cluster.Node {
-	nodes := make([]cluster.Node, chaosMode().nodes)
+func fleet() []simnode.Node {
+	nodes := make([]simnode.Node, chaosMode().nodes)
 	for i := range nodes {
 		zone := "a"
 		if i%2 == 1 {
 			zone = "b"
 		}
-		nodes[i] = cluster.Node{Name: fmt.Sprintf("chaos-%d", i), Labels: map[string]string{"pool": "chaos", "zone": zone}}
+		nodes[i] = simnode.Node{Name: fmt.Sprintf("chaos-%d", i), Labels: map[string]string{"pool": "chaos", "zone": zone}}
 	}
 	return nodes
 }
@@ -80,7 +80,7 @@ spec:
       image: ghcr.io/x/driver
       interrupt: {type: service, services: [nvidia-persistenced]}
       env: [{name: %[2]s, value: 800ms}]
-`, skyhookName, cluster.SimDurationEnv, driverVersion),
+`, skyhookName, simnode.DurationEnv, driverVersion),
 	}
 }
 

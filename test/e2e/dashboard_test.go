@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/gitserver"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/config/grafana"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
@@ -61,7 +61,7 @@ spec:
       version: "1.0.0"
       image: ghcr.io/x/broken
       env: [{name: %[1]s, value: 200ms}, {name: %[2]s, value: "3"}]
-`, cluster.SimDurationEnv, cluster.SimExitCodeEnv)
+`, simnode.DurationEnv, simnode.ExitCodeEnv)
 
 // Every query of the operator's Grafana dashboard (config/grafana) selects
 // metrics this operator exports, with the labels it matches on, once a

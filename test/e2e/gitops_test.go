@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/gitserver"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -40,7 +40,7 @@ spec:
       version: %q
       image: ghcr.io/x/tuning
       env: [{name: %s, value: 300ms}]
-`, name, version, cluster.SimDurationEnv)
+`, name, version, simnode.DurationEnv)
 }
 
 func namespace(t *testing.T, name string) {

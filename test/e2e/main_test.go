@@ -15,6 +15,7 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/gitserver"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/test/clustertest"
 	"github.com/skyhook-go/skyhook/test/operatortest"
 	"github.com/skyhook-go/skyhook/test/testenv"
@@ -45,7 +46,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	defer os.RemoveAll(gitRoot)
-	os.Exit(clustertest.Main(m, cluster.Options{CRDs: crds, Nodes: cluster.NumberedNodes("e2e", 3, map[string]string{"pool": "e2e"})}, &env,
+	os.Exit(clustertest.Main(m, cluster.Options{CRDs: crds, Nodes: simnode.Numbered("e2e", 3, map[string]string{"pool": "e2e"})}, &env,
 		func(ctx context.Context, c *cluster.Cluster) error {
 			if err := c.StartSourceController(ctx, sc); err != nil {
 				return err

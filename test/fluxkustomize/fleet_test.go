@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/gitserver"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -178,7 +178,7 @@ spec:
 }
 
 // stageTime makes every stage pod take d.
-func stageTime(d string) map[string]string { return map[string]string{cluster.SimDurationEnv: d} }
+func stageTime(d string) map[string]string { return map[string]string{simnode.DurationEnv: d} }
 
 // kustomizationStatus is what the tests read of a Kustomization's status.
 type kustomizationStatus struct {

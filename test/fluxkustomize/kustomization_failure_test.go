@@ -9,7 +9,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -30,7 +30,7 @@ func TestFailedRolloutFailsTheHealthCheck(t *testing.T) {
 
 	// The first node of the upgrade's first batch fails its stage.
 	bad := f.push(t, files("1.1.0", map[string]string{
-		cluster.SimDurationEnv: "200ms", cluster.SimExitCodeEnv: "3", cluster.SimExitNodesEnv: failurePool + "-0",
+		simnode.DurationEnv: "200ms", simnode.ExitCodeEnv: "3", simnode.ExitNodesEnv: failurePool + "-0",
 	}), "fails on one node")
 	var ready metav1.Condition
 	testenv.Eventually(t, "the Kustomization's health check to fail", 3*time.Minute, func() bool {

@@ -17,7 +17,7 @@ import (
 
 	nodewrightv1 "github.com/skyhook-go/skyhook/api/nodewright/v1alpha1"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -37,7 +37,7 @@ spec:
       uninstall: {enabled: true}
       env:
       - {name: %s, value: "200ms"}
-`, apiVersion, kind, name, renamePool, cluster.SimDurationEnv)
+`, apiVersion, kind, name, renamePool, simnode.DurationEnv)
 }
 
 // Renaming the manifest's kind from Skyhook to NodeWright in Git: Flux's

@@ -15,6 +15,7 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/gitserver"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/test/clustertest"
 	"github.com/skyhook-go/skyhook/test/operatortest"
 	"github.com/skyhook-go/skyhook/test/testenv"
@@ -67,9 +68,9 @@ func run(m *testing.M) int {
 		panic(err)
 	}
 	defer os.RemoveAll(gitRoot)
-	nodes := append(cluster.NumberedNodes(rolloutPool, 3, map[string]string{"pool": rolloutPool}),
-		cluster.NumberedNodes(failurePool, 3, map[string]string{"pool": failurePool})...)
-	nodes = append(nodes, cluster.NumberedNodes(renamePool, 2, map[string]string{"pool": renamePool})...)
+	nodes := append(simnode.Numbered(rolloutPool, 3, map[string]string{"pool": rolloutPool}),
+		simnode.Numbered(failurePool, 3, map[string]string{"pool": failurePool})...)
+	nodes = append(nodes, simnode.Numbered(renamePool, 2, map[string]string{"pool": renamePool})...)
 	return clustertest.Main(m, cluster.Options{CRDs: crds, Nodes: nodes}, &env,
 		func(ctx context.Context, c *cluster.Cluster) error {
 			if err := c.StartSourceController(ctx, sc); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/test/clustertest"
 	"github.com/skyhook-go/skyhook/test/operatortest"
@@ -38,7 +39,7 @@ const pool = "matrix"
 var (
 	env *cluster.Cluster
 	// hosts reboots the nodes whose interrupt pods ask for it.
-	hosts *cluster.HostSimulator
+	hosts *simnode.HostSimulator
 	// versions are the releases the cluster runs.
 	versions = binaries.DefaultVersions
 )
@@ -62,7 +63,7 @@ func TestMain(m *testing.M) {
 	os.Exit(clustertest.Main(m, cluster.Options{
 		Binaries: binaries.Options{Versions: versions},
 		CRDs:     crds,
-		Nodes:    cluster.NumberedNodes(pool, 3, map[string]string{"pool": pool}),
+		Nodes:    simnode.Numbered(pool, 3, map[string]string{"pool": pool}),
 	}, &env, func(ctx context.Context, c *cluster.Cluster) error {
 		hosts = c.SimulateHosts(ctx, time.Second)
 		return operatortest.Start(ctx, c, operator.Options{Namespace: operatorNamespace})

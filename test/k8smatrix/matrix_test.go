@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/reconcile/cordon"
 )
@@ -190,7 +190,7 @@ func TestInvalidObjectsAreRefusedWithTheField(t *testing.T) {
 func TestRolloutWithRebootCompletes(t *testing.T) {
 	c := k8sClient(t)
 	ctx := context.Background()
-	nodes := cluster.NumberedNodes(pool, 3, nil)
+	nodes := simnode.Numbered(pool, 3, nil)
 	bootIDs := map[string]string{}
 	for _, n := range nodes {
 		bootIDs[n.Name] = getNode(t, n.Name).Status.NodeInfo.BootID
@@ -203,13 +203,13 @@ func TestRolloutWithRebootCompletes(t *testing.T) {
     tuning:
       version: 1.0.0
       image: ghcr.io/x/tuning
-      env: [{name: `+cluster.SimDurationEnv+`, value: 100ms}]
+      env: [{name: `+simnode.DurationEnv+`, value: 100ms}]
     driver:
       version: 2.1.0
       image: ghcr.io/x/driver
       dependsOn: {tuning: 1.0.0}
       interrupt: {type: reboot}
-      env: [{name: `+cluster.SimDurationEnv+`, value: 100ms}]
+      env: [{name: `+simnode.DurationEnv+`, value: 100ms}]
 `), sk)
 	if err := c.Create(ctx, sk); err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/gitserver"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/config/helm"
 	"github.com/skyhook-go/skyhook/test/clustertest"
 	"github.com/skyhook-go/skyhook/test/testenv"
@@ -52,7 +53,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	defer os.RemoveAll(gitRoot)
-	nodes := cluster.NumberedNodes("lp", 4, map[string]string{"pool": "least-privilege"})
+	nodes := simnode.Numbered("lp", 4, map[string]string{"pool": "least-privilege"})
 	os.Exit(clustertest.Main(m, cluster.Options{CRDs: crds, Nodes: nodes}, &env, func(ctx context.Context, c *cluster.Cluster) error {
 		if err := c.StartSourceController(ctx, sc); err != nil {
 			return err

@@ -16,8 +16,8 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/gitserver"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/config/helm"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
@@ -41,7 +41,7 @@ spec:
       image: ghcr.io/example/tuning
       interrupt: {type: service, services: [containerd]}
       env: [{name: %[1]s, value: 200ms}]
-`, cluster.SimDurationEnv)
+`, simnode.DurationEnv)
 
 // A rollout with a reboot (a drain evicting a workload) and a service
 // restart, fed by a PackageSet from Git, runs to the end with the operator holding only the shipped roles;

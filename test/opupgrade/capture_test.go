@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/interrupt"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
@@ -50,9 +50,9 @@ func capture(t *testing.T, f recordFormat) {
 		t.Fatal(err)
 	}
 	t.Logf("the operator of %s (built in %s)", f.commit[:7], took.Round(100*time.Millisecond))
-	var nodes []cluster.Node
+	var nodes []simnode.Node
 	for i := range fixtureNodes {
-		nodes = append(nodes, cluster.Node{Name: fixtureNodeName(f, i), Labels: map[string]string{fixtureLabel: f.name}})
+		nodes = append(nodes, simnode.Node{Name: fixtureNodeName(f, i), Labels: map[string]string{fixtureLabel: f.name}})
 	}
 	if err := env.CreateNodes(ctx, nodes...); err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // recordFormat is a format of node records an earlier version of this
@@ -103,7 +103,7 @@ spec:
       image: ghcr.io/x/tuning
       configMap: {sysctl.conf: "vm.swappiness=10"}
       env: [{name: %[3]s, value: 150ms}]
-`, f.name, fixtureLabel, cluster.SimDurationEnv)
+`, f.name, fixtureLabel, simnode.DurationEnv)
 }
 
 // fixture is a fixture file: the policy, the Skyhook (metadata, spec and

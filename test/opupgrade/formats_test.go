@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/cordon"
 	"github.com/skyhook-go/skyhook/reconcile/interrupt"
 	"github.com/skyhook-go/skyhook/test/testenv"
@@ -186,10 +186,10 @@ var sinceField = regexp.MustCompile(`"since":"[^"]*"`)
 func installNodes(t *testing.T, fx *fixture, oldUID, newUID types.UID) []string {
 	t.Helper()
 	ctx := context.Background()
-	var nodes []cluster.Node
+	var nodes []simnode.Node
 	for _, n := range fx.nodes {
 		bootID, _, _ := unstructured.NestedString(n.Object, "status", "nodeInfo", "bootID")
-		nodes = append(nodes, cluster.Node{Name: n.GetName(), Labels: n.GetLabels(), BootID: bootID})
+		nodes = append(nodes, simnode.Node{Name: n.GetName(), Labels: n.GetLabels(), BootID: bootID})
 	}
 	if err := env.CreateNodes(ctx, nodes...); err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/test/clustertest"
 )
@@ -31,7 +32,7 @@ const operatorNamespace = "skyhook-system"
 var (
 	env *cluster.Cluster
 	// hosts reboots nodes for the interrupt pods that ask for it.
-	hosts *cluster.HostSimulator
+	hosts *simnode.HostSimulator
 	// currentBinary is the operator of this tree.
 	currentBinary string
 	// previousBinary is the operator of previousCommit; previousErr says

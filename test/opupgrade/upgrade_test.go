@@ -17,7 +17,7 @@ import (
 
 	"github.com/skyhook-go/skyhook/api/nodestate"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/cordon"
 	"github.com/skyhook-go/skyhook/reconcile/interrupt"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
@@ -31,8 +31,8 @@ const (
 )
 
 // fleet is the rollout's nodes.
-func fleet() []cluster.Node {
-	return cluster.NumberedNodes("upgrade", fleetSize, map[string]string{"pool": "upgrade"})
+func fleet() []simnode.Node {
+	return simnode.Numbered("upgrade", fleetSize, map[string]string{"pool": "upgrade"})
 }
 
 // upgradeSkyhook has a package that reboots the node and one with a
@@ -56,7 +56,7 @@ spec:
       image: ghcr.io/x/tuning
       configMap: {sysctl.conf: "vm.swappiness=10"}
       env: [{name: %[3]s, value: 150ms}]
-`, skyhookName, budget, cluster.SimDurationEnv)
+`, skyhookName, budget, simnode.DurationEnv)
 
 // wantStages are the stages each node runs once, by package and version.
 var wantStages = map[string][]string{

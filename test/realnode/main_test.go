@@ -35,6 +35,7 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/test/clustertest"
 	"github.com/skyhook-go/skyhook/test/operatortest"
@@ -105,7 +106,7 @@ func run(m *testing.M) int {
 	if err != nil {
 		panic(err)
 	}
-	return clustertest.Main(m, cluster.Options{CRDs: crds, Nodes: cluster.NumberedNodes("sim", 2, nil)}, &env,
+	return clustertest.Main(m, cluster.Options{CRDs: crds, Nodes: simnode.Numbered("sim", 2, nil)}, &env,
 		func(ctx context.Context, c *cluster.Cluster) error {
 			if node, err = c.AddRealNode(ctx, cluster.RealNodeOptions{
 				Name: "real-node", PauseImage: images.pause, Registries: []string{public.Host(), private.Host()},

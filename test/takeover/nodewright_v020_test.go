@@ -21,7 +21,7 @@ import (
 	nodewrightv1 "github.com/skyhook-go/skyhook/api/nodewright/v1alpha1"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
@@ -40,7 +40,7 @@ func loadV020(t *testing.T) v020 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := cluster.DecodeManifests(data)
+	objs, err := simnode.DecodeManifests(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func installV020(t *testing.T, f v020) {
 	ctx := context.Background()
 	c := testenv.Client(t, env)
 	for _, n := range f.nodes {
-		if err := env.CreateNodes(ctx, cluster.Node{Name: n.GetName(), Labels: n.GetLabels()}); err != nil {
+		if err := env.CreateNodes(ctx, simnode.Node{Name: n.GetName(), Labels: n.GetLabels()}); err != nil {
 			t.Fatal(err)
 		}
 		name := n.GetName()

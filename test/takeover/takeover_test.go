@@ -27,6 +27,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/clustertest"
@@ -92,9 +93,9 @@ func install(t *testing.T, f fixture, n int, annotate func(node string, annotati
 	t.Helper()
 	ctx := context.Background()
 	c := testenv.Client(t, env)
-	var nodes []cluster.Node
+	var nodes []simnode.Node
 	for i := 1; i <= n; i++ {
-		nodes = append(nodes, cluster.Node{Name: fmt.Sprintf("sim-node-%d", i), Labels: f.nodeLabels})
+		nodes = append(nodes, simnode.Node{Name: fmt.Sprintf("sim-node-%d", i), Labels: f.nodeLabels})
 	}
 	if err := env.CreateNodes(ctx, nodes...); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/skyhook-go/skyhook/api/scheme"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // Invariants watches a whole test package's cluster for what must never
@@ -57,7 +58,7 @@ func WatchInvariants(ctx context.Context, c *cluster.Cluster, operatorNamespace 
 			inv.skyhooks = list.Items
 			inv.mu.Unlock()
 		}
-		pods, err := c.Clientset.CoreV1().Pods(operatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: cluster.InterruptPodSelector})
+		pods, err := c.Clientset.CoreV1().Pods(operatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: simnode.InterruptPodSelector})
 		if err == nil {
 			inv.interruptPods(pods.Items)
 		}

@@ -38,6 +38,7 @@ import (
 
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/test/clustertest"
 	"github.com/skyhook-go/skyhook/test/operatortest"
@@ -95,7 +96,7 @@ const workers = 15
 // kindNodes are upstream's kind cluster with the labels and taints kind
 // gives its nodes, and the test-node label its setup (make
 // setup-kind-cluster) adds to kind-worker.
-func kindNodes() []cluster.Node {
+func kindNodes() []simnode.Node {
 	common := func(extra map[string]string) map[string]string {
 		labels := map[string]string{
 			"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
@@ -106,7 +107,7 @@ func kindNodes() []cluster.Node {
 		}
 		return labels
 	}
-	nodes := []cluster.Node{
+	nodes := []simnode.Node{
 		{
 			Name: "kind-control-plane",
 			Labels: common(map[string]string{
@@ -118,7 +119,7 @@ func kindNodes() []cluster.Node {
 		{Name: "kind-worker", Labels: common(map[string]string{testNodeLabel: testNodeValue, nodeWrightTestNodeLabel: testNodeValue})},
 	}
 	for i := 2; i <= workers; i++ {
-		nodes = append(nodes, cluster.Node{Name: fmt.Sprintf("kind-worker%d", i), Labels: common(nil)})
+		nodes = append(nodes, simnode.Node{Name: fmt.Sprintf("kind-worker%d", i), Labels: common(nil)})
 	}
 	return nodes
 }

@@ -31,7 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/testenv"
 	"github.com/skyhook-go/skyhook/test/upstreame2e/chainsaw"
@@ -158,7 +158,7 @@ func (s *scenario) name(file string) string {
 
 func (s *scenario) objects(file string) []*unstructured.Unstructured {
 	s.t.Helper()
-	objs, err := cluster.DecodeManifests(mustRead(s.t, s.path(file)))
+	objs, err := simnode.DecodeManifests(mustRead(s.t, s.path(file)))
 	if err != nil {
 		s.t.Fatalf("%s: %v", s.name(file), err)
 	}
@@ -374,7 +374,7 @@ func (s *scenario) retry(op func(context.Context) error) error {
 func (s *scenario) createInline(index int) {
 	s.t.Helper()
 	file := s.name("chainsaw-test.yaml")
-	objs, err := cluster.DecodeManifests([]byte(inlineResources[file][index]))
+	objs, err := simnode.DecodeManifests([]byte(inlineResources[file][index]))
 	if err != nil || len(objs) != 1 {
 		s.t.Fatalf("inline resource %d of %s: %d objects, %v", index, file, len(objs), err)
 	}
@@ -1002,7 +1002,7 @@ func (s *scenario) editPodInitDelay(from, to string) {
 func (s *scenario) skyhookSuiteWorkers() {
 	s.t.Helper()
 	ctx := context.Background()
-	var extra []cluster.Node
+	var extra []simnode.Node
 	for _, n := range kindNodes() {
 		if n.Name == "kind-control-plane" || n.Name == "kind-worker" || n.Name == "kind-worker2" {
 			continue

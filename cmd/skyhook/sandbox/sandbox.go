@@ -34,6 +34,7 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/config"
 )
 
@@ -242,7 +243,7 @@ func Serve(ctx context.Context, opts Options) error {
 	_ = os.Remove(opts.path(registryFile))
 	c, err := cluster.Start(ctx, cluster.Options{
 		Dir:   dir,
-		Nodes: cluster.NumberedNodes("node", opts.Nodes, opts.NodeLabels),
+		Nodes: simnode.Numbered("node", opts.Nodes, opts.NodeLabels),
 		CRDs:  crds,
 		Log:   opts.Out,
 	})
@@ -458,7 +459,7 @@ func countReadyNodes(ctx context.Context, kubeconfig string) (ready, total int, 
 		return 0, 0, err
 	}
 	for i := range nodes.Items {
-		if cluster.NodeReady(&nodes.Items[i]) {
+		if simnode.Ready(&nodes.Items[i]) {
 			ready++
 		}
 	}

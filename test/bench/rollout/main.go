@@ -51,6 +51,7 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
@@ -135,7 +136,7 @@ func idleRow(n int, idle time.Duration) string {
 	fmt.Fprintf(os.Stderr, "starting a cluster with %d nodes: %s\n", n, scale)
 	began := time.Now()
 	c, err := cluster.Start(context.Background(), cluster.Options{Scale: scale, Log: os.Stderr,
-		Nodes: cluster.NumberedNodes("node", n, map[string]string{"fleet": "bench"})})
+		Nodes: simnode.Numbered("node", n, map[string]string{"fleet": "bench"})})
 	check(err)
 	defer c.Stop()
 	start := time.Since(began)
@@ -203,7 +204,7 @@ func run(manager string, n, packages int, set settings) {
 	fmt.Fprintf(os.Stderr, "starting a cluster with %d nodes for %d package(s): %s, audit %t\n", n, packages, scale, set.audit)
 	began := time.Now()
 	c, err := cluster.Start(ctx, cluster.Options{CRDs: crds, Audit: set.audit, Scale: scale,
-		Nodes: cluster.NumberedNodes("node", n, map[string]string{"fleet": "bench"})})
+		Nodes: simnode.Numbered("node", n, map[string]string{"fleet": "bench"})})
 	check(err)
 	defer c.Stop()
 	fmt.Fprintf(os.Stderr, "cluster with %d nodes up in %s\n", n, time.Since(began).Round(time.Second))
@@ -324,7 +325,7 @@ func kib(bytes int) string {
 func benchPackages(n int, stage time.Duration, chain bool) skyhookv1.Packages {
 	pkg := func() skyhookv1.Package {
 		return skyhookv1.Package{PackageRef: skyhookv1.PackageRef{Version: "1.0.0"}, Image: "ghcr.io/nvidia/tuning",
-			Env: []corev1.EnvVar{{Name: cluster.SimDurationEnv, Value: stage.String()}}}
+			Env: []corev1.EnvVar{{Name: simnode.DurationEnv, Value: stage.String()}}}
 	}
 	if n <= 1 {
 		return skyhookv1.Packages{"tuning": pkg()}

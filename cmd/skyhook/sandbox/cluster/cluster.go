@@ -1,11 +1,12 @@
 // Package cluster runs a real, local Kubernetes control plane for tests and
 // the sandbox: etcd, kube-apiserver and kube-controller-manager built from
 // the Go module proxy (see package binaries), and KWOK simulating the nodes
-// and what runs on them (see sim.go for the simulation contract).
+// and what runs on them (see package simnode for the simulation contract).
 //
-// Everything listens on 127.0.0.1. Stop ends every process it started; the
-// children also die with this process if it is killed, so an interrupted or
-// timed-out test leaves nothing running.
+// Everything listens on 127.0.0.1. Each component is a child process
+// (package proc). Stop ends every process it started; the children also
+// die with this process if it is killed, so an interrupted or timed-out
+// test leaves nothing running.
 //
 // Tests start one cluster per package from TestMain with test/clustertest.
 //
@@ -39,6 +40,7 @@ import (
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // Options configure Start.
@@ -49,7 +51,7 @@ type Options struct {
 	// Binaries says which versions to run and where they are cached.
 	Binaries binaries.Options
 	// Nodes are created, and waited for to be Ready, before Start returns.
-	Nodes []Node
+	Nodes []simnode.Node
 	// CRDs are installed before Start returns.
 	CRDs []*apiextensionsv1.CustomResourceDefinition
 	// Log receives progress messages; discarded when nil.
@@ -256,7 +258,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 // startKWOK loads the simulation stages and starts KWOK on every node: one
 // process, or one per shard (Scale.KWOKShards).
 func (c *Cluster) startKWOK(ctx context.Context) error {
-	if err := c.ApplyStages(ctx, c.scale.stages()); err != nil {
+	if err := c.ApplyStages(ctx, simnode.Stages(c.scale.HeartbeatInterval)); err != nil {
 		return fmt.Errorf("loading the simulation stages: %w", err)
 	}
 	config, err := c.scale.kwokConfig(c.Dir)

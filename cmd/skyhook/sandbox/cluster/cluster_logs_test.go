@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // A container's log travels the real path: the apiserver proxies
@@ -76,8 +76,8 @@ func readLine(t *testing.T, r *bufio.Reader) string {
 func TestSimulatedStagePodLogs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	pod := stagePod("logs-simulated", corev1.RestartPolicyNever, "ghcr.io/skyhook/pkg:1.0.0", env2(cluster.SimExitCodeEnv, "3"))
-	pod.Labels = map[string]string{cluster.StagePodSelector: "apply"}
+	pod := stagePod("logs-simulated", corev1.RestartPolicyNever, "ghcr.io/skyhook/pkg:1.0.0", env2(simnode.ExitCodeEnv, "3"))
+	pod.Labels = map[string]string{simnode.StagePodSelector: "apply"}
 	pod.Spec.InitContainers[1].Args = []string{"apply", "/root", "/root/var/lib/skyhook/pkg"}
 	createPod(t, pod)
 	env.SimulateContainerLogs(ctx)

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // Start returns with every node Ready (the node lifecycle controller of the
@@ -28,7 +28,7 @@ func TestNodesAreReadyWithTheCallersLabelsTaintsAndBootIDs(t *testing.T) {
 			t.Errorf("node %s missing", want.Name)
 			continue
 		}
-		if !cluster.NodeReady(got) {
+		if !simnode.Ready(got) {
 			t.Errorf("node %s not Ready: conditions %v, taints %v", want.Name, got.Status.Conditions, got.Spec.Taints)
 		}
 		if got.Labels["pool"] != want.Labels["pool"] || got.Labels[corev1.LabelHostname] != want.Name {
@@ -49,7 +49,7 @@ func TestNodesAreReadyWithTheCallersLabelsTaintsAndBootIDs(t *testing.T) {
 // Nodes can join a running cluster.
 func TestNodesJoinLater(t *testing.T) {
 	ctx := context.Background()
-	if err := env.CreateNodes(ctx, cluster.Node{Name: "late-joiner"}); err != nil {
+	if err := env.CreateNodes(ctx, simnode.Node{Name: "late-joiner"}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Clientset.CoreV1().Nodes().Delete(ctx, "late-joiner", metav1.DeleteOptions{}) })

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // stagePod is shaped like a Skyhook stage pod: init containers that copy the
@@ -65,7 +65,7 @@ func waitPod(t *testing.T, name string, done func(*corev1.Pod) bool) *corev1.Pod
 
 func TestStagePodCompletesAfterTheChosenDelay(t *testing.T) {
 	created := time.Now()
-	createPod(t, stagePod("stage-ok", corev1.RestartPolicyNever, "ghcr.io/skyhook/pkg:1.0.0", env2(cluster.SimDurationEnv, "3s")))
+	createPod(t, stagePod("stage-ok", corev1.RestartPolicyNever, "ghcr.io/skyhook/pkg:1.0.0", env2(simnode.DurationEnv, "3s")))
 	pod := waitPod(t, "stage-ok", func(p *corev1.Pod) bool { return p.Status.Phase != corev1.PodPending })
 
 	if pod.Status.Phase != corev1.PodRunning || !podReady(pod) {
@@ -90,7 +90,7 @@ func TestStagePodCompletesAfterTheChosenDelay(t *testing.T) {
 // runs, the stages before it have ended and the ones after it wait.
 func TestEachStageOfAPodTakesItsOwnTime(t *testing.T) {
 	const stages = 4
-	stageTime := env2(cluster.SimDurationEnv, "1500ms")
+	stageTime := env2(simnode.DurationEnv, "1500ms")
 	pod := stagePod("four-stages", corev1.RestartPolicyNever, "ghcr.io/skyhook/pkg:1.0.0")
 	pod.Spec.InitContainers = nil
 	for i := range stages {
@@ -143,7 +143,7 @@ func TestEachStageOfAPodTakesItsOwnTime(t *testing.T) {
 }
 
 func TestStagePodFailsWithTheChosenExitCode(t *testing.T) {
-	createPod(t, stagePod("stage-fail", corev1.RestartPolicyNever, "ghcr.io/skyhook/pkg:1.0.0", env2(cluster.SimExitCodeEnv, "3")))
+	createPod(t, stagePod("stage-fail", corev1.RestartPolicyNever, "ghcr.io/skyhook/pkg:1.0.0", env2(simnode.ExitCodeEnv, "3")))
 	pod := waitPod(t, "stage-fail", func(p *corev1.Pod) bool { return p.Status.Phase != corev1.PodPending })
 
 	if pod.Status.Phase != corev1.PodFailed {
@@ -163,9 +163,9 @@ func TestStagePodFailsWithTheChosenExitCode(t *testing.T) {
 
 func TestStagePodFailsOnlyOnTheListedNodes(t *testing.T) {
 	elsewhere := stagePod("stage-fail-elsewhere", corev1.RestartPolicyNever, "ghcr.io/skyhook/pkg:1.0.0",
-		env2(cluster.SimExitCodeEnv, "3"), env2(cluster.SimExitNodesEnv, "worker-011,worker-02"))
+		env2(simnode.ExitCodeEnv, "3"), env2(simnode.ExitNodesEnv, "worker-011,worker-02"))
 	here := stagePod("stage-fail-here", corev1.RestartPolicyNever, "ghcr.io/skyhook/pkg:1.0.0",
-		env2(cluster.SimExitCodeEnv, "3"), env2(cluster.SimExitNodesEnv, "worker-02,worker-01"))
+		env2(simnode.ExitCodeEnv, "3"), env2(simnode.ExitNodesEnv, "worker-02,worker-01"))
 	createPod(t, elsewhere)
 	createPod(t, here)
 	if p := waitPod(t, elsewhere.Name, func(p *corev1.Pod) bool { return p.Status.Phase != corev1.PodPending }); p.Status.Phase != corev1.PodRunning {
@@ -177,7 +177,7 @@ func TestStagePodFailsOnlyOnTheListedNodes(t *testing.T) {
 }
 
 func TestStagePodWithRestartsBacksOffWithTheExitCode(t *testing.T) {
-	createPod(t, stagePod("stage-crash", corev1.RestartPolicyOnFailure, "ghcr.io/skyhook/pkg:1.0.0", env2(cluster.SimExitCodeEnv, "42")))
+	createPod(t, stagePod("stage-crash", corev1.RestartPolicyOnFailure, "ghcr.io/skyhook/pkg:1.0.0", env2(simnode.ExitCodeEnv, "42")))
 	pod := waitPod(t, "stage-crash", func(p *corev1.Pod) bool {
 		return len(p.Status.InitContainerStatuses) == 2 && p.Status.InitContainerStatuses[1].State.Running == nil && p.Status.InitContainerStatuses[1].LastTerminationState.Terminated != nil
 	})
@@ -215,7 +215,7 @@ func finishedAfter(pod *corev1.Pod, created time.Time) time.Duration {
 }
 
 func TestAgentlessExitCodeFailsTheContainer(t *testing.T) {
-	createPod(t, agentlessPod("agentless-fail", []corev1.EnvVar{env2(cluster.AgentlessExitCodeEnv, "2")}, nil))
+	createPod(t, agentlessPod("agentless-fail", []corev1.EnvVar{env2(simnode.AgentlessExitCodeEnv, "2")}, nil))
 	pod := waitPod(t, "agentless-fail", func(p *corev1.Pod) bool { return p.Status.Phase != corev1.PodPending })
 	if pod.Status.Phase != corev1.PodFailed {
 		t.Fatalf("phase %s, want Failed", pod.Status.Phase)
@@ -229,21 +229,21 @@ func TestAgentlessExitCodeFailsTheContainer(t *testing.T) {
 }
 
 func TestSimExitCodeWinsOverAgentlessExitCode(t *testing.T) {
-	createPod(t, agentlessPod("agentless-overridden", []corev1.EnvVar{env2(cluster.AgentlessExitCodeEnv, "2"), env2(cluster.SimExitCodeEnv, "0")}, nil))
+	createPod(t, agentlessPod("agentless-overridden", []corev1.EnvVar{env2(simnode.AgentlessExitCodeEnv, "2"), env2(simnode.ExitCodeEnv, "0")}, nil))
 	pod := waitPod(t, "agentless-overridden", func(p *corev1.Pod) bool { return p.Status.Phase != corev1.PodPending })
 	if pod.Status.Phase != corev1.PodRunning {
-		t.Fatalf("phase %s, want Running: %s=0 wins over %s", pod.Status.Phase, cluster.SimExitCodeEnv, cluster.AgentlessExitCodeEnv)
+		t.Fatalf("phase %s, want Running: %s=0 wins over %s", pod.Status.Phase, simnode.ExitCodeEnv, simnode.AgentlessExitCodeEnv)
 	}
 }
 
 func TestAgentlessSleepIsATenthPerContainerThatRuns(t *testing.T) {
-	sleep := env2(cluster.AgentlessSleepEnv, "15") // 1.5 s per container
+	sleep := env2(simnode.AgentlessSleepEnv, "15") // 1.5 s per container
 	created := time.Now()
 	createPod(t, agentlessPod("agentless-sleep", []corev1.EnvVar{sleep}, []corev1.EnvVar{sleep}))
 	// A first container that fails stops the clock: the check's 60 s never run.
-	createPod(t, agentlessPod("agentless-sleep-fail", []corev1.EnvVar{sleep, env2(cluster.AgentlessExitCodeEnv, "1")}, []corev1.EnvVar{env2(cluster.AgentlessSleepEnv, "600")}))
+	createPod(t, agentlessPod("agentless-sleep-fail", []corev1.EnvVar{sleep, env2(simnode.AgentlessExitCodeEnv, "1")}, []corev1.EnvVar{env2(simnode.AgentlessSleepEnv, "600")}))
 	// The project's duration wins over SLEEP_LEN.
-	createPod(t, agentlessPod("agentless-sleep-overridden", []corev1.EnvVar{env2(cluster.AgentlessSleepEnv, "600"), env2(cluster.SimDurationEnv, "100ms")}, nil))
+	createPod(t, agentlessPod("agentless-sleep-overridden", []corev1.EnvVar{env2(simnode.AgentlessSleepEnv, "600"), env2(simnode.DurationEnv, "100ms")}, nil))
 
 	ok := waitPod(t, "agentless-sleep", func(p *corev1.Pod) bool { return p.Status.Phase != corev1.PodPending })
 	if d := finishedAfter(ok, created); ok.Status.Phase != corev1.PodRunning || d < 2*time.Second || d > 5*time.Second {
@@ -255,12 +255,12 @@ func TestAgentlessSleepIsATenthPerContainerThatRuns(t *testing.T) {
 	}
 	overridden := waitPod(t, "agentless-sleep-overridden", func(p *corev1.Pod) bool { return p.Status.Phase != corev1.PodPending })
 	if d := finishedAfter(overridden, created); overridden.Status.Phase != corev1.PodRunning || d > 4*time.Second {
-		t.Errorf("SLEEP_LEN 600 with %s 100ms: phase %s after %s; want Running at once", cluster.SimDurationEnv, overridden.Status.Phase, d)
+		t.Errorf("SLEEP_LEN 600 with %s 100ms: phase %s after %s; want Running at once", simnode.DurationEnv, overridden.Status.Phase, d)
 	}
 }
 
 func TestStagePodImagePullFailure(t *testing.T) {
-	image := cluster.InvalidRegistry + "/skyhook/pkg:1.0.0"
+	image := simnode.InvalidRegistry + "/skyhook/pkg:1.0.0"
 	createPod(t, stagePod("stage-pull", corev1.RestartPolicyNever, image))
 	pod := waitPod(t, "stage-pull", func(p *corev1.Pod) bool { return len(p.Status.InitContainerStatuses) == 2 })
 

@@ -15,6 +15,7 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // TestRealNodeRunsPodsAndLeavesNothingBehind adds a real node to a cluster
@@ -44,7 +45,7 @@ func TestRealNodeRunsPodsAndLeavesNothingBehind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := cluster.Start(ctx, cluster.Options{Nodes: []cluster.Node{{Name: "simulated"}}})
+	c, err := cluster.Start(ctx, cluster.Options{Nodes: []simnode.Node{{Name: "simulated"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // With two KWOK shards every node is Ready, each shard's nodes advertise
@@ -21,7 +22,7 @@ func TestShardedKWOK(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	scale := cluster.Scale{KWOKShards: 2, KWOKParallelism: 8, HeartbeatInterval: 2 * time.Minute, LargeControlPlane: true}
-	c, err := cluster.Start(ctx, cluster.Options{Scale: scale, Nodes: cluster.NumberedNodes("shard", 8, nil)})
+	c, err := cluster.Start(ctx, cluster.Options{Scale: scale, Nodes: simnode.Numbered("shard", 8, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,11 +40,11 @@ func TestShardedKWOK(t *testing.T) {
 	var second string
 	for i := range nodes.Items {
 		n := &nodes.Items[i]
-		shard := n.Labels[cluster.ShardLabel]
+		shard := n.Labels[simnode.ShardLabel]
 		if shard != "0" && shard != "1" {
 			t.Errorf("node %s shard label %q", n.Name, shard)
 		}
-		if !cluster.NodeReady(n) {
+		if !simnode.Ready(n) {
 			t.Errorf("node %s (shard %s) not Ready", n.Name, shard)
 		}
 		port := n.Status.DaemonEndpoints.KubeletEndpoint.Port

@@ -15,12 +15,13 @@ import (
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // Stop ends every process the cluster started and removes its temporary
 // directory.
 func TestStopEndsEveryProcess(t *testing.T) {
-	c, err := cluster.Start(context.Background(), cluster.Options{Nodes: cluster.NumberedNodes("stop", 2, nil)})
+	c, err := cluster.Start(context.Background(), cluster.Options{Nodes: simnode.Numbered("stop", 2, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

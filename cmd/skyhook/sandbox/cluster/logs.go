@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // Container logs. A real kubelet serves `kubectl logs` from the files the
@@ -134,8 +136,8 @@ func (c *Cluster) waitKubeletLog(ctx context.Context, namespace, pod, container 
 
 // kubeletAddrOf is the kubelet API address of the KWOK shard that manages
 // the pod's node: the only one with one shard, otherwise that of the
-// node's ShardLabel (the first shard's when the pod, its node or the label
-// cannot be read).
+// node's simnode.ShardLabel (the first shard's when the pod, its node or
+// the label cannot be read).
 func (c *Cluster) kubeletAddrOf(ctx context.Context, namespace, pod string) string {
 	if len(c.kubeletAddrs) == 1 {
 		return c.kubeletAddrs[0]
@@ -148,15 +150,11 @@ func (c *Cluster) kubeletAddrOf(ctx context.Context, namespace, pod string) stri
 	if err != nil {
 		return c.kubeletAddrs[0]
 	}
-	if i, err := strconv.Atoi(n.Labels[ShardLabel]); err == nil && i >= 0 && i < len(c.kubeletAddrs) {
+	if i, err := strconv.Atoi(n.Labels[simnode.ShardLabel]); err == nil && i >= 0 && i < len(c.kubeletAddrs) {
 		return c.kubeletAddrs[i]
 	}
 	return c.kubeletAddrs[0]
 }
-
-// StagePodSelector selects the operator's stage pods (its stage label; see
-// reconcile/stagepod).
-const StagePodSelector = "skyhook.nvidia.com/stage"
 
 // SimulateContainerLogs gives every container of a stage pod on a simulated
 // node a log once it has run, every 200ms until ctx ends, so `skyhook package logs` has
@@ -166,7 +164,7 @@ const StagePodSelector = "skyhook.nvidia.com/stage"
 func (c *Cluster) SimulateContainerLogs(ctx context.Context) {
 	logged := map[string]bool{}
 	go wait.UntilWithContext(ctx, func(ctx context.Context) {
-		pods, err := c.Clientset.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: StagePodSelector})
+		pods, err := c.Clientset.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: simnode.StagePodSelector})
 		if err != nil {
 			return
 		}

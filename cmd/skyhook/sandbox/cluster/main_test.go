@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/test/clustertest"
 )
 
@@ -25,10 +26,10 @@ func TestMain(m *testing.M) {
 	os.Exit(clustertest.Main(m, cluster.Options{Nodes: testNodes()}, &env))
 }
 
-func testNodes() []cluster.Node {
-	nodes := make([]cluster.Node, nodeCount)
+func testNodes() []simnode.Node {
+	nodes := make([]simnode.Node, nodeCount)
 	for i := range nodes {
-		nodes[i] = cluster.Node{
+		nodes[i] = simnode.Node{
 			Name:   fmt.Sprintf("worker-%02d", i),
 			Labels: map[string]string{"pool": fmt.Sprintf("pool-%d", i%5)},
 			BootID: fmt.Sprintf("boot-%02d-a", i),

@@ -2,165 +2,55 @@ package cluster
 
 import (
 	"context"
-	"fmt"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
-// Node describes a simulated node to create.
-type Node struct {
-	// Name of the node.
-	Name string
-	// Labels of the node, in addition to the kubernetes.io/hostname and
-	// type=kwok labels every simulated node gets.
-	Labels map[string]string
-	// Taints of the node.
-	Taints []corev1.Taint
-	// BootID the node boots with; random when empty.
-	BootID string
+// The cluster's simulated nodes are package simnode's; these methods reach
+// them through the cluster's client and KWOK shards.
+
+// fleet is the cluster's simulated nodes.
+func (c *Cluster) fleet() *simnode.Fleet {
+	return &simnode.Fleet{Config: c.Config, Clientset: c.Clientset, Shards: c.scale.shards(), Real: c.onRealNode}
 }
 
-// SimulatedNodeLabel marks nodes made by this package (value "kwok").
-const SimulatedNodeLabel = "type"
-
-// NumberedNodes returns n nodes named prefix-0 ... prefix-(n-1), each with
-// the given labels.
-func NumberedNodes(prefix string, n int, labels map[string]string) []Node {
-	nodes := make([]Node, n)
-	for i := range nodes {
-		nodes[i] = Node{Name: fmt.Sprintf("%s-%d", prefix, i), Labels: labels}
-	}
-	return nodes
+// CreateNodes creates simulated nodes and waits until they are Ready (see
+// simnode.Fleet.Create).
+func (c *Cluster) CreateNodes(ctx context.Context, nodes ...simnode.Node) error {
+	return c.fleet().Create(ctx, nodes...)
 }
 
-// bulkNodes is from how many nodes CreateNodes and WaitNodesReady work in
-// bulk: more creates at once through a client without a rate limit that
-// speaks protobuf, and fewer, cheaper lists while waiting.
-const bulkNodes = 1000
-
-// CreateNodes creates the nodes and waits until they are Ready, which takes
-// KWOK booting them and the node lifecycle controller lifting the not-ready
-// taint. With several KWOK shards each node gets its ShardLabel (unless it
-// has one).
-func (c *Cluster) CreateNodes(ctx context.Context, nodes ...Node) error {
-	if len(nodes) == 0 {
-		return nil
-	}
-	cs, parallel := c.Clientset, 16
-	if len(nodes) >= bulkNodes {
-		var err error
-		if cs, err = c.bulkClient(); err != nil {
-			return err
-		}
-		parallel = 48
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(parallel)
-	for _, n := range nodes {
-		g.Go(func() error {
-			_, err := cs.CoreV1().Nodes().Create(gctx, c.nodeObject(n), metav1.CreateOptions{})
-			if err != nil {
-				return fmt.Errorf("creating node %s: %w", n.Name, err)
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	names := make([]string, len(nodes))
-	for i, n := range nodes {
-		names[i] = n.Name
-	}
-	return c.WaitNodesReady(ctx, 2*time.Minute+time.Duration(len(names))*100*time.Millisecond, names...)
-}
-
-// bulkClient is a client for many requests at once: protobuf, and no
-// client-side rate limit (the apiserver's in-flight limits apply).
-func (c *Cluster) bulkClient() (kubernetes.Interface, error) {
-	cfg := rest.CopyConfig(c.Config)
-	cfg.ContentType = "application/vnd.kubernetes.protobuf"
-	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	cfg.QPS, cfg.Burst = -1, 0
-	return kubernetes.NewForConfig(cfg)
-}
-
-func (c *Cluster) nodeObject(n Node) *corev1.Node {
-	labels := map[string]string{corev1.LabelHostname: n.Name, SimulatedNodeLabel: "kwok"}
-	if c.scale.shards() > 1 {
-		labels[ShardLabel] = strconv.Itoa(c.scale.shardOf(n.Name))
-	}
-	for k, v := range n.Labels {
-		labels[k] = v
-	}
-	annotations := map[string]string{}
-	if n.BootID != "" {
-		annotations[BootIDAnnotation] = n.BootID
-	}
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels, Annotations: annotations},
-		Spec:       corev1.NodeSpec{Taints: n.Taints},
-	}
-}
-
-// WaitNodesReady waits until every named node is Ready and schedulable as
-// far as readiness goes (no not-ready or unreachable taint). From
-// bulkNodes names it lists every 2 s from the apiserver's watch cache in
-// protobuf (listing 10,000 nodes from etcd four times a second would load
-// the control plane it waits for).
+// WaitNodesReady waits until every named node, simulated or real, is Ready
+// (see simnode.Fleet.WaitReady).
 func (c *Cluster) WaitNodesReady(ctx context.Context, timeout time.Duration, names ...string) error {
-	cs, every, opts := c.Clientset, 250*time.Millisecond, metav1.ListOptions{}
-	if len(names) >= bulkNodes {
-		var err error
-		if cs, err = c.bulkClient(); err != nil {
-			return err
-		}
-		every, opts.ResourceVersion = 2*time.Second, "0"
-	}
-	var notReady []string
-	err := wait.PollUntilContextTimeout(ctx, every, timeout, true, func(ctx context.Context) (bool, error) {
-		list, err := cs.CoreV1().Nodes().List(ctx, opts)
-		if err != nil {
-			return false, nil // the apiserver may be busy; keep polling
-		}
-		ready := map[string]bool{}
-		for i := range list.Items {
-			ready[list.Items[i].Name] = NodeReady(&list.Items[i])
-		}
-		notReady = notReady[:0]
-		for _, name := range names {
-			if !ready[name] {
-				notReady = append(notReady, name)
-			}
-		}
-		return len(notReady) == 0, nil
-	})
-	if err != nil {
-		sort.Strings(notReady)
-		if len(notReady) > 10 {
-			notReady = append(notReady[:10], fmt.Sprintf("and %d more", len(notReady)-10))
-		}
-		return fmt.Errorf("nodes not Ready: %s: %w", strings.Join(notReady, ", "), err)
-	}
-	return nil
+	return c.fleet().WaitReady(ctx, timeout, names...)
 }
 
-// NodeReady reports whether the node's Ready condition is True and the node
-// lifecycle controller has lifted its not-ready and unreachable taints.
-func NodeReady(node *corev1.Node) bool {
-	for _, t := range node.Spec.Taints {
-		if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
-			return false
-		}
-	}
-	return readyCondition(node) == corev1.ConditionTrue
+// ApplyStages creates or updates KWOK Stage objects while the cluster runs
+// (see simnode.Fleet.ApplyStages).
+func (c *Cluster) ApplyStages(ctx context.Context, stages []*unstructured.Unstructured) error {
+	return c.fleet().ApplyStages(ctx, stages)
+}
+
+// Reboot reboots a simulated node: NotReady, then Ready again with newBootID
+// after the given downtime (2s when zero). It returns at once; use
+// WaitBootID to wait for the node to come back.
+func (c *Cluster) Reboot(ctx context.Context, node, newBootID string, downtime time.Duration) error {
+	return c.fleet().Reboot(ctx, node, newBootID, downtime)
+}
+
+// WaitBootID waits until the node is Ready with the given bootID.
+func (c *Cluster) WaitBootID(ctx context.Context, node, bootID string, timeout time.Duration) error {
+	return c.fleet().WaitBootID(ctx, node, bootID, timeout)
+}
+
+// SimulateHosts starts a simnode.HostSimulator for the simulated nodes,
+// which reboots a node when an interrupt pod asks it to, until ctx ends;
+// downtime is how long a reboot keeps the node NotReady. The real nodes'
+// agents do what their interrupt pods ask themselves.
+func (c *Cluster) SimulateHosts(ctx context.Context, downtime time.Duration) *simnode.HostSimulator {
+	return c.fleet().SimulateHosts(ctx, downtime)
 }

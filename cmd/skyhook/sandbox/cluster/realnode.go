@@ -17,6 +17,7 @@ import (
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // A real node runs beside the simulated ones: containerd (with runc and the
@@ -33,9 +34,9 @@ import (
 // simulated ones and `kubectl logs` works through the apiserver.
 
 // RealNodeLabel marks the real node (value RealNodeLabelValue); the
-// simulated nodes have SimulatedNodeLabel=kwok under the same key.
+// simulated nodes have simnode.Label=simnode.LabelValue under the same key.
 const (
-	RealNodeLabel      = SimulatedNodeLabel
+	RealNodeLabel      = simnode.Label
 	RealNodeLabelValue = "real"
 )
 

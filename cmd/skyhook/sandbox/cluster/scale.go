@@ -2,14 +2,13 @@ package cluster
 
 import (
 	"fmt"
-	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
 // Scale are the settings for large simulated fleets. The zero value is the
@@ -18,11 +17,12 @@ import (
 // components' default limits. ScaleFor picks settings by fleet size.
 type Scale struct {
 	// KWOKShards is how many KWOK processes share the simulated nodes
-	// (0 or 1: one). Shard i manages the nodes labelled ShardLabel=i;
-	// shard 0 also manages simulated nodes without the label (created
-	// other than through this package). Each shard serves the kubelet
-	// API of its nodes on its own port, which its nodes advertise, so
-	// pod logs travel through the apiserver for every node.
+	// (0 or 1: one). Shard i manages the nodes labelled
+	// simnode.ShardLabel=i; shard 0 also manages simulated nodes without
+	// the label (created other than through CreateNodes). Each shard
+	// serves the kubelet API of its nodes on its own port, which its
+	// nodes advertise, so pod logs travel through the apiserver for every
+	// node.
 	KWOKShards int
 	// KWOKParallelism is each KWOK's number of workers playing node and
 	// pod stages (its KwokConfiguration options nodePlayStageParallelism,
@@ -86,19 +86,6 @@ func (s Scale) String() string {
 
 func (s Scale) shards() int { return max(1, s.KWOKShards) }
 
-// ShardLabel says which KWOK shard manages a simulated node (see
-// Scale.KWOKShards). Nodes made by CreateNodes get it when there is more
-// than one shard.
-const ShardLabel = "sim.skyhook.dev/kwok-shard"
-
-// shardOf is the shard of a node: a hash of its name, so that it does not
-// depend on the order or batch nodes are created in.
-func (s Scale) shardOf(name string) int {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(name))
-	return int(h.Sum32() % uint32(s.shards()))
-}
-
 // shardSelector is the label selector of the nodes shard i manages: never a
 // real node; with several shards, the nodes labelled for it, and for shard
 // 0 also the simulated nodes without a valid shard label.
@@ -109,13 +96,13 @@ func (s Scale) shardSelector(i int) string {
 		return sel
 	}
 	if i > 0 {
-		return sel + "," + ShardLabel + "=" + strconv.Itoa(i)
+		return sel + "," + simnode.ShardLabel + "=" + strconv.Itoa(i)
 	}
 	others := make([]string, 0, n-1)
 	for j := 1; j < n; j++ {
 		others = append(others, strconv.Itoa(j))
 	}
-	return sel + "," + ShardLabel + " notin (" + strings.Join(others, ",") + ")"
+	return sel + "," + simnode.ShardLabel + " notin (" + strings.Join(others, ",") + ")"
 }
 
 // shardName is the process name of shard i: "kwok" for the first, so a
@@ -149,27 +136,6 @@ func IsSimulator(name string) bool {
 // heartbeat intervals when that is longer.
 func (s Scale) nodeMonitorGracePeriod() time.Duration {
 	return max(5*time.Minute, 5*s.HeartbeatInterval)
-}
-
-// stages are the default stages with the heartbeat slowed to the
-// interval.
-func (s Scale) stages() []*unstructured.Unstructured {
-	if s.HeartbeatInterval <= 0 {
-		return defaultStages
-	}
-	out := make([]*unstructured.Unstructured, len(defaultStages))
-	for i, st := range defaultStages {
-		out[i] = st.DeepCopy()
-		if st.GetName() != "skyhook-sim-node-heartbeat" {
-			continue
-		}
-		ms := s.HeartbeatInterval.Milliseconds()
-		delay := map[string]any{"durationMilliseconds": ms, "jitterDurationMilliseconds": ms * 3 / 2}
-		if err := unstructured.SetNestedMap(out[i].Object, delay, "spec", "delay"); err != nil {
-			panic(err)
-		}
-	}
-	return out
 }
 
 // kwokConfig writes a KwokConfiguration with the parallelism and returns the

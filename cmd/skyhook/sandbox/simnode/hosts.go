@@ -1,4 +1,4 @@
-package cluster
+package simnode
 
 import (
 	"context"
@@ -12,6 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
+// StagePodSelector selects the operator's stage pods (its stage label; see
+// reconcile/stagepod).
+const StagePodSelector = "skyhook.nvidia.com/stage"
+
 // InterruptPodSelector selects the stage pods that run an interrupt, after
 // an install or after an uninstall (the operator's stage label; see
 // reconcile/stagepod).
@@ -20,7 +24,7 @@ const InterruptPodSelector = StagePodSelector + " in (interrupt,uninstall-interr
 // HostSimulator plays the part of the hosts where KWOK's kubelet cannot: a
 // stage pod's init container run as
 // `interrupt <host-root> <copy-dir> <spec>`, that exits 0 with a spec of
-// type reboot reboots its node (Reboot, with a new boot ID derived from the
+// type reboot reboots its node (Fleet.Reboot, with a new boot ID derived from the
 // pod). A real agent reboots while it runs; rebooting once it has exited
 // is the simulator's approximation, and each pod reboots its node once.
 type HostSimulator struct {
@@ -38,19 +42,19 @@ type HostSimulator struct {
 // the simulated nodes (a real node's agent does what they ask) every 100ms
 // until ctx ends; downtime is how long a reboot keeps the node
 // NotReady.
-func (c *Cluster) SimulateHosts(ctx context.Context, downtime time.Duration) *HostSimulator {
+func (f *Fleet) SimulateHosts(ctx context.Context, downtime time.Duration) *HostSimulator {
 	h := &HostSimulator{reboots: map[string]int{}, handled: map[types.UID]bool{}, downtime: downtime, nodeDowntime: map[string]time.Duration{}}
 	go wait.UntilWithContext(ctx, func(ctx context.Context) {
-		pods, err := c.Clientset.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: InterruptPodSelector})
+		pods, err := f.Clientset.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: InterruptPodSelector})
 		if err != nil {
 			return
 		}
 		for i := range pods.Items {
 			pod := &pods.Items[i]
-			if h.seen(pod.UID) || !rebootDone(pod) || c.onRealNode(pod.Spec.NodeName) {
+			if h.seen(pod.UID) || !rebootDone(pod) || f.isReal(pod.Spec.NodeName) {
 				continue
 			}
-			if err := c.Reboot(ctx, pod.Spec.NodeName, "boot-"+string(pod.UID)[:8], h.downtimeOf(pod.Spec.NodeName)); err == nil {
+			if err := f.Reboot(ctx, pod.Spec.NodeName, "boot-"+string(pod.UID)[:8], h.downtimeOf(pod.Spec.NodeName)); err == nil {
 				h.rebooted(pod.UID, pod.Spec.NodeName)
 			}
 		}
