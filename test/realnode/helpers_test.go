@@ -17,7 +17,7 @@ import (
 
 	"github.com/skyhook-go/skyhook/api/nodestate"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/test/testenv"
@@ -61,7 +61,7 @@ func onRealNode(name string, packages map[string]skyhookv1.Package) *skyhookv1.S
 	return &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: skyhookv1.SkyhookSpec{
-			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{cluster.RealNodeLabel: cluster.RealNodeLabelValue}},
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{kubeletnode.Label: kubeletnode.LabelValue}},
 			Packages:     packages,
 		},
 	}

@@ -34,6 +34,7 @@ import (
 
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/config"
@@ -54,7 +55,7 @@ const (
 
 var (
 	env  *cluster.Cluster
-	node *cluster.RealNode
+	node *kubeletnode.Node
 	// public serves the agent and pause images; private, behind basic
 	// auth, the packages.
 	public, private *nodeimages.Registry
@@ -67,7 +68,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if err := cluster.RealNodeSupported(); err != nil {
+	if err := kubeletnode.Supported(); err != nil {
 		skipReason = err.Error()
 		os.Exit(m.Run())
 	}
@@ -108,7 +109,7 @@ func run(m *testing.M) int {
 	}
 	return clustertest.Main(m, cluster.Options{CRDs: crds, Nodes: simnode.Numbered("sim", 2, nil)}, &env,
 		func(ctx context.Context, c *cluster.Cluster) error {
-			if node, err = c.AddRealNode(ctx, cluster.RealNodeOptions{
+			if node, err = c.AddRealNode(ctx, kubeletnode.Options{
 				Name: "real-node", PauseImage: images.pause, Registries: []string{public.Host(), private.Host()},
 			}); err != nil {
 				return err

@@ -16,6 +16,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
 )
 
@@ -105,7 +106,7 @@ func startRealNode(ctx context.Context, c *cluster.Cluster, opts Options) (realN
 		stop()
 		return imgs, nil, err
 	}
-	if _, err := c.AddRealNode(ctx, cluster.RealNodeOptions{Name: RealNodeName, PauseImage: imgs.pause, Registries: []string{reg.Host()}}); err != nil {
+	if _, err := c.AddRealNode(ctx, kubeletnode.Options{Name: RealNodeName, PauseImage: imgs.pause, Registries: []string{reg.Host()}}); err != nil {
 		stop()
 		return imgs, nil, fmt.Errorf("adding the real node: %w", err)
 	}
@@ -153,7 +154,7 @@ func realDemo(host, hostDir string) *skyhookv1.Skyhook {
 	return &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: realDemoSkyhook},
 		Spec: skyhookv1.SkyhookSpec{
-			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{cluster.RealNodeLabel: cluster.RealNodeLabelValue}},
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{kubeletnode.Label: kubeletnode.LabelValue}},
 			Packages: map[string]skyhookv1.Package{realDemoPackage: {
 				PackageRef: skyhookv1.PackageRef{Name: realDemoPackage, Version: realDemoVersion},
 				Image:      host + "/" + realDemoRepo,

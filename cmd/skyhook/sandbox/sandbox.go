@@ -33,6 +33,7 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/config"
@@ -118,10 +119,10 @@ func Up(ctx context.Context, opts Options) error {
 		return err
 	}
 	if opts.RealNode {
-		if err := cluster.RealNodeSupported(); err != nil {
+		if err := kubeletnode.Supported(); err != nil {
 			return fmt.Errorf("--real-node: %w", err)
 		}
-		if err := cluster.CheckRealNodeDir(opts.path(clusterDir), RealNodeName); err != nil {
+		if err := kubeletnode.CheckDir(opts.path(clusterDir), RealNodeName); err != nil {
 			return fmt.Errorf("--real-node: %w (--state-dir)", err)
 		}
 	}
@@ -332,7 +333,7 @@ func Down(opts Options) error {
 		fmt.Fprintf(opts.Out, "stopping the sandbox supervisor (pid %d)\n", pid)
 		_ = syscall.Kill(pid, syscall.SIGTERM)
 		// A real node takes longest: its pod sandboxes are removed before
-		// containerd stops (see cluster.RealNode), and a supervisor killed
+		// containerd stops (see kubeletnode.Node), and a supervisor killed
 		// meanwhile would leave their shims running.
 		deadline := time.Now().Add(2 * time.Minute)
 		for proc.Alive(pid) && time.Now().Before(deadline) {
@@ -357,7 +358,7 @@ func cleanUp(opts Options) error {
 	}
 	// A real node's pods outlive its containerd; the supervisor's
 	// Cluster.Stop removes them, unless it was killed.
-	for _, k := range cluster.CleanUpRealNodes(opts.path(clusterDir)) {
+	for _, k := range kubeletnode.CleanUp(opts.path(clusterDir)) {
 		fmt.Fprintf(opts.Out, "cleaned up leftover %s\n", k)
 	}
 	if _, ok := registryHost(opts); ok {
@@ -520,6 +521,6 @@ Stop:   skyhook sandbox down --state-dir %[3]s
 Real node %[1]s (label %[2]s=%[3]s): its pods run on this machine, and the
 steps of Skyhooks that select it run here as root (docs/sandbox.md).
 It pulls images from %[4]s (plain HTTP).
-`, RealNodeName, cluster.RealNodeLabel, cluster.RealNodeLabelValue, host)
+`, RealNodeName, kubeletnode.Label, kubeletnode.LabelValue, host)
 	}
 }

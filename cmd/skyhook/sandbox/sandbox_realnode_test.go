@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 )
 
@@ -23,7 +23,7 @@ import (
 // content, status lists the real node's containerd and kubelet, and down
 // leaves no process of the state directory behind.
 func TestSandboxRealNode(t *testing.T) {
-	if err := cluster.RealNodeSupported(); err != nil {
+	if err := kubeletnode.Supported(); err != nil {
 		t.Skipf("no real node on this machine: %v", err)
 	}
 	skyhook := buildCLI(t)
@@ -96,7 +96,7 @@ func TestSandboxRealNode(t *testing.T) {
 // and the containers of a pod still running on the real node, and detaches
 // the node's mounts.
 func TestSandboxRealNodeDownAfterSupervisorKilled(t *testing.T) {
-	if err := cluster.RealNodeSupported(); err != nil {
+	if err := kubeletnode.Supported(); err != nil {
 		t.Skipf("no real node on this machine: %v", err)
 	}
 	skyhook := buildCLI(t)
@@ -196,7 +196,7 @@ func TestSandboxRealNodeRefused(t *testing.T) {
 
 	// A state directory too long for containerd's socket, on a machine
 	// that could run the node.
-	if cluster.RealNodeSupported() != nil {
+	if kubeletnode.Supported() != nil {
 		return
 	}
 	long := filepath.Join(stateDir, strings.Repeat("x", 100))

@@ -2,6 +2,8 @@
 // the sandbox: etcd, kube-apiserver and kube-controller-manager built from
 // the Go module proxy (see package binaries), and KWOK simulating the nodes
 // and what runs on them (see package simnode for the simulation contract).
+// A real node, a kubelet and containerd, can join it (AddRealNode, package
+// kubeletnode).
 //
 // Everything listens on 127.0.0.1. Each component is a child process
 // (package proc). Stop ends every process it started; the children also
@@ -39,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
@@ -107,7 +110,7 @@ type Cluster struct {
 	// realNodesMu guards realNodes, which the simulators read while
 	// AddRealNode appends.
 	realNodesMu sync.Mutex
-	realNodes   []*RealNode
+	realNodes   []*kubeletnode.Node
 	stopOnce    sync.Once
 }
 
@@ -346,7 +349,7 @@ func (c *Cluster) start(name, path string, args ...string) (*proc.Process, error
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
 		for _, n := range c.RealNodes() {
-			n.stop()
+			n.Stop()
 		}
 		for i := len(c.procs) - 1; i >= 0; i-- {
 			c.procs[i].Stop(10 * time.Second)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
@@ -24,7 +25,7 @@ import (
 // writes on the host and its log comes back through the apiserver; after
 // Stop no process the node started runs and nothing stays mounted.
 func TestRealNodeRunsPodsAndLeavesNothingBehind(t *testing.T) {
-	if err := cluster.RealNodeSupported(); err != nil {
+	if err := kubeletnode.Supported(); err != nil {
 		t.Skipf("no real node on this machine: %v", err)
 	}
 	ctx := context.Background()
@@ -55,7 +56,7 @@ func TestRealNodeRunsPodsAndLeavesNothingBehind(t *testing.T) {
 			c.Stop()
 		}
 	}()
-	n, err := c.AddRealNode(ctx, cluster.RealNodeOptions{Name: "metal", PauseImage: pauseRef, Registries: []string{reg.Host()}})
+	n, err := c.AddRealNode(ctx, kubeletnode.Options{Name: "metal", PauseImage: pauseRef, Registries: []string{reg.Host()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,8 +70,8 @@ func TestRealNodeRunsPodsAndLeavesNothingBehind(t *testing.T) {
 		if v := node.Status.NodeInfo.KubeletVersion; v != binaries.KubeletVersion {
 			t.Errorf("kubeletVersion = %q, want the real kubelet's %s", v, binaries.KubeletVersion)
 		}
-		if node.Labels[cluster.RealNodeLabel] != cluster.RealNodeLabelValue {
-			t.Errorf("labels = %v, want %s=%s", node.Labels, cluster.RealNodeLabel, cluster.RealNodeLabelValue)
+		if node.Labels[kubeletnode.Label] != kubeletnode.LabelValue {
+			t.Errorf("labels = %v, want %s=%s", node.Labels, kubeletnode.Label, kubeletnode.LabelValue)
 		}
 		if len(node.Status.Addresses) == 0 || node.Status.Addresses[0].Address != "127.0.0.1" {
 			t.Errorf("addresses = %v, want InternalIP 127.0.0.1", node.Status.Addresses)

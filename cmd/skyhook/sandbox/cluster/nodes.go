@@ -2,15 +2,20 @@ package cluster
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
-// The cluster's simulated nodes are package simnode's; these methods reach
-// them through the cluster's client and KWOK shards.
+// The cluster's nodes: simulated ones (package simnode), which these
+// methods reach through the cluster's client and KWOK shards, and real
+// ones (package kubeletnode), which it starts and stops.
 
 // fleet is the cluster's simulated nodes.
 func (c *Cluster) fleet() *simnode.Fleet {
@@ -53,4 +58,44 @@ func (c *Cluster) WaitBootID(ctx context.Context, node, bootID string, timeout t
 // agents do what their interrupt pods ask themselves.
 func (c *Cluster) SimulateHosts(ctx context.Context, downtime time.Duration) *simnode.HostSimulator {
 	return c.fleet().SimulateHosts(ctx, downtime)
+}
+
+// AddRealNode starts containerd and a kubelet that registers as a node of
+// this cluster (see package kubeletnode), and waits until the node is
+// Ready. The kubelet is built into the cache the first time (minutes).
+// Stop stops it with the rest.
+func (c *Cluster) AddRealNode(ctx context.Context, opts kubeletnode.Options) (*kubeletnode.Node, error) {
+	n, err := kubeletnode.Prepare(ctx, c.Dir, c.binaryOptions, opts)
+	if err != nil {
+		return nil, err
+	}
+	c.realNodesMu.Lock()
+	c.realNodes = append(c.realNodes, n) // Stop cleans up whatever started
+	c.realNodesMu.Unlock()
+	cp := kubeletnode.ControlPlane{
+		Server: c.Config.Host, Kubeconfig: c.Kubeconfig, Clientset: c.Clientset,
+		CAFile: c.pki.CAFile, KubeletCertFile: c.pki.KubeletCertFile, KubeletKeyFile: c.pki.KubeletKeyFile,
+	}
+	if err := n.Start(ctx, cp, c.log); err != nil {
+		return nil, err
+	}
+	if err := c.WaitNodesReady(ctx, 2*time.Minute, n.Name); err != nil {
+		return nil, fmt.Errorf("%w; the end of %s:\n%s", err, n.KubeletLog, proc.TailFile(n.KubeletLog, 30))
+	}
+	return n, nil
+}
+
+// RealNodes are the real nodes added to the cluster.
+func (c *Cluster) RealNodes() []*kubeletnode.Node {
+	c.realNodesMu.Lock()
+	defer c.realNodesMu.Unlock()
+	return slices.Clone(c.realNodes)
+}
+
+// onRealNode reports whether the node is a real one: its pods really run,
+// so the simulators (SimulateHosts, SimulateContainerLogs) leave them alone.
+func (c *Cluster) onRealNode(node string) bool {
+	c.realNodesMu.Lock()
+	defer c.realNodesMu.Unlock()
+	return slices.ContainsFunc(c.realNodes, func(n *kubeletnode.Node) bool { return n.Name == node })
 }

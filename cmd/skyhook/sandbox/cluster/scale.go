@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
@@ -90,7 +91,7 @@ func (s Scale) shards() int { return max(1, s.KWOKShards) }
 // real node; with several shards, the nodes labelled for it, and for shard
 // 0 also the simulated nodes without a valid shard label.
 func (s Scale) shardSelector(i int) string {
-	sel := RealNodeLabel + "!=" + RealNodeLabelValue
+	sel := kubeletnode.Label + "!=" + kubeletnode.LabelValue
 	n := s.shards()
 	if n == 1 {
 		return sel

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// KubeletVersion is the kubelet of the real node (see cluster.RealNode).
+// KubeletVersion is the kubelet of the real node (see kubeletnode.Node).
 // 1.35 is the last minor whose kubelet still talks to containerd 1.x (what
 // Debian ships), and a kubelet may be up to three minors older than the
 // apiserver, so it joins the v1.36 control plane.

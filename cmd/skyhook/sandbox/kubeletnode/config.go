@@ -1,4 +1,4 @@
-package cluster
+package kubeletnode
 
 import (
 	"fmt"
@@ -19,14 +19,14 @@ import (
 // so the kubelet's request to give sandboxes an oom_score_adj of -998 would
 // make runc fail ("can't get final child's PID from pipe"); with it,
 // containerd never sets a score below its own.
-func (n *RealNode) writeContainerdConfig(opts RealNodeOptions) (string, error) {
+func (n *Node) writeContainerdConfig() (string, error) {
 	cniBin, err := cniBinDir()
 	if err != nil {
 		return "", err
 	}
 	cniConf := filepath.Join(n.Dir, "cni")
 	hostsDir := filepath.Join(n.Dir, "registries")
-	for _, r := range opts.Registries {
+	for _, r := range n.opts.Registries {
 		hosts := fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", "http://"+r, "http://"+r)
 		if err := writeFile(filepath.Join(hostsDir, r, "hosts.toml"), hosts); err != nil {
 			return "", err
@@ -74,7 +74,7 @@ state = %[2]q
     config_path = %[9]q
 `, filepath.Join(n.Dir, "containerd", "root"), filepath.Join(n.Dir, "containerd", "state"),
 		n.ContainerdSocket, n.ContainerdSocket+".ttrpc", filepath.Join(n.Dir, "containerd", "opt"),
-		opts.PauseImage, cniBin, cniConf, hostsDir)
+		n.opts.PauseImage, cniBin, cniConf, hostsDir)
 	path := filepath.Join(n.Dir, "containerd.toml")
 	return path, writeFile(path, config)
 }
@@ -87,15 +87,15 @@ state = %[2]q
 // loopback with the cluster's kubelet certificate, trusting the cluster CA
 // for the apiserver's client certificate. Eviction thresholds are low so a
 // nearly full CI disk does not evict the stage pods.
-func (n *RealNode) writeKubeletConfig(certs *pki, port int) (string, error) {
+func (n *Node) writeKubeletConfig(cp ControlPlane, port int) (string, error) {
 	cfg := kubeletv1beta1.KubeletConfiguration{
 		TypeMeta:                    metav1.TypeMeta{APIVersion: "kubelet.config.k8s.io/v1beta1", Kind: "KubeletConfiguration"},
 		Address:                     "127.0.0.1",
 		Port:                        int32(port),
 		HealthzBindAddress:          "127.0.0.1",
-		TLSCertFile:                 certs.KubeletCertFile,
-		TLSPrivateKeyFile:           certs.KubeletKeyFile,
-		Authentication:              kubeletv1beta1.KubeletAuthentication{Anonymous: kubeletv1beta1.KubeletAnonymousAuthentication{Enabled: ptr.To(false)}, Webhook: kubeletv1beta1.KubeletWebhookAuthentication{Enabled: ptr.To(false)}, X509: kubeletv1beta1.KubeletX509Authentication{ClientCAFile: certs.CAFile}},
+		TLSCertFile:                 cp.KubeletCertFile,
+		TLSPrivateKeyFile:           cp.KubeletKeyFile,
+		Authentication:              kubeletv1beta1.KubeletAuthentication{Anonymous: kubeletv1beta1.KubeletAnonymousAuthentication{Enabled: ptr.To(false)}, Webhook: kubeletv1beta1.KubeletWebhookAuthentication{Enabled: ptr.To(false)}, X509: kubeletv1beta1.KubeletX509Authentication{ClientCAFile: cp.CAFile}},
 		Authorization:               kubeletv1beta1.KubeletAuthorization{Mode: kubeletv1beta1.KubeletAuthorizationModeAlwaysAllow},
 		CgroupDriver:                "cgroupfs",
 		CgroupsPerQOS:               ptr.To(false),

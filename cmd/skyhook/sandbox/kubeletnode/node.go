@@ -1,54 +1,57 @@
-package cluster
-
-import (
-	"context"
-	"errors"
-	"fmt"
-	"net"
-	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
-	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
-)
-
-// A real node runs beside the simulated ones: containerd (with runc and the
-// CNI plugins, from the distribution's packages) and a kubelet built from
-// the module proxy, started and stopped by the harness like the control
-// plane. Its pods really run: images are pulled, volumes mounted,
-// containers started on this machine. KWOK leaves it alone (it manages the
-// nodes without RealNodeLabel).
+// Package kubeletnode runs a real node beside the simulated ones:
+// containerd (with runc and the CNI plugins, from the distribution's
+// packages) and a kubelet built from the module proxy, started and stopped
+// by the harness like the control plane. Its pods really run: images are
+// pulled, volumes mounted, containers started on this machine. KWOK leaves
+// it alone (it manages the nodes without Label=LabelValue).
 //
 // Both run in a network namespace of their own with only a loopback
 // interface (see netns_linux.go). Forwarders bring the apiserver and the
 // image registries into it at their usual 127.0.0.1 addresses, and bring
 // the kubelet's port out, so the node advertises 127.0.0.1 like the
 // simulated ones and `kubectl logs` works through the apiserver.
+//
+// Package cluster adds one to its cluster (Cluster.AddRealNode) with
+// Prepare and Start, and stops it with the cluster.
+package kubeletnode
 
-// RealNodeLabel marks the real node (value RealNodeLabelValue); the
-// simulated nodes have simnode.Label=simnode.LabelValue under the same key.
-const (
-	RealNodeLabel      = simnode.Label
-	RealNodeLabelValue = "real"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 )
 
-// ErrRealNodeUnsupported is returned when this machine cannot run a real
-// node: not Linux, not root, or containerd, runc or the CNI plugins missing.
-var ErrRealNodeUnsupported = errors.New("a real node cannot run here")
+// Label marks the real node (value LabelValue); the simulated nodes have
+// the value "kwok" under the same key (simnode.Label).
+const (
+	Label      = "type"
+	LabelValue = "real"
+)
 
-// RealNodeOptions configure AddRealNode.
-type RealNodeOptions struct {
+// ErrUnsupported is returned when this machine cannot run a real node: not
+// Linux, not root, or containerd, runc or the CNI plugins missing.
+var ErrUnsupported = errors.New("a real node cannot run here")
+
+// Options configure a real node.
+type Options struct {
 	// Name of the node; "real-node" when empty.
 	Name string
-	// Labels of the node, besides RealNodeLabel.
+	// Labels of the node, besides Label.
 	Labels map[string]string
 	// PauseImage is the pod sandbox image. containerd cannot pull
 	// registry.k8s.io/pause from here, so it must be in one of Registries.
@@ -58,8 +61,8 @@ type RealNodeOptions struct {
 	Registries []string
 }
 
-// RealNode is a running kubelet and containerd.
-type RealNode struct {
+// Node is a running kubelet and containerd.
+type Node struct {
 	Name string
 	// Dir holds containerd's and the kubelet's state.
 	Dir string
@@ -67,6 +70,12 @@ type RealNode struct {
 	ContainerdSocket string
 	// KubeletLog and ContainerdLog are the components' log files.
 	KubeletLog, ContainerdLog string
+
+	// clusterDir holds the processes' logs and pid files, with the
+	// cluster's; opts and kubeletBinary are what Prepare settled.
+	clusterDir    string
+	opts          Options
+	kubeletBinary string
 
 	ns         *netns
 	forwarders []*forwarder
@@ -82,20 +91,20 @@ var (
 	cniPlugins       = []string{"bridge", "host-local", "loopback"}
 )
 
-// RealNodeSupported says why this machine cannot run a real node, or nil
-// when it can. The Makefile's real-node-deps target installs what is
-// missing on Debian.
-func RealNodeSupported() error {
+// Supported says why this machine cannot run a real node, or nil when it
+// can. The Makefile's real-node-deps target installs what is missing on
+// Debian.
+func Supported() error {
 	if !isRoot() {
-		return fmt.Errorf("%w: it needs root (namespaces, mounts, cgroups), and this process runs as uid %d", ErrRealNodeUnsupported, os.Geteuid())
+		return fmt.Errorf("%w: it needs root (namespaces, mounts, cgroups), and this process runs as uid %d", ErrUnsupported, os.Geteuid())
 	}
 	for _, p := range realNodePrograms {
 		if _, err := exec.LookPath(p); err != nil {
-			return fmt.Errorf("%w: %s is not installed (apt-get install containerd runc containernetworking-plugins, or make real-node-deps)", ErrRealNodeUnsupported, p)
+			return fmt.Errorf("%w: %s is not installed (apt-get install containerd runc containernetworking-plugins, or make real-node-deps)", ErrUnsupported, p)
 		}
 	}
 	if _, err := cniBinDir(); err != nil {
-		return fmt.Errorf("%w: %v", ErrRealNodeUnsupported, err)
+		return fmt.Errorf("%w: %v", ErrUnsupported, err)
 	}
 	return nil
 }
@@ -115,64 +124,81 @@ func cniBinDir() (string, error) {
 	return "", fmt.Errorf("the CNI plugins %v are in none of %v (apt-get install containernetworking-plugins)", cniPlugins, cniBinDirs)
 }
 
-// AddRealNode starts containerd and a kubelet that registers as a node of
-// this cluster, and waits until the node is Ready. The kubelet is built
-// into the cache the first time (minutes). Stop stops it with the rest.
-func (c *Cluster) AddRealNode(ctx context.Context, opts RealNodeOptions) (*RealNode, error) {
-	if err := RealNodeSupported(); err != nil {
+// Prepare checks that this machine can run a real node (Supported) and
+// that opts are complete, builds the kubelet into the cache of bin the
+// first time (minutes), and makes the node's directory under the cluster
+// directory clusterDir. Start runs the node.
+func Prepare(ctx context.Context, clusterDir string, bin binaries.Options, opts Options) (*Node, error) {
+	if err := Supported(); err != nil {
 		return nil, err
 	}
 	if opts.Name == "" {
 		opts.Name = "real-node"
 	}
 	if opts.PauseImage == "" {
-		return nil, errors.New("RealNodeOptions.PauseImage is required: containerd cannot pull the default pause image here")
+		return nil, errors.New("kubeletnode.Options.PauseImage is required: containerd cannot pull the default pause image here")
 	}
-	kubelet, err := binaries.EnsureKubelet(ctx, c.binaryOptions)
+	kubelet, err := binaries.EnsureKubelet(ctx, bin)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckRealNodeDir(c.Dir, opts.Name); err != nil {
+	if err := CheckDir(clusterDir, opts.Name); err != nil {
 		return nil, err
 	}
-	n := &RealNode{Name: opts.Name, Dir: realNodeDir(c.Dir, opts.Name)}
+	n := &Node{Name: opts.Name, Dir: nodeDir(clusterDir, opts.Name), clusterDir: clusterDir, opts: opts, kubeletBinary: kubelet}
 	n.ContainerdSocket = filepath.Join(n.Dir, "containerd.sock")
 	if err := os.MkdirAll(n.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	c.realNodesMu.Lock()
-	c.realNodes = append(c.realNodes, n) // Stop cleans up whatever started
-	c.realNodesMu.Unlock()
-	if n.ns, err = newNetns(); err != nil {
-		return nil, err
-	}
-	if err := n.forwardIntoNamespace(append([]string{c.Config.Host}, opts.Registries...)); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(c.log, "starting containerd for the real node %s\n", n.Name)
-	if err := n.startContainerd(ctx, c.Dir, opts); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(c.log, "starting the kubelet of %s\n", n.Name)
-	if err := n.startKubelet(c, kubelet, opts); err != nil {
-		return nil, err
-	}
-	if err := n.advertiseLoopback(ctx, c); err != nil {
-		return nil, err
-	}
-	if err := c.WaitNodesReady(ctx, 2*time.Minute, n.Name); err != nil {
-		return nil, fmt.Errorf("%w; the end of %s:\n%s", err, n.KubeletLog, proc.TailFile(n.KubeletLog, 30))
-	}
 	return n, nil
 }
 
-func realNodeDir(clusterDir, name string) string { return filepath.Join(clusterDir, "nodes", name) }
+// ControlPlane is what a real node needs of the cluster it joins.
+type ControlPlane struct {
+	// Server is the apiserver's URL, on this machine's loopback.
+	Server string
+	// Kubeconfig is the file the kubelet reaches the apiserver with.
+	Kubeconfig string
+	// Clientset reaches the apiserver as its admin.
+	Clientset kubernetes.Interface
+	// CAFile is the cluster's CA, which the kubelet trusts for the
+	// apiserver's client certificate.
+	CAFile string
+	// KubeletCertFile and KubeletKeyFile are the certificate the kubelet
+	// serves its API with (the one KWOK serves the simulated nodes' with).
+	KubeletCertFile, KubeletKeyFile string
+}
 
-// CheckRealNodeDir says whether a real node of that name fits in the
-// cluster directory (an absolute path): containerd's socket goes in it, and
-// a socket's path is at most 108 bytes.
-func CheckRealNodeDir(clusterDir, name string) error {
-	if socket := filepath.Join(realNodeDir(clusterDir, name), "containerd.sock"); len(socket) > 100 {
+// Start starts containerd and a kubelet that registers the node with the
+// control plane, and returns once the node has registered (it need not be
+// Ready yet); log gets progress messages. Whatever Start started, Stop
+// stops, also when Start fails.
+func (n *Node) Start(ctx context.Context, cp ControlPlane, log io.Writer) error {
+	var err error
+	if n.ns, err = newNetns(); err != nil {
+		return err
+	}
+	if err := n.forwardIntoNamespace(append([]string{cp.Server}, n.opts.Registries...)); err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "starting containerd for the real node %s\n", n.Name)
+	if err := n.startContainerd(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "starting the kubelet of %s\n", n.Name)
+	if err := n.startKubelet(cp); err != nil {
+		return err
+	}
+	return n.advertiseLoopback(ctx, cp.Clientset)
+}
+
+func nodeDir(clusterDir, name string) string { return filepath.Join(clusterDir, "nodes", name) }
+
+// CheckDir says whether a real node of that name fits in the cluster
+// directory (an absolute path): containerd's socket goes in it, and a
+// socket's path is at most 108 bytes.
+func CheckDir(clusterDir, name string) error {
+	if socket := filepath.Join(nodeDir(clusterDir, name), "containerd.sock"); len(socket) > 100 {
 		return fmt.Errorf("the cluster directory %s is too long for containerd's socket path %s; use a shorter one", clusterDir, socket)
 	}
 	return nil
@@ -180,7 +206,7 @@ func CheckRealNodeDir(clusterDir, name string) error {
 
 // forwardIntoNamespace makes each address (a URL or host:port on this
 // machine's loopback) reachable at the same address inside the namespace.
-func (n *RealNode) forwardIntoNamespace(addrs []string) error {
+func (n *Node) forwardIntoNamespace(addrs []string) error {
 	for _, a := range addrs {
 		hostPort := a
 		if u, err := url.Parse(a); err == nil && u.Host != "" {
@@ -202,7 +228,7 @@ func (n *RealNode) forwardIntoNamespace(addrs []string) error {
 
 // forwardOutOfNamespace listens on a free port of this machine's loopback
 // and forwards to the same port inside the namespace; it returns the port.
-func (n *RealNode) forwardOutOfNamespace() (int, error) {
+func (n *Node) forwardOutOfNamespace() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
@@ -216,13 +242,13 @@ func (n *RealNode) forwardOutOfNamespace() (int, error) {
 
 // startContainerd writes containerd's configuration and starts it in the
 // namespace, then waits for its socket.
-func (n *RealNode) startContainerd(ctx context.Context, clusterDir string, opts RealNodeOptions) error {
-	config, err := n.writeContainerdConfig(opts)
+func (n *Node) startContainerd(ctx context.Context) error {
+	config, err := n.writeContainerdConfig()
 	if err != nil {
 		return err
 	}
 	if err := n.ns.do(func() (err error) {
-		n.containerd, err = proc.Start(clusterDir, "containerd-"+n.Name, mustLookPath("containerd"), "--config", config)
+		n.containerd, err = proc.Start(n.clusterDir, "containerd-"+n.Name, mustLookPath("containerd"), "--config", config)
 		return err
 	}); err != nil {
 		return err
@@ -235,23 +261,23 @@ func (n *RealNode) startContainerd(ctx context.Context, clusterDir string, opts 
 
 // startKubelet writes the kubelet's configuration and starts it in the
 // namespace.
-func (n *RealNode) startKubelet(c *Cluster, kubelet string, opts RealNodeOptions) error {
+func (n *Node) startKubelet(cp ControlPlane) error {
 	port, err := n.forwardOutOfNamespace()
 	if err != nil {
 		return err
 	}
-	config, err := n.writeKubeletConfig(c.pki, port)
+	config, err := n.writeKubeletConfig(cp, port)
 	if err != nil {
 		return err
 	}
-	labels := RealNodeLabel + "=" + RealNodeLabelValue
-	for k, v := range opts.Labels {
+	labels := Label + "=" + LabelValue
+	for k, v := range n.opts.Labels {
 		labels += "," + k + "=" + v
 	}
 	return n.ns.do(func() (err error) {
-		n.kubelet, err = proc.Start(c.Dir, "kubelet-"+n.Name, kubelet,
+		n.kubelet, err = proc.Start(n.clusterDir, "kubelet-"+n.Name, n.kubeletBinary,
 			"--config="+config,
-			"--kubeconfig="+c.Kubeconfig,
+			"--kubeconfig="+cp.Kubeconfig,
 			"--hostname-override="+n.Name,
 			"--node-labels="+labels,
 			"--root-dir="+filepath.Join(n.Dir, "kubelet"),
@@ -269,11 +295,14 @@ func (n *RealNode) startKubelet(c *Cluster, kubelet string, opts RealNodeOptions
 // namespace (it refuses loopback), so it leaves this one alone; through it
 // the apiserver reaches the kubelet's forwarded port for logs, as it
 // reaches KWOK's for the simulated nodes.
-func (n *RealNode) advertiseLoopback(ctx context.Context, c *Cluster) error {
+func (n *Node) advertiseLoopback(ctx context.Context, cs kubernetes.Interface) error {
 	patch := fmt.Appendf(nil, `{"status":{"addresses":[{"type":"InternalIP","address":"127.0.0.1"},{"type":"Hostname","address":%q}]}}`, n.Name)
 	return n.kubelet.WaitFor(ctx, 2*time.Minute, "the kubelet to register "+n.Name, func(ctx context.Context) (bool, error) {
-		_, err := c.Clientset.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
-		return err == nil, ignoreNotFound(err)
+		_, err := cs.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
 	})
 }
 
@@ -284,11 +313,11 @@ func mustLookPath(name string) string {
 	return name
 }
 
-// stop stops the kubelet, removes every pod sandbox (so no container or
+// Stop stops the kubelet, removes every pod sandbox (so no container or
 // shim outlives the node), stops containerd, unmounts what the two left
 // mounted under the node's directory, and closes the forwarders and the
-// namespace.
-func (n *RealNode) stop() {
+// namespace. Cluster.Stop stops the nodes it added.
+func (n *Node) Stop() {
 	if n.kubelet != nil {
 		n.kubelet.Stop(15 * time.Second)
 	}
@@ -306,11 +335,11 @@ func (n *RealNode) stop() {
 	}
 }
 
-// CleanUpRealNodes kills the containerd shims and detaches the mounts that
-// the real nodes of the cluster directory dir left when their owner died
-// without Stop (which does this itself), after proc.KillRecorded has killed
-// their containerd and kubelet. It says what it did, for `sandbox down`.
-func CleanUpRealNodes(dir string) []string {
+// CleanUp kills the containerd shims and detaches the mounts that the real
+// nodes of the cluster directory dir left when their owner died without
+// Stop (which does this itself), after proc.KillRecorded has killed their
+// containerd and kubelet. It says what it did, for `sandbox down`.
+func CleanUp(dir string) []string {
 	nodes, _ := filepath.Glob(filepath.Join(dir, "nodes", "*"))
 	var done []string
 	for _, nodeDir := range nodes {
@@ -322,19 +351,4 @@ func CleanUpRealNodes(dir string) []string {
 		}
 	}
 	return done
-}
-
-// RealNodes are the real nodes added to the cluster.
-func (c *Cluster) RealNodes() []*RealNode {
-	c.realNodesMu.Lock()
-	defer c.realNodesMu.Unlock()
-	return slices.Clone(c.realNodes)
-}
-
-// onRealNode reports whether the node is a real one: its pods really run,
-// so the simulators (SimulateHosts, SimulateContainerLogs) leave them alone.
-func (c *Cluster) onRealNode(node string) bool {
-	c.realNodesMu.Lock()
-	defer c.realNodesMu.Unlock()
-	return slices.ContainsFunc(c.realNodes, func(n *RealNode) bool { return n.Name == node })
 }
