@@ -2,7 +2,7 @@ SHELL := /bin/bash
 # Skyhook. `make sandbox` and `make test` are the two entry points; both work
 # on a machine with only Go, git and make: everything else (controller-gen,
 # kube-apiserver, kube-controller-manager, kubectl, etcd, KWOK) is built from
-# the Go module proxy and cached (see cmd/skyhook/sandbox/cluster/binaries). The agent's
+# the Go module proxy and cached (see cmd/skyhook/sandbox/binaries). The agent's
 # tests chroot into a root filesystem made from Debian's busybox-static,
 # which they fetch with apt-get (they run as root, as CI does); the real-node
 # tests run a real kubelet with Debian's containerd, runc and CNI plugins,

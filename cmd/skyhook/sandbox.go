@@ -6,7 +6,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/binaries"
 )
 
 func newSandboxCommand() *cobra.Command {

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/binaries"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 )
 

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/binaries"
 )
 
 // testBusybox is Busybox for the tests, skipped on a machine without
