@@ -14,8 +14,9 @@ func newSandboxCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sandbox",
 		Short: "Run a local control plane with simulated nodes",
-		Long: `The sandbox is a real control plane on 127.0.0.1 (etcd, kube-apiserver and
-kube-controller-manager, built once from the Go module proxy and cached) with
+		Long: `The sandbox is a real control plane on 127.0.0.1 (etcd, kube-apiserver,
+kube-controller-manager and kube-scheduler, built once from the Go module proxy
+and cached) with
 nodes simulated by KWOK and the Skyhook CRDs installed; with up --real-node,
 also a real node (containerd and a kubelet on this machine).`,
 	}

@@ -181,7 +181,7 @@ func Up(ctx context.Context, opts Options) error {
 	if opts.RealNode {
 		realNode = ", a real node (containerd and a kubelet)"
 	}
-	fmt.Fprintf(opts.Out, "Starting etcd, kube-apiserver, kube-controller-manager, KWOK with %d simulated nodes%s, and the operator (log: %s)\n", opts.Nodes, realNode, opts.path(logFile))
+	fmt.Fprintf(opts.Out, "Starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, KWOK with %d simulated nodes%s, and the operator (log: %s)\n", opts.Nodes, realNode, opts.path(logFile))
 	if err := waitReady(ctx, opts, exited); err != nil {
 		return err
 	}
@@ -247,6 +247,9 @@ func Serve(ctx context.Context, opts Options) error {
 		Nodes: simnode.Numbered("node", opts.Nodes, opts.NodeLabels),
 		CRDs:  crds,
 		Log:   opts.Out,
+		// A user's own workloads (to see drains wait for them) need
+		// placing; stage pods name their node.
+		Scheduler: true,
 	})
 	if err != nil {
 		return err

@@ -73,8 +73,8 @@ func TestSandboxRealNode(t *testing.T) {
 		}
 	}
 	pids := pidsIn(status)
-	if len(pids) != 7 { // the supervisor, four control-plane components, containerd and the kubelet
-		t.Errorf("status names %d processes, want 7:\n%s", len(pids), status)
+	if len(pids) != 8 { // the supervisor, five control-plane components (the scheduler too), containerd and the kubelet
+		t.Errorf("status names %d processes, want 8:\n%s", len(pids), status)
 	}
 
 	run("sandbox", "down")

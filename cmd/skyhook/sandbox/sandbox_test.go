@@ -51,7 +51,7 @@ func TestSandboxUpStatusDown(t *testing.T) {
 	}
 
 	status := run("sandbox", "status")
-	for _, want := range []string{"supervisor", "etcd", "kube-apiserver", "kube-controller-manager", "kwok", "3/3 Ready", "operator metrics         http://127.0.0.1:"} {
+	for _, want := range []string{"supervisor", "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "3/3 Ready", "operator metrics         http://127.0.0.1:"} {
 		if !strings.Contains(status, want) {
 			t.Errorf("status lacks %q:\n%s", want, status)
 		}
@@ -113,9 +113,11 @@ func TestSandboxUpStatusDown(t *testing.T) {
 		t.Errorf("kubectl wait --for=condition=Ready skyhooks/demo: %v\n%s", err, out)
 	}
 
+	// The supervisor, etcd, the apiserver, the controller-manager, the
+	// scheduler and KWOK.
 	pids := pidsIn(status)
-	if len(pids) != 5 {
-		t.Fatalf("status names %d processes, want 5:\n%s", len(pids), status)
+	if len(pids) != 6 {
+		t.Fatalf("status names %d processes, want 6:\n%s", len(pids), status)
 	}
 	run("sandbox", "down")
 	for _, pid := range pids {

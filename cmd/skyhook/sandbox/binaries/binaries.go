@@ -45,10 +45,11 @@ var DefaultVersions = Versions{
 // Set is a set of built binaries, ready to run.
 type Set struct {
 	Versions Versions
-	// KubeAPIServer, KubeControllerManager, Kubectl, Etcd and KWOK are
-	// paths of executables.
+	// KubeAPIServer, KubeControllerManager, KubeScheduler, Kubectl, Etcd
+	// and KWOK are paths of executables.
 	KubeAPIServer         string
 	KubeControllerManager string
+	KubeScheduler         string
 	Kubectl               string
 	Etcd                  string
 	KWOK                  string

@@ -46,7 +46,7 @@ func recipes(v Versions) []recipe {
 			version:  v.Kubernetes,
 			module:   "k8s.io/kubernetes",
 			replaces: kubernetesStaging(v.Kubernetes),
-			packages: []string{"k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kube-controller-manager", "k8s.io/kubernetes/cmd/kubectl"},
+			packages: []string{"k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kube-controller-manager", "k8s.io/kubernetes/cmd/kube-scheduler", "k8s.io/kubernetes/cmd/kubectl"},
 			// Without a real version, clients that parse the server version
 			// (kubectl, discovery) fail.
 			ldflags: fmt.Sprintf("-X k8s.io/component-base/version.gitVersion=%s -X k8s.io/component-base/version.gitMajor=%s -X k8s.io/component-base/version.gitMinor=%s -X k8s.io/component-base/version.gitTreeState=clean",
@@ -54,6 +54,7 @@ func recipes(v Versions) []recipe {
 			assign: func(s *Set, dir string) {
 				s.KubeAPIServer = filepath.Join(dir, "kube-apiserver")
 				s.KubeControllerManager = filepath.Join(dir, "kube-controller-manager")
+				s.KubeScheduler = filepath.Join(dir, "kube-scheduler")
 				s.Kubectl = filepath.Join(dir, "kubectl")
 			},
 		},

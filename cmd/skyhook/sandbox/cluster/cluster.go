@@ -70,6 +70,11 @@ type Options struct {
 	// the heartbeat interval, control plane limits); see ScaleFor. The
 	// zero value is the small cluster the tests use.
 	Scale Scale
+	// Scheduler starts kube-scheduler, which places pods that name no
+	// node (a user's workloads, a Deployment's replicas) on the simulated
+	// and real nodes. Stage pods name their node and need none; without
+	// it other pods stay Pending.
+	Scheduler bool
 }
 
 // Cluster is a running local control plane with simulated nodes.
@@ -101,6 +106,7 @@ type Cluster struct {
 	// started.
 	sourceStorage string
 	audit         bool
+	scheduler     bool
 	apiServerArgs []string
 	tempDir       bool
 	procs         []*proc.Process
@@ -128,7 +134,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Dir: opts.Dir, Binaries: bin, log: opts.Log, audit: opts.Audit, apiServerArgs: opts.APIServerArgs, binaryOptions: opts.Binaries, scale: opts.Scale}
+	c := &Cluster{Dir: opts.Dir, Binaries: bin, log: opts.Log, audit: opts.Audit, apiServerArgs: opts.APIServerArgs, binaryOptions: opts.Binaries, scale: opts.Scale, scheduler: opts.Scheduler}
 	if c.Dir == "" {
 		if c.Dir, err = os.MkdirTemp("", "skyhook-cluster-"); err != nil {
 			return nil, err
@@ -168,7 +174,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		return fmt.Errorf("creating certificates: %w", err)
 	}
 	c.pki = certs
-	ports, err := proc.FreePorts(3)
+	ports, err := proc.FreePorts(4)
 	if err != nil {
 		return err
 	}
@@ -252,10 +258,33 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	}
 	// The service-account controller creating default/default shows the
 	// controller-manager is connected and running its controllers.
-	return kcm.WaitFor(ctx, 60*time.Second, "the controller-manager to create the default service account", func(ctx context.Context) (bool, error) {
+	if err := kcm.WaitFor(ctx, 60*time.Second, "the controller-manager to create the default service account", func(ctx context.Context) (bool, error) {
 		_, err := c.Clientset.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, ignoreNotFound(err)
-	})
+	}); err != nil {
+		return err
+	}
+	if !c.scheduler {
+		return nil
+	}
+	return c.startScheduler(ctx, hc, certs, ports[3])
+}
+
+// startScheduler starts kube-scheduler on port and waits until it is
+// healthy. It serves its health with the apiserver's certificate (made
+// for 127.0.0.1 by the cluster's CA), so hc, the admin's client, checks it.
+func (c *Cluster) startScheduler(ctx context.Context, hc *http.Client, certs *pki, port int) error {
+	fmt.Fprintln(c.log, "starting kube-scheduler")
+	scheduler, err := c.start("kube-scheduler", c.Binaries.KubeScheduler,
+		"--kubeconfig="+c.Kubeconfig,
+		"--authentication-kubeconfig="+c.Kubeconfig, "--authorization-kubeconfig="+c.Kubeconfig,
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
+		"--tls-cert-file="+certs.ServingCertFile, "--tls-private-key-file="+certs.ServingKeyFile)
+	if err != nil {
+		return err
+	}
+	return scheduler.WaitHTTP(ctx, hc, "https://127.0.0.1:"+strconv.Itoa(port)+"/healthz", 60*time.Second)
 }
 
 // startKWOK loads the simulation stages and starts KWOK on every node: one
