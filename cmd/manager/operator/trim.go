@@ -1,7 +1,6 @@
 package operator
 
 import (
-	"maps"
 	"slices"
 	"sync"
 
@@ -60,13 +59,10 @@ func trimStagePod(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	if _, ok := pod.Annotations[stagepod.PackagesAnnotation]; ok {
-		annotations := maps.Clone(pod.Annotations)
-		delete(annotations, stagepod.NodeLabelsAnnotation)
-		delete(annotations, stagepod.NodeAnnotationsAnnotation)
-		delete(annotations, stagepod.PackagesAnnotation)
-		pod.Annotations = annotations
-	}
+	// internMeta then copies what is left into a map of its size.
+	delete(pod.Annotations, stagepod.NodeLabelsAnnotation)
+	delete(pod.Annotations, stagepod.NodeAnnotationsAnnotation)
+	delete(pod.Annotations, stagepod.PackagesAnnotation)
 	internMeta(&pod.ObjectMeta)
 	spec := pod.Spec
 	pod.Spec = corev1.PodSpec{NodeName: intern(spec.NodeName), ActiveDeadlineSeconds: spec.ActiveDeadlineSeconds,
