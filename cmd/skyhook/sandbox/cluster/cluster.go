@@ -1,6 +1,7 @@
 // Package cluster runs a real, local Kubernetes control plane for tests and
-// the sandbox: etcd, kube-apiserver and kube-controller-manager built from
-// the Go module proxy (see package binaries), and KWOK simulating the nodes
+// the sandbox: etcd, kube-apiserver, kube-controller-manager and, when
+// asked, kube-scheduler built from the Go module proxy (see package
+// binaries), and KWOK simulating the nodes
 // and what runs on them (see package simnode for the simulation contract).
 // A real node, a kubelet and containerd, can join it (AddRealNode, package
 // kubeletnode).

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
 
@@ -48,9 +49,15 @@ func createPod(t *testing.T, pod *corev1.Pod) {
 // waitPod polls the pod until done returns true.
 func waitPod(t *testing.T, name string, done func(*corev1.Pod) bool) *corev1.Pod {
 	t.Helper()
-	var pod *corev1.Pod
+	return waitPodIn(t, env, name, done)
+}
+
+// waitPodIn is waitPod in cluster c.
+func waitPodIn(t *testing.T, c *cluster.Cluster, name string, done func(*corev1.Pod) bool) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{}
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		p, err := env.Clientset.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		p, err := c.Clientset.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}

@@ -3,11 +3,9 @@ package cluster_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
@@ -42,37 +40,18 @@ func TestSchedulerPlacesWorkloadsOnSimulatedNodes(t *testing.T) {
 		}
 	}
 
-	placed := &corev1.Pod{}
-	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		got, err := pods.Get(ctx, "training", metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		placed = got
-		return placed.Status.Phase == corev1.PodRunning, nil
-	}); err != nil {
-		t.Fatalf("the workload did not run: %v; node %q, status %+v", err, placed.Spec.NodeName, placed.Status)
-	}
+	placed := waitPodIn(t, c, "training", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
 	if placed.Spec.NodeName != "gpu-0" {
 		t.Errorf("the workload runs on %q, want gpu-0 (the only gpu node it tolerates)", placed.Spec.NodeName)
 	}
-
-	stuck := &corev1.Pod{}
-	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		got, err := pods.Get(ctx, "nowhere", metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		stuck = got
-		for _, cond := range stuck.Status.Conditions {
+	stuck := waitPodIn(t, c, "nowhere", func(p *corev1.Pod) bool {
+		for _, cond := range p.Status.Conditions {
 			if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse && cond.Reason == corev1.PodReasonUnschedulable {
-				return true, nil
+				return true
 			}
 		}
-		return false, nil
-	}); err != nil {
-		t.Fatalf("a pod no node allows was not reported unschedulable: %v; status %+v", err, stuck.Status)
-	}
+		return false
+	})
 	if stuck.Spec.NodeName != "" {
 		t.Errorf("a pod no node allows was placed on %q", stuck.Spec.NodeName)
 	}
