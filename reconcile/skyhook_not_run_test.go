@@ -40,6 +40,7 @@ func TestDisruptedStagePodSpendsNoTry(t *testing.T) {
 		t.Fatalf("evicting %s: %v", first.Name, err)
 	}
 	second := applyPod(2)
+	waitStepRunning(t, second.Name)
 	// What a kubelet writes on preempting the pod for a critical one.
 	writePodStatus(t, second.Name, "failing it as preempted", func(preempted *corev1.Pod) {
 		preempted.Status.Phase, preempted.Status.Reason, preempted.Status.Message = corev1.PodFailed, "Preempting", "Preempted in order to admit critical pod"
@@ -139,12 +140,37 @@ func neverErroring(t *testing.T, history []skyhookv1.NodeState, name, version st
 }
 
 // refuse writes on the pod what a kubelet writes when it does not admit
-// it: Failed, a reason, and no container status.
+// it: Failed, a reason, and no container status. It writes once the
+// simulated kubelet has started the pod, so that none of the simulator's
+// writes comes after it; the status it writes replaces the simulator's.
 func refuse(t *testing.T, name string) {
 	t.Helper()
+	waitStepRunning(t, name)
 	writePodStatus(t, name, "refusing it", func(pod *corev1.Pod) {
 		pod.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "OutOfcpu",
 			Message: "Pod was rejected: Node didn't have enough resource: cpu, requested: 64000, used: 500, capacity: 8000"}
+	})
+}
+
+// waitStepRunning waits until the simulated kubelet runs a step of the
+// pod (an init container that takes the stage's time, not a copy or a
+// check): until then it has writes of its own in flight, strategic-merge
+// patches without a resourceVersion, and one that lands after the test's
+// write brings the pod back to Pending and running.
+func waitStepRunning(t *testing.T, name string) {
+	t.Helper()
+	eventually(t, "pod "+name+" running a step", func() bool {
+		pod, err := env.Clientset.CoreV1().Pods(operatorNamespace).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		for _, s := range pod.Status.InitContainerStatuses {
+			copyOrCheck := s.Name == "copy" || strings.HasSuffix(s.Name, "-init") || strings.HasSuffix(s.Name, "check")
+			if s.State.Running != nil && !copyOrCheck {
+				return true
+			}
+		}
+		return false
 	})
 }
 
