@@ -43,6 +43,7 @@ import (
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/binaries"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodenet"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
@@ -76,6 +77,12 @@ type Options struct {
 	// and real nodes. Stage pods name their node and need none; without
 	// it other pods stay Pending.
 	Scheduler bool
+	// RealNodeNetwork joins the real nodes (AddRealNode) to a network of
+	// their own (package nodenet, root): each has an address the apiserver
+	// reaches its kubelet at, and pods on two real nodes reach each other
+	// and are reached from this machine by their IPs. Without it each
+	// real node is alone on its loopback and advertises 127.0.0.1.
+	RealNodeNetwork bool
 }
 
 // Cluster is a running local control plane with simulated nodes.
@@ -118,6 +125,10 @@ type Cluster struct {
 	// AddRealNode appends.
 	realNodesMu sync.Mutex
 	realNodes   []*kubeletnode.Node
+	// realNodeNetwork says whether real nodes join network, made by the
+	// first AddRealNode.
+	realNodeNetwork bool
+	network         *nodenet.Network
 	stopOnce    sync.Once
 }
 
@@ -135,7 +146,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Dir: opts.Dir, Binaries: bin, log: opts.Log, audit: opts.Audit, apiServerArgs: opts.APIServerArgs, binaryOptions: opts.Binaries, scale: opts.Scale, scheduler: opts.Scheduler}
+	c := &Cluster{Dir: opts.Dir, Binaries: bin, log: opts.Log, audit: opts.Audit, apiServerArgs: opts.APIServerArgs, binaryOptions: opts.Binaries, scale: opts.Scale, scheduler: opts.Scheduler, realNodeNetwork: opts.RealNodeNetwork}
 	if c.Dir == "" {
 		if c.Dir, err = os.MkdirTemp("", "skyhook-cluster-"); err != nil {
 			return nil, err
@@ -381,6 +392,11 @@ func (c *Cluster) Stop() {
 		for _, n := range c.RealNodes() {
 			n.Stop()
 		}
+		c.realNodesMu.Lock()
+		if c.network != nil {
+			c.network.Close() // after the nodes: each detached itself
+		}
+		c.realNodesMu.Unlock()
 		for i := len(c.procs) - 1; i >= 0; i-- {
 			c.procs[i].Stop(10 * time.Second)
 		}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodenet"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 )
@@ -65,6 +66,15 @@ func (c *Cluster) SimulateHosts(ctx context.Context, downtime time.Duration) *si
 // Ready. The kubelet is built into the cache the first time (minutes).
 // Stop stops it with the rest.
 func (c *Cluster) AddRealNode(ctx context.Context, opts kubeletnode.Options) (*kubeletnode.Node, error) {
+	if err := kubeletnode.Supported(); err != nil {
+		return nil, err // before a network is made for nothing
+	}
+	if opts.Network == nil && c.realNodeNetwork {
+		var err error
+		if opts.Network, err = c.realNodesNetwork(); err != nil {
+			return nil, err
+		}
+	}
 	n, err := kubeletnode.Prepare(ctx, c.Dir, c.binaryOptions, opts)
 	if err != nil {
 		return nil, err
@@ -75,6 +85,7 @@ func (c *Cluster) AddRealNode(ctx context.Context, opts kubeletnode.Options) (*k
 	cp := kubeletnode.ControlPlane{
 		Server: c.Config.Host, Kubeconfig: c.Kubeconfig, Clientset: c.Clientset,
 		CAFile: c.pki.CAFile, KubeletCertFile: c.pki.KubeletCertFile, KubeletKeyFile: c.pki.KubeletKeyFile,
+		KubeletServingCert: c.pki.kubeletServingCert,
 	}
 	if err := n.Start(ctx, cp, c.log); err != nil {
 		return nil, err
@@ -83,6 +94,22 @@ func (c *Cluster) AddRealNode(ctx context.Context, opts kubeletnode.Options) (*k
 		return nil, fmt.Errorf("%w; the end of %s:\n%s", err, n.KubeletLog, proc.TailFile(n.KubeletLog, 30))
 	}
 	return n, nil
+}
+
+// realNodesNetwork is the network the real nodes join, made the first
+// time; Stop deletes it.
+func (c *Cluster) realNodesNetwork() (*nodenet.Network, error) {
+	c.realNodesMu.Lock()
+	defer c.realNodesMu.Unlock()
+	if c.network == nil {
+		nw, err := nodenet.Create()
+		if err != nil {
+			return nil, err
+		}
+		c.network = nw
+		fmt.Fprintf(c.log, "the real nodes' network: bridge %s\n", nw.Bridge)
+	}
+	return c.network, nil
 }
 
 // RealNodes are the real nodes added to the cluster.

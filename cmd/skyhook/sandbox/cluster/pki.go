@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -35,6 +36,11 @@ type pki struct {
 	// on 127.0.0.1; the apiserver reaches it with KubeletClientCertFile.
 	KubeletCertFile, KubeletKeyFile             string
 	KubeletClientCertFile, KubeletClientKeyFile string
+
+	// ca and caKey sign certificates issued after the start (a real
+	// node's kubelet serving at its own address).
+	ca    *x509.Certificate
+	caKey crypto.Signer
 
 	caPEM, adminCertPEM, adminKeyPEM []byte
 	// operatorCertPEM and operatorKeyPEM authenticate as skyhook-operator
@@ -71,7 +77,7 @@ func newPKI(dir string) (*pki, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.caPEM = pemCert(ca)
+	p.ca, p.caKey, p.caPEM = ca, caKey, pemCert(ca)
 	if err := writeKeyPair(p.CAFile, p.CAKeyFile, p.caPEM, caKey); err != nil {
 		return nil, err
 	}
@@ -133,6 +139,21 @@ func newPKI(dir string) (*pki, error) {
 		return nil, err
 	}
 	return p, os.WriteFile(p.ServiceAccount, pemBlock("PUBLIC KEY", saPub), 0o644)
+}
+
+// kubeletServingCert issues the serving certificate of a kubelet at its
+// own address, which the apiserver checks against the CA when it reaches
+// the node (kubectl logs, exec).
+func (p *pki) kubeletServingCert(node string, ip netip.Addr) (certFile, keyFile string, err error) {
+	certFile, keyFile = filepath.Join(p.dir, "kubelet-"+node+".crt"), filepath.Join(p.dir, "kubelet-"+node+".key")
+	template := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "system:node:" + node, Organization: []string{"system:nodes"}},
+		DNSNames:    []string{node},
+		IPAddresses: []net.IP{net.IP(ip.AsSlice())},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	_, _, err = p.issue(template, p.ca, p.caKey, certFile, keyFile)
+	return certFile, keyFile, err
 }
 
 // issue signs template with the CA and writes the certificate and its new key.

@@ -33,12 +33,20 @@ func (n *Node) writeContainerdConfig() (string, error) {
 		}
 	}
 	// A bridge network inside the node's namespace, so the node reports
-	// NetworkReady; the stage pods use the host network and never join it.
-	network := `{"cniVersion": "0.4.0", "name": "skyhook-real-node", "plugins": [
+	// NetworkReady and pods that are not on the host network get an
+	// address: from the node's range on a network (routed to from the
+	// other nodes), else from one that only this node reaches. The stage
+	// pods use the host network and never join it. As the gateway, the
+	// plugin turns on forwarding in the namespace.
+	subnet := "10.88.0.0/16"
+	if n.attachment != nil {
+		subnet = n.attachment.Pods.String()
+	}
+	network := fmt.Sprintf(`{"cniVersion": "0.4.0", "name": "skyhook-real-node", "plugins": [
   {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false,
-   "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.88.0.0/16"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+   "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]], "routes": [{"dst": "0.0.0.0/0"}]}},
   {"type": "loopback"}]}
-`
+`, subnet)
 	if err := writeFile(filepath.Join(cniConf, "10-skyhook.conflist"), network); err != nil {
 		return "", err
 	}
@@ -83,18 +91,17 @@ state = %[2]q
 // needs (see docs/testing.md, "The real node"): cgroupfs without systemd,
 // cgroup v1 accepted, no QoS cgroups or node allocatable enforcement (no
 // systemd slices to put them in), swap tolerated. Every directory the
-// kubelet writes is under the node's; it serves its API on the namespace's
-// loopback with the cluster's kubelet certificate, trusting the cluster CA
-// for the apiserver's client certificate. Eviction thresholds are low so a
+// kubelet writes is under the node's; it serves its API where serving
+// says, trusting the cluster CA for the apiserver's client certificate. Eviction thresholds are low so a
 // nearly full CI disk does not evict the stage pods.
-func (n *Node) writeKubeletConfig(cp ControlPlane, port int) (string, error) {
+func (n *Node) writeKubeletConfig(cp ControlPlane, serving kubeletServing) (string, error) {
 	cfg := kubeletv1beta1.KubeletConfiguration{
 		TypeMeta:                    metav1.TypeMeta{APIVersion: "kubelet.config.k8s.io/v1beta1", Kind: "KubeletConfiguration"},
-		Address:                     "127.0.0.1",
-		Port:                        int32(port),
+		Address:                     serving.address,
+		Port:                        int32(serving.port),
 		HealthzBindAddress:          "127.0.0.1",
-		TLSCertFile:                 cp.KubeletCertFile,
-		TLSPrivateKeyFile:           cp.KubeletKeyFile,
+		TLSCertFile:                 serving.certFile,
+		TLSPrivateKeyFile:           serving.keyFile,
 		Authentication:              kubeletv1beta1.KubeletAuthentication{Anonymous: kubeletv1beta1.KubeletAnonymousAuthentication{Enabled: ptr.To(false)}, Webhook: kubeletv1beta1.KubeletWebhookAuthentication{Enabled: ptr.To(false)}, X509: kubeletv1beta1.KubeletX509Authentication{ClientCAFile: cp.CAFile}},
 		Authorization:               kubeletv1beta1.KubeletAuthorization{Mode: kubeletv1beta1.KubeletAuthorizationModeAlwaysAllow},
 		CgroupDriver:                "cgroupfs",

@@ -9,7 +9,7 @@ import (
 )
 
 // netns is Linux only: a real node needs Linux's namespaces and cgroups.
-type netns struct{}
+type netns struct{ fd int }
 
 var errNotLinux = errors.New("a real node needs Linux")
 

@@ -5,11 +5,15 @@
 // pulled, volumes mounted, containers started on this machine. KWOK leaves
 // it alone (it manages the nodes without Label=LabelValue).
 //
-// Both run in a network namespace of their own with only a loopback
-// interface (see netns_linux.go). Forwarders bring the apiserver and the
-// image registries into it at their usual 127.0.0.1 addresses, and bring
-// the kubelet's port out, so the node advertises 127.0.0.1 like the
-// simulated ones and `kubectl logs` works through the apiserver.
+// Both run in a network namespace of their own (see netns_linux.go).
+// Forwarders bring the apiserver and the image registries into it at their
+// usual 127.0.0.1 addresses. On a network (Options.Network, package
+// nodenet) the node has an address of its own: the kubelet serves there
+// and registers it as the node's InternalIP, and pods on two real nodes
+// reach each other. Without one the namespace has only a loopback
+// interface, a forwarder brings the kubelet's port out, and the node
+// advertises 127.0.0.1 like the simulated ones; `kubectl logs` works
+// through the apiserver either way.
 //
 // Package cluster adds one to its cluster (Cluster.AddRealNode) with
 // Prepare and Start, and stops it with the cluster.
@@ -21,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
@@ -33,6 +38,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodenet"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 )
 
@@ -59,6 +65,9 @@ type Options struct {
 	// Registries are image registries on this machine's loopback
 	// ("127.0.0.1:PORT") that containerd pulls from over plain HTTP.
 	Registries []string
+	// Network, when set, gives the node an address of its own on it and a
+	// pod range routed to from the other nodes on it and this machine.
+	Network *nodenet.Network
 }
 
 // Node is a running kubelet and containerd.
@@ -77,7 +86,12 @@ type Node struct {
 	opts          Options
 	kubeletBinary string
 
+	// Address is the node's InternalIP: its own on a network, else
+	// 127.0.0.1.
+	Address netip.Addr
+
 	ns         *netns
+	attachment *nodenet.Attachment
 	forwarders []*forwarder
 	containerd *proc.Process
 	kubelet    *proc.Process
@@ -165,8 +179,13 @@ type ControlPlane struct {
 	// apiserver's client certificate.
 	CAFile string
 	// KubeletCertFile and KubeletKeyFile are the certificate the kubelet
-	// serves its API with (the one KWOK serves the simulated nodes' with).
+	// serves its API with on loopback (the one KWOK serves the simulated
+	// nodes' with).
 	KubeletCertFile, KubeletKeyFile string
+	// KubeletServingCert issues a certificate for a kubelet serving at
+	// its own address (the apiserver checks the kubelet's certificate
+	// against the cluster CA); needed on a network.
+	KubeletServingCert func(node string, ip netip.Addr) (certFile, keyFile string, err error)
 }
 
 // Start starts containerd and a kubelet that registers the node with the
@@ -178,6 +197,14 @@ func (n *Node) Start(ctx context.Context, cp ControlPlane, log io.Writer) error 
 	if n.ns, err = newNetns(); err != nil {
 		return err
 	}
+	n.Address = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	if n.opts.Network != nil {
+		if n.attachment, err = n.opts.Network.Attach(n.ns.fd, n.Name); err != nil {
+			return err
+		}
+		n.Address = n.attachment.Address
+		fmt.Fprintf(log, "the real node %s has the address %s, pods %s\n", n.Name, n.Address, n.attachment.Pods)
+	}
 	if err := n.forwardIntoNamespace(append([]string{cp.Server}, n.opts.Registries...)); err != nil {
 		return err
 	}
@@ -188,6 +215,9 @@ func (n *Node) Start(ctx context.Context, cp ControlPlane, log io.Writer) error 
 	fmt.Fprintf(log, "starting the kubelet of %s\n", n.Name)
 	if err := n.startKubelet(cp); err != nil {
 		return err
+	}
+	if n.attachment != nil {
+		return n.waitRegistered(ctx, cp.Clientset)
 	}
 	return n.advertiseLoopback(ctx, cp.Clientset)
 }
@@ -260,13 +290,14 @@ func (n *Node) startContainerd(ctx context.Context) error {
 }
 
 // startKubelet writes the kubelet's configuration and starts it in the
-// namespace.
+// namespace: serving at the node's own address on a network, else on the
+// namespace's loopback behind a forwarder.
 func (n *Node) startKubelet(cp ControlPlane) error {
-	port, err := n.forwardOutOfNamespace()
+	serving, err := n.kubeletServing(cp)
 	if err != nil {
 		return err
 	}
-	config, err := n.writeKubeletConfig(cp, port)
+	config, err := n.writeKubeletConfig(cp, serving)
 	if err != nil {
 		return err
 	}
@@ -274,15 +305,21 @@ func (n *Node) startKubelet(cp ControlPlane) error {
 	for k, v := range n.opts.Labels {
 		labels += "," + k + "=" + v
 	}
+	args := []string{
+		"--config=" + config,
+		"--kubeconfig=" + cp.Kubeconfig,
+		"--hostname-override=" + n.Name,
+		"--node-labels=" + labels,
+		"--root-dir=" + filepath.Join(n.Dir, "kubelet"),
+		"--cert-dir=" + filepath.Join(n.Dir, "kubelet", "pki"),
+		"--v=2",
+	}
+	if n.attachment != nil {
+		// Without it the kubelet would look the name up; loopback it refuses.
+		args = append(args, "--node-ip="+n.Address.String())
+	}
 	return n.ns.do(func() (err error) {
-		n.kubelet, err = proc.Start(n.clusterDir, "kubelet-"+n.Name, n.kubeletBinary,
-			"--config="+config,
-			"--kubeconfig="+cp.Kubeconfig,
-			"--hostname-override="+n.Name,
-			"--node-labels="+labels,
-			"--root-dir="+filepath.Join(n.Dir, "kubelet"),
-			"--cert-dir="+filepath.Join(n.Dir, "kubelet", "pki"),
-			"--v=2")
+		n.kubelet, err = proc.Start(n.clusterDir, "kubelet-"+n.Name, n.kubeletBinary, args...)
 		if err == nil {
 			n.KubeletLog = n.kubelet.LogFile()
 		}
@@ -299,6 +336,38 @@ func (n *Node) advertiseLoopback(ctx context.Context, cs kubernetes.Interface) e
 	patch := fmt.Appendf(nil, `{"status":{"addresses":[{"type":"InternalIP","address":"127.0.0.1"},{"type":"Hostname","address":%q}]}}`, n.Name)
 	return n.kubelet.WaitFor(ctx, 2*time.Minute, "the kubelet to register "+n.Name, func(ctx context.Context) (bool, error) {
 		_, err := cs.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+}
+
+// kubeletServing is where and with what certificate the kubelet serves.
+func (n *Node) kubeletServing(cp ControlPlane) (kubeletServing, error) {
+	if n.attachment == nil {
+		port, err := n.forwardOutOfNamespace()
+		return kubeletServing{address: "127.0.0.1", port: port, certFile: cp.KubeletCertFile, keyFile: cp.KubeletKeyFile}, err
+	}
+	if cp.KubeletServingCert == nil {
+		return kubeletServing{}, errors.New("kubeletnode.ControlPlane.KubeletServingCert is required for a node on a network")
+	}
+	certFile, keyFile, err := cp.KubeletServingCert(n.Name, n.Address)
+	return kubeletServing{address: n.Address.String(), port: 10250, certFile: certFile, keyFile: keyFile}, err
+}
+
+// kubeletServing is the kubelet's API endpoint and serving certificate.
+type kubeletServing struct {
+	address           string
+	port              int
+	certFile, keyFile string
+}
+
+// waitRegistered waits for the kubelet to register the node, with its own
+// address.
+func (n *Node) waitRegistered(ctx context.Context, cs kubernetes.Interface) error {
+	return n.kubelet.WaitFor(ctx, 2*time.Minute, "the kubelet to register "+n.Name, func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
@@ -329,6 +398,9 @@ func (n *Node) Stop() {
 	unmountUnder(n.Dir)
 	for _, f := range n.forwarders {
 		f.Close()
+	}
+	if n.attachment != nil {
+		n.opts.Network.Detach(n.attachment)
 	}
 	if n.ns != nil {
 		n.ns.close()
