@@ -129,7 +129,7 @@ type Cluster struct {
 	// first AddRealNode.
 	realNodeNetwork bool
 	network         *nodenet.Network
-	stopOnce    sync.Once
+	stopOnce        sync.Once
 }
 
 // Start builds (or takes from the cache) the binaries and starts etcd,
