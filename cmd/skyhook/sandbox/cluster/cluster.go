@@ -78,10 +78,13 @@ type Options struct {
 	// it other pods stay Pending.
 	Scheduler bool
 	// RealNodeNetwork joins the real nodes (AddRealNode) to a network of
-	// their own (package nodenet, root): each has an address the apiserver
-	// reaches its kubelet at, and pods on two real nodes reach each other
-	// and are reached from this machine by their IPs. Without it each
-	// real node is alone on its loopback and advertises 127.0.0.1.
+	// their own (package nodenet, root), made before the apiserver starts:
+	// each node has an address the apiserver reaches its kubelet at and
+	// runs kube-proxy, pods on two real nodes reach each other, Services
+	// and the apiserver (the kubernetes Service, at the network's gateway),
+	// and the apiserver reaches pods by their IPs (a Service's endpoints,
+	// as for webhooks). Without it each real node is alone on its loopback
+	// and advertises 127.0.0.1.
 	RealNodeNetwork bool
 }
 
@@ -125,11 +128,11 @@ type Cluster struct {
 	// AddRealNode appends.
 	realNodesMu sync.Mutex
 	realNodes   []*kubeletnode.Node
-	// realNodeNetwork says whether real nodes join network, made by the
-	// first AddRealNode.
-	realNodeNetwork bool
-	network         *nodenet.Network
-	stopOnce        sync.Once
+	// network is the real nodes' network (Options.RealNodeNetwork), and
+	// exposed the apiserver's port at its gateway.
+	network  *nodenet.Network
+	exposed  *nodenet.Forwarder
+	stopOnce sync.Once
 }
 
 // Start builds (or takes from the cache) the binaries and starts etcd,
@@ -146,7 +149,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Dir: opts.Dir, Binaries: bin, log: opts.Log, audit: opts.Audit, apiServerArgs: opts.APIServerArgs, binaryOptions: opts.Binaries, scale: opts.Scale, scheduler: opts.Scheduler, realNodeNetwork: opts.RealNodeNetwork}
+	c := &Cluster{Dir: opts.Dir, Binaries: bin, log: opts.Log, audit: opts.Audit, apiServerArgs: opts.APIServerArgs, binaryOptions: opts.Binaries, scale: opts.Scale, scheduler: opts.Scheduler}
 	if c.Dir == "" {
 		if c.Dir, err = os.MkdirTemp("", "skyhook-cluster-"); err != nil {
 			return nil, err
@@ -162,8 +165,18 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 			c.Stop()
 		}
 	}()
+	if opts.RealNodeNetwork {
+		if err := c.createRealNodeNetwork(); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.retryPortClash(func() error { return c.startControlPlane(ctx) }, "etcd", "pki"); err != nil {
 		return nil, err
+	}
+	if c.network != nil {
+		if c.exposed, err = c.network.ExposeLoopback(c.apiserverPort()); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.InstallCRDs(envtest.CRDInstallOptions{Paths: bin.KWOKCRDs, CRDs: opts.CRDs}); err != nil {
 		return nil, err
@@ -214,7 +227,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	}
 	apiserverArgs := append(auditFlags,
 		"--etcd-servers="+etcdURL,
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--bind-address=127.0.0.1", "--advertise-address="+c.advertiseAddress(),
 		"--secure-port="+strconv.Itoa(ports[2]),
 		"--cert-dir="+filepath.Join(c.Dir, "pki"),
 		"--tls-cert-file="+certs.ServingCertFile, "--tls-private-key-file="+certs.ServingKeyFile,
@@ -232,6 +245,11 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		"--authorization-mode=RBAC",
 		"--allow-privileged=true",
 		"--profiling=false")
+	if c.network != nil {
+		// Webhooks reached through their Service's endpoints, as this
+		// machine routes to pods but runs no kube-proxy itself.
+		apiserverArgs = append(apiserverArgs, "--enable-aggregator-routing=true")
+	}
 	apiserverArgs = append(apiserverArgs, c.scale.apiServerArgs()...)
 	apiserver, err := c.start("kube-apiserver", c.Binaries.KubeAPIServer, append(apiserverArgs, c.apiServerArgs...)...)
 	if err != nil {
@@ -392,11 +410,12 @@ func (c *Cluster) Stop() {
 		for _, n := range c.RealNodes() {
 			n.Stop()
 		}
-		c.realNodesMu.Lock()
+		if c.exposed != nil {
+			c.exposed.Close()
+		}
 		if c.network != nil {
 			c.network.Close() // after the nodes: each detached itself
 		}
-		c.realNodesMu.Unlock()
 		for i := len(c.procs) - 1; i >= 0; i-- {
 			c.procs[i].Stop(10 * time.Second)
 		}

@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
@@ -27,7 +28,10 @@ import (
 // serves HTTP that this machine and a pod on the other fetch by the pod's
 // IP, and the client's log comes back through the apiserver, which reached
 // the second kubelet at its address and checked its certificate, as
-// kubectl exec does the first's. After Stop the network's bridge is gone.
+// kubectl exec does the first's. Through kube-proxy a pod reaches the
+// server by its Service and the apiserver by the kubernetes Service; the
+// apiserver reaches the Service's endpoint. After Stop the network's
+// bridge is gone.
 func TestRealNodesShareANetwork(t *testing.T) {
 	if err := kubeletnode.Supported(); err != nil {
 		t.Skipf("no real node on this machine: %v", err)
@@ -111,6 +115,35 @@ func TestRealNodesShareANetwork(t *testing.T) {
 		}
 	})
 
+	svc, err := c.Clientset.CoreV1().Services("default").Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "server"},
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("a pod reaches a Service on the other node through kube-proxy", func(t *testing.T) {
+		runPod(t, c, nodes["metal-b"], pauseRef.ref, "service-client", corev1.RestartPolicyNever,
+			untilAnswered(fmt.Sprintf("printf 'GET / HTTP/1.0\\r\\n\\r\\n' | /bin/busybox nc -w 3 %s 80", svc.Spec.ClusterIP), page), corev1.PodSucceeded)
+	})
+
+	t.Run("a pod reaches the apiserver through the kubernetes Service", func(t *testing.T) {
+		// Plain HTTP to the apiserver's TLS port: Go's TLS server answers
+		// that it is one, which only the apiserver here would.
+		runPod(t, c, nodes["metal-a"], pauseRef.ref, "apiserver-client", corev1.RestartPolicyNever,
+			untilAnswered("printf 'GET / HTTP/1.0\\r\\n\\r\\n' | /bin/busybox nc -w 3 $KUBERNETES_SERVICE_HOST $KUBERNETES_SERVICE_PORT",
+				"Client sent an HTTP request to an HTTPS server"), corev1.PodSucceeded)
+	})
+
+	t.Run("the apiserver reaches a Service's endpoint", func(t *testing.T) {
+		body, err := c.Clientset.CoreV1().Services("default").ProxyGet("http", "web", "80", "/", nil).DoRaw(ctx)
+		if err != nil || strings.TrimSpace(string(body)) != page {
+			t.Errorf("the apiserver's proxy to the Service: %q, %v", body, err)
+		}
+	})
+
 	t.Run("kubectl exec reaches the kubelet at its address", func(t *testing.T) {
 		out, err := c.Kubectl("exec", "-n", "default", "server", "--", "cat", "/www/index.html")
 		if err != nil || strings.TrimSpace(out) != page {
@@ -159,7 +192,7 @@ func pushPause(t *testing.T) pushedPause {
 func runPod(t *testing.T, c *cluster.Cluster, node *kubeletnode.Node, image, name string, restart corev1.RestartPolicy, script string, phase corev1.PodPhase) *corev1.Pod {
 	t.Helper()
 	ctx := context.Background()
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: corev1.PodSpec{
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": name}}, Spec: corev1.PodSpec{
 		NodeName: node.Name, RestartPolicy: restart,
 		Containers: []corev1.Container{{Name: name, Image: image, Command: []string{"/bin/sh", "-c", script}}},
 	}}
@@ -181,6 +214,14 @@ func runPod(t *testing.T, c *cluster.Cluster, node *kubeletnode.Node, image, nam
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
+}
+
+// untilAnswered is a script that runs request (a shell pipeline) once a
+// second until its output holds answer, for up to 30 tries, printing the
+// last output; it fails if no try was answered. kube-proxy programs a new
+// Service within seconds, not at once.
+func untilAnswered(request, answer string) string {
+	return fmt.Sprintf(`i=0; while test $i -lt 30; do out=$(%s 2>&1); case "$out" in *%q*) echo "$out"; exit 0;; esac; i=$((i+1)); sleep 1; done; echo "$out"; exit 1`, request, answer)
 }
 
 // internalIP is the node's InternalIP address, or "".

@@ -3,7 +3,9 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -66,14 +68,8 @@ func (c *Cluster) SimulateHosts(ctx context.Context, downtime time.Duration) *si
 // Ready. The kubelet is built into the cache the first time (minutes).
 // Stop stops it with the rest.
 func (c *Cluster) AddRealNode(ctx context.Context, opts kubeletnode.Options) (*kubeletnode.Node, error) {
-	if err := kubeletnode.Supported(); err != nil {
-		return nil, err // before a network is made for nothing
-	}
-	if opts.Network == nil && c.realNodeNetwork {
-		var err error
-		if opts.Network, err = c.realNodesNetwork(); err != nil {
-			return nil, err
-		}
+	if opts.Network == nil {
+		opts.Network = c.network
 	}
 	n, err := kubeletnode.Prepare(ctx, c.Dir, c.binaryOptions, opts)
 	if err != nil {
@@ -96,20 +92,29 @@ func (c *Cluster) AddRealNode(ctx context.Context, opts kubeletnode.Options) (*k
 	return n, nil
 }
 
-// realNodesNetwork is the network the real nodes join, made the first
-// time; Stop deletes it.
-func (c *Cluster) realNodesNetwork() (*nodenet.Network, error) {
-	c.realNodesMu.Lock()
-	defer c.realNodesMu.Unlock()
-	if c.network == nil {
-		nw, err := nodenet.Create()
-		if err != nil {
-			return nil, err
-		}
-		c.network = nw
-		fmt.Fprintf(c.log, "the real nodes' network: bridge %s\n", nw.Bridge)
+// createRealNodeNetwork makes the network the real nodes join; Stop
+// deletes it.
+func (c *Cluster) createRealNodeNetwork() error {
+	if err := kubeletnode.Supported(); err != nil {
+		return fmt.Errorf("Options.RealNodeNetwork: %w", err)
 	}
-	return c.network, nil
+	nw, err := nodenet.Create()
+	if err != nil {
+		return err
+	}
+	c.network = nw
+	fmt.Fprintf(c.log, "the real nodes' network: bridge %s, this machine at %s\n", nw.Bridge, nw.Gateway())
+	return nil
+}
+
+// advertiseAddress is where the apiserver says it is (the kubernetes
+// Service's endpoint): the network's gateway, which pods reach, or
+// loopback.
+func (c *Cluster) advertiseAddress() string {
+	if c.network != nil {
+		return c.network.Gateway().String()
+	}
+	return "127.0.0.1"
 }
 
 // RealNodes are the real nodes added to the cluster.
@@ -125,4 +130,14 @@ func (c *Cluster) onRealNode(node string) bool {
 	c.realNodesMu.Lock()
 	defer c.realNodesMu.Unlock()
 	return slices.ContainsFunc(c.realNodes, func(n *kubeletnode.Node) bool { return n.Name == node })
+}
+
+// apiserverPort is the port the apiserver serves on (on loopback).
+func (c *Cluster) apiserverPort() int {
+	u, err := url.Parse(c.Config.Host)
+	if err != nil {
+		return 0
+	}
+	port, _ := strconv.Atoi(u.Port())
+	return port
 }

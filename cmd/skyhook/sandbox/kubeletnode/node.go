@@ -77,8 +77,9 @@ type Node struct {
 	Dir string
 	// ContainerdSocket is containerd's endpoint (CRI and its own API).
 	ContainerdSocket string
-	// KubeletLog and ContainerdLog are the components' log files.
-	KubeletLog, ContainerdLog string
+	// KubeletLog and ContainerdLog are the components' log files, and
+	// KubeProxyLog kube-proxy's on a network.
+	KubeletLog, ContainerdLog, KubeProxyLog string
 
 	// clusterDir holds the processes' logs and pid files, with the
 	// cluster's; opts and kubeletBinary are what Prepare settled.
@@ -92,9 +93,12 @@ type Node struct {
 
 	ns         *netns
 	attachment *nodenet.Attachment
-	forwarders []*forwarder
+	forwarders []*nodenet.Forwarder
 	containerd *proc.Process
 	kubelet    *proc.Process
+	kubeProxy  *proc.Process
+	// bin says where the cache is, for kube-proxy.
+	bin binaries.Options
 }
 
 // The programs a real node needs from the machine, and where Debian's
@@ -159,7 +163,7 @@ func Prepare(ctx context.Context, clusterDir string, bin binaries.Options, opts 
 	if err := CheckDir(clusterDir, opts.Name); err != nil {
 		return nil, err
 	}
-	n := &Node{Name: opts.Name, Dir: nodeDir(clusterDir, opts.Name), clusterDir: clusterDir, opts: opts, kubeletBinary: kubelet}
+	n := &Node{Name: opts.Name, Dir: nodeDir(clusterDir, opts.Name), clusterDir: clusterDir, opts: opts, kubeletBinary: kubelet, bin: bin}
 	n.ContainerdSocket = filepath.Join(n.Dir, "containerd.sock")
 	if err := os.MkdirAll(n.Dir, 0o755); err != nil {
 		return nil, err
@@ -216,10 +220,14 @@ func (n *Node) Start(ctx context.Context, cp ControlPlane, log io.Writer) error 
 	if err := n.startKubelet(cp); err != nil {
 		return err
 	}
-	if n.attachment != nil {
-		return n.waitRegistered(ctx, cp.Clientset)
+	if n.attachment == nil {
+		return n.advertiseLoopback(ctx, cp.Clientset)
 	}
-	return n.advertiseLoopback(ctx, cp.Clientset)
+	fmt.Fprintf(log, "starting kube-proxy on %s\n", n.Name)
+	if err := n.startKubeProxy(ctx, cp); err != nil {
+		return err
+	}
+	return n.waitRegistered(ctx, cp.Clientset)
 }
 
 func nodeDir(clusterDir, name string) string { return filepath.Join(clusterDir, "nodes", name) }
@@ -249,7 +257,7 @@ func (n *Node) forwardIntoNamespace(addrs []string) error {
 		if err != nil {
 			return fmt.Errorf("forwarding %s into the node's namespace: %w", hostPort, err)
 		}
-		n.forwarders = append(n.forwarders, startForwarder(l, func(ctx context.Context) (net.Conn, error) {
+		n.forwarders = append(n.forwarders, nodenet.StartForwarder(l, func(ctx context.Context) (net.Conn, error) {
 			return (&net.Dialer{}).DialContext(ctx, "tcp", hostPort)
 		}))
 	}
@@ -264,7 +272,7 @@ func (n *Node) forwardOutOfNamespace() (int, error) {
 		return 0, err
 	}
 	addr := l.Addr().String()
-	n.forwarders = append(n.forwarders, startForwarder(l, func(ctx context.Context) (net.Conn, error) {
+	n.forwarders = append(n.forwarders, nodenet.StartForwarder(l, func(ctx context.Context) (net.Conn, error) {
 		return n.ns.dial(ctx, addr)
 	}))
 	return l.Addr().(*net.TCPAddr).Port, nil
@@ -387,6 +395,9 @@ func mustLookPath(name string) string {
 // mounted under the node's directory, and closes the forwarders and the
 // namespace. Cluster.Stop stops the nodes it added.
 func (n *Node) Stop() {
+	if n.kubeProxy != nil {
+		n.kubeProxy.Stop(10 * time.Second)
+	}
 	if n.kubelet != nil {
 		n.kubelet.Stop(15 * time.Second)
 	}

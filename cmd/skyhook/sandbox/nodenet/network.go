@@ -19,6 +19,7 @@
 package nodenet
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -95,6 +96,9 @@ type Attachment struct {
 	Address netip.Addr
 	// Pods is the node's pod range, for its CNI configuration.
 	Pods netip.Prefix
+	// NetworkPods holds the pod ranges of every node on the network (what
+	// kube-proxy counts as the cluster's).
+	NetworkPods netip.Prefix
 	// Gateway is this machine's address on the network.
 	Gateway netip.Addr
 
@@ -135,6 +139,26 @@ func Create() (*Network, error) {
 		return nw, nil
 	}
 	return nil, fmt.Errorf("no free network: the %d bridges %s0… are taken or their ranges routed already", MaxNetworks, bridgePrefix)
+}
+
+// Gateway is this machine's address on the network: what the nodes and
+// their pods reach this machine at.
+func (nw *Network) Gateway() netip.Addr { return nw.plan.Gateway().Addr() }
+
+// ExposeLoopback makes the service at 127.0.0.1:port on this machine
+// reachable from the nodes and their pods at the gateway's address, same
+// port, without making it reachable from outside the machine (the
+// apiserver binds loopback only). Close the forwarder to end it.
+func (nw *Network) ExposeLoopback(port int) (*Forwarder, error) {
+	gateway := net.JoinHostPort(nw.Gateway().String(), strconv.Itoa(port))
+	l, err := net.Listen("tcp", gateway)
+	if err != nil {
+		return nil, fmt.Errorf("exposing 127.0.0.1:%d at %s: %w", port, gateway, err)
+	}
+	local := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	return StartForwarder(l, func(ctx context.Context) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "tcp", local)
+	}), nil
 }
 
 // setUpBridge marks the new bridge as this process's, gives it its
@@ -185,7 +209,7 @@ func (nw *Network) Attach(nsFD int, node string) (*Attachment, error) {
 	if slot < 0 {
 		return nil, fmt.Errorf("network %s joins at most %d real nodes", nw.Bridge, MaxNodes)
 	}
-	a := &Attachment{Node: node, Address: nw.plan.Node(slot).Addr(), Pods: nw.plan.Pods(slot),
+	a := &Attachment{Node: node, Address: nw.plan.Node(slot).Addr(), Pods: nw.plan.Pods(slot), NetworkPods: nw.plan.claimed()[1],
 		Gateway: nw.plan.Gateway().Addr(), slot: slot, hostEnd: fmt.Sprintf("skh%dn%d", nw.plan.Network, slot)}
 	if err := nw.connect(nsFD, a); err != nil {
 		nw.disconnect(a)

@@ -1,4 +1,4 @@
-package kubeletnode
+package nodenet
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 	"sync"
 )
 
-// forwarder copies TCP connections accepted on one side of the real node's
-// network namespace to the same address on the other side: the kubelet and
+// Forwarder copies TCP connections accepted on one side of a real node's
+// network namespace to an address on the other side: the kubelet and
 // containerd inside reach the apiserver and the image registries on the
-// machine's loopback, and the apiserver reaches the kubelet (pod logs).
-// Each is a listener and a dial function; Close ends both and every
-// connection.
-type forwarder struct {
+// machine's loopback, the apiserver reaches a kubelet alone on its
+// loopback (pod logs), and pods reach the apiserver at the network's
+// gateway. Each is a listener and a dial function; Close ends both and
+// every connection.
+type Forwarder struct {
 	listener net.Listener
 	dial     func(ctx context.Context) (net.Conn, error)
 	ctx      context.Context
@@ -21,15 +22,16 @@ type forwarder struct {
 	wg       sync.WaitGroup
 }
 
-func startForwarder(l net.Listener, dial func(ctx context.Context) (net.Conn, error)) *forwarder {
+// StartForwarder forwards the connections l accepts to what dial reaches.
+func StartForwarder(l net.Listener, dial func(ctx context.Context) (net.Conn, error)) *Forwarder {
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &forwarder{listener: l, dial: dial, ctx: ctx, cancel: cancel}
+	f := &Forwarder{listener: l, dial: dial, ctx: ctx, cancel: cancel}
 	f.wg.Add(1)
 	go f.serve()
 	return f
 }
 
-func (f *forwarder) serve() {
+func (f *Forwarder) serve() {
 	defer f.wg.Done()
 	for {
 		in, err := f.listener.Accept()
@@ -42,7 +44,7 @@ func (f *forwarder) serve() {
 }
 
 // pipe copies both ways until either side closes or the forwarder does.
-func (f *forwarder) pipe(in net.Conn) {
+func (f *Forwarder) pipe(in net.Conn) {
 	defer f.wg.Done()
 	defer in.Close()
 	out, err := f.dial(f.ctx)
@@ -66,7 +68,7 @@ func (f *forwarder) pipe(in net.Conn) {
 	<-done
 }
 
-func (f *forwarder) Close() {
+func (f *Forwarder) Close() {
 	f.cancel()
 	f.listener.Close()
 	f.wg.Wait()
