@@ -305,7 +305,7 @@ func selfManagedCerts(ctx context.Context, mgr manager.Manager, server webhook.S
 			return err
 		}
 	}
-	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+	return mgr.Add(onEveryReplica(func(ctx context.Context) error {
 		select {
 		case <-ready:
 			return mgr.Add(server)
@@ -314,6 +314,17 @@ func selfManagedCerts(ctx context.Context, mgr manager.Manager, server webhook.S
 		}
 	}))
 }
+
+// onEveryReplica is a runnable that runs on every replica, the leader or
+// not. The manager runs a runnable that does not say so only on the
+// leader: the webhook server's start would then wait for leadership, and a
+// standby replica would never serve the webhooks nor report ready (a
+// Deployment of two would never be available in full).
+type onEveryReplica manager.RunnableFunc
+
+func (f onEveryReplica) Start(ctx context.Context) error { return f(ctx) }
+
+func (onEveryReplica) NeedLeaderElection() bool { return false }
 
 // retentionSweep is how often the stage pods kept for their logs are
 // looked at: a kept pod outlives its TTL by at most this.

@@ -12,9 +12,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -117,7 +119,8 @@ func upsert(ctx context.Context, c client.Client, desired, existing client.Objec
 
 // certFileWriter writes the certificate Secret's serving pair into the cert
 // directory, as the kubelet does for a Secret volume in a cluster, for an
-// operator that runs outside one.
+// operator that runs outside one. Like the kubelet's volume it serves
+// every replica, the leader or not.
 type certFileWriter struct {
 	client client.Client
 	key    types.NamespacedName
@@ -131,6 +134,7 @@ func (w *certFileWriter) setup(mgr manager.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("webhook-cert-files").
 		For(&corev1.Secret{}, builder.WithPredicates(ours)).
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
 		Complete(w)
 }
 
