@@ -1,0 +1,131 @@
+package installed
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
+	"github.com/skyhook-go/skyhook/config/helm"
+)
+
+// releaseName is the release, as docs/install.md names it.
+const releaseName = "skyhook-operator"
+
+// helmTimeout bounds an action's wait: image pulls, the operator's
+// start-up and its certificates.
+const helmTimeout = 3 * time.Minute
+
+// helmActions is Helm's SDK configured as `helm --kubeconfig K -n
+// skyhook-system` is, releases kept in Secrets (Helm's default).
+func helmActions(t testing.TB) *action.Configuration {
+	t.Helper()
+	flags := genericclioptions.NewConfigFlags(false)
+	kubeconfig, ns := env.Kubeconfig, namespace
+	flags.KubeConfig, flags.Namespace = &kubeconfig, &ns
+	cfg := new(action.Configuration)
+	if err := cfg.Init(flags, namespace, "secret", func(format string, v ...any) { t.Logf("helm: "+format, v...) }); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// operatorChart is the chart as it ships.
+func operatorChart(t testing.TB) *chart.Chart {
+	t.Helper()
+	ch, err := helm.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+// values are what an admin sets for this cluster: the images of the
+// build, the registry's pull secret, the pause image the nodes can pull,
+// and the operator on the real nodes (a pod on a KWOK node never runs).
+func values(b build) map[string]any {
+	return map[string]any{
+		"controllerManager": map[string]any{
+			"selectors": map[string]any{kubeletnode.Label: kubeletnode.LabelValue},
+			"manager": map[string]any{
+				"image": map[string]any{"repository": reg.Host() + "/skyhook-operator", "tag": b.version},
+				"agent": map[string]any{"repository": reg.Host() + "/skyhook-agent", "tag": b.version},
+				"env":   map[string]any{"pauseImage": pause},
+			},
+		},
+		"imagePullSecrets": []any{pullSecret},
+	}
+}
+
+// helmInstall is `helm install skyhook-operator -n skyhook-system --wait`.
+func helmInstall(t testing.TB, b build) {
+	t.Helper()
+	install := action.NewInstall(helmActions(t))
+	install.ReleaseName, install.Namespace = releaseName, namespace
+	install.Wait, install.Timeout = true, helmTimeout
+	if _, err := install.Run(operatorChart(t), values(b)); err != nil {
+		t.Fatalf("helm install: %v\n%s", err, describeNamespace())
+	}
+}
+
+// helmUninstall is `helm uninstall skyhook-operator --wait`: the
+// pre-delete cleanup Job runs first.
+func helmUninstall(t testing.TB) {
+	t.Helper()
+	uninstall := action.NewUninstall(helmActions(t))
+	uninstall.Wait, uninstall.Timeout = true, helmTimeout
+	if _, err := uninstall.Run(releaseName); err != nil {
+		t.Fatalf("helm uninstall: %v\n%s", err, describeNamespace())
+	}
+}
+
+// describeNamespace says what a failed wait needs: the operator
+// namespace's pods with their nodes, phases and container states, the
+// end of each container's log, and the namespace's events.
+func describeNamespace() string {
+	ctx := context.Background()
+	var b strings.Builder
+	pods, err := env.Clientset.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	for _, p := range pods.Items {
+		fmt.Fprintf(&b, "pod %s on %q: %s %s\n", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.Message)
+		for _, c := range p.Status.Conditions {
+			fmt.Fprintf(&b, "  %s=%s %s %s\n", c.Type, c.Status, c.Reason, c.Message)
+		}
+		for _, cs := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+			fmt.Fprintf(&b, "  container %s: ready %v, restarts %d, state %+v, last %+v\n", cs.Name, cs.Ready, cs.RestartCount, cs.State, cs.LastTerminationState)
+			logs, err := env.Clientset.CoreV1().Pods(namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: cs.Name}).DoRaw(ctx)
+			fmt.Fprintf(&b, "  log (%v):\n%s\n", err, firstLines(string(logs), 40))
+		}
+	}
+	events, err := env.Clientset.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{})
+	if err == nil {
+		for _, e := range events.Items {
+			fmt.Fprintf(&b, "event %s %s/%s: %s %s\n", e.Type, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+		}
+	}
+	return b.String()
+}
+
+// firstLines are the log's first n lines but the failed health checks,
+// which repeat.
+func firstLines(log string, n int) string {
+	var kept []string
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, "healthz check failed") && len(kept) < n {
+			kept = append(kept, line)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
