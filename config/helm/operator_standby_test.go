@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"testing"
 
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/config"
 	"github.com/skyhook-go/skyhook/config/helm"
-
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // The chart runs two replicas with leader election: the one that is not
