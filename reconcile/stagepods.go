@@ -79,8 +79,8 @@ func olderConfigRunning(pods []*corev1.Pod, step lifecycle.Step) bool {
 
 // finishedPods takes out of w.pods, and returns, the node's stage pods that
 // are behind the cached record: their stage is recorded complete or a later
-// stage is, or their version was forgotten (an uninstall) and is not the
-// declared one. They are to be deleted.
+// stage is, or their version was forgotten (an uninstall ended) and they
+// ran an uninstall or another version. They are to be deleted.
 func finishedPods(sk *skyhookv1.Skyhook, w *nodeWork) []*corev1.Pod {
 	views := sharedViews(w.pods)
 	var finishedPods []*corev1.Pod
@@ -100,7 +100,11 @@ func finishedPods(sk *skyhookv1.Skyhook, w *nodeWork) []*corev1.Pod {
 					finished = stagepod.Read(pod).Result != stagepod.Running
 				}
 			}
-			if !ok && version != sk.Spec.Packages[name].Version {
+			// Without a record of its version the pod's work is over once it
+			// stops: another version's, or an uninstall of the declared one,
+			// whose record went when it completed (absent is uninstalled).
+			// Kept, it would hold its node's budget slot for good.
+			if !ok && (version != sk.Spec.Packages[name].Version || lifecycle.IsUninstall(podStage)) {
 				finished = stagepod.Read(pod).Result != stagepod.Running
 			}
 			if !finished {

@@ -186,6 +186,12 @@ func IsInterrupt(stage skyhookv1.Stage) bool {
 	return stage == skyhookv1.StageInterrupt || stage == skyhookv1.StageUninstallInterrupt
 }
 
+// IsUninstall reports whether a stage is part of an uninstall: the
+// uninstall or its interrupt.
+func IsUninstall(stage skyhookv1.Stage) bool {
+	return stage == skyhookv1.StageUninstall || stage == skyhookv1.StageUninstallInterrupt
+}
+
 // Order is a stage's place in a version's lifecycle: a record at a later
 // stage has passed every earlier one. Uninstall stands apart (it is recorded
 // under the old version) and orders first.
