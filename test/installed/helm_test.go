@@ -108,6 +108,8 @@ func describeNamespace() string {
 			fmt.Fprintf(&b, "  log (%v):\n%s\n", err, firstLines(string(logs), 40))
 		}
 	}
+	rollouts, err := env.Kubectl("get", "skyhooks", "-o", `jsonpath={range .items[*]}{.metadata.name}: {.status.status} {.status.completeNodes} {.status.nodesNeedingAttention} {.status.conditions}{"\n"}{end}`)
+	fmt.Fprintf(&b, "skyhooks (%v):\n%s\n", err, rollouts)
 	events, err := env.Clientset.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{})
 	if err == nil {
 		for _, e := range events.Items {
@@ -117,14 +119,39 @@ func describeNamespace() string {
 	return b.String()
 }
 
-// firstLines are the log's first n lines but the failed health checks,
-// which repeat.
+// firstLines are the log's first and last n lines but the failed health
+// checks, which repeat.
 func firstLines(log string, n int) string {
 	var kept []string
 	for _, line := range strings.Split(log, "\n") {
-		if !strings.Contains(line, "healthz check failed") && len(kept) < n {
+		if !strings.Contains(line, "healthz check failed") {
 			kept = append(kept, line)
 		}
 	}
+	if len(kept) > 2*n {
+		kept = append(append(kept[:n:n], "…"), kept[len(kept)-n:]...)
+	}
 	return strings.Join(kept, "\n")
+}
+
+// helmUpgrade is `helm upgrade skyhook-operator --wait` to build b.
+func helmUpgrade(t testing.TB, b build) {
+	t.Helper()
+	upgrade := action.NewUpgrade(helmActions(t))
+	upgrade.Namespace = namespace
+	upgrade.Wait, upgrade.Timeout = true, helmTimeout
+	if _, err := upgrade.Run(releaseName, operatorChart(t), values(b)); err != nil {
+		t.Fatalf("helm upgrade: %v\n%s", err, describeNamespace())
+	}
+}
+
+// helmRollback is `helm rollback skyhook-operator REVISION --wait`.
+func helmRollback(t testing.TB, revision int) {
+	t.Helper()
+	rollback := action.NewRollback(helmActions(t))
+	rollback.Version = revision
+	rollback.Wait, rollback.Timeout = true, helmTimeout
+	if err := rollback.Run(releaseName); err != nil {
+		t.Fatalf("helm rollback: %v\n%s", err, describeNamespace())
+	}
 }

@@ -162,8 +162,8 @@ func kubectlApply(t testing.TB, manifest string) (string, error) {
 
 // pushPackage pushes a package whose apply step writes the node's name
 // and whose config step a line, each under $OUT, and whose uninstall
-// removes both and says so, with checks that they did; it returns the
-// image by digest.
+// removes both and says so, with checks that they did; apply and config
+// first sleep $SLOW seconds, if set. It returns the image by digest.
 func pushPackage(t testing.TB) string {
 	t.Helper()
 	spec, err := nodeimages.ShellPackage(busybox, "marker", "1.0.0", map[string][]nodeimages.ShellStep{
