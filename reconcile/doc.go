@@ -35,6 +35,7 @@
 //	node_work.go           what the passes know of one node (nodeWork), a stand-in between them
 //	node.go                one node's turn (nodePass.advance): its packages and stages
 //	stagepods.go           finding, creating, reading, retiring (deleting or keeping) stage pods
+//	stagepods_leaving.go   which stage pods leave a node: behind the record, or outdated
 //	stage_runs.go          an install's apply and config in one pod (unless PodPerStage): each
 //	                       stage's try in a run
 //	package_runs.go        the installs a node's turn starts, and the dependents they let
