@@ -92,8 +92,9 @@ state = %[2]q
 // cgroup v1 accepted, no QoS cgroups or node allocatable enforcement (no
 // systemd slices to put them in), swap tolerated. Every directory the
 // kubelet writes is under the node's; it serves its API where serving
-// says, trusting the cluster CA for the apiserver's client certificate. Eviction thresholds are low so a
-// nearly full CI disk does not evict the stage pods.
+// says, trusting the cluster CA for the apiserver's client certificate.
+// Eviction thresholds are low so a nearly full CI disk does not evict the
+// stage pods.
 func (n *Node) writeKubeletConfig(cp ControlPlane, serving kubeletServing) (string, error) {
 	cfg := kubeletv1beta1.KubeletConfiguration{
 		TypeMeta:                    metav1.TypeMeta{APIVersion: "kubelet.config.k8s.io/v1beta1", Kind: "KubeletConfiguration"},

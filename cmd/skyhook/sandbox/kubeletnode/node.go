@@ -257,9 +257,7 @@ func (n *Node) forwardIntoNamespace(addrs []string) error {
 		if err != nil {
 			return fmt.Errorf("forwarding %s into the node's namespace: %w", hostPort, err)
 		}
-		n.forwarders = append(n.forwarders, nodenet.StartForwarder(l, func(ctx context.Context) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "tcp", hostPort)
-		}))
+		n.forwarders = append(n.forwarders, nodenet.ForwardToMachine(l, hostPort))
 	}
 	return nil
 }

@@ -31,6 +31,14 @@ func StartForwarder(l net.Listener, dial func(ctx context.Context) (net.Conn, er
 	return f
 }
 
+// ForwardToMachine forwards the connections l accepts to addr in this
+// process's own network namespace (the machine's), wherever l listens.
+func ForwardToMachine(l net.Listener, addr string) *Forwarder {
+	return StartForwarder(l, func(ctx context.Context) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	})
+}
+
 func (f *Forwarder) serve() {
 	defer f.wg.Done()
 	for {

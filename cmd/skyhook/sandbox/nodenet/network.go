@@ -19,7 +19,6 @@
 package nodenet
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -70,10 +69,15 @@ func (p Plan) Pods(i int) netip.Prefix {
 	return netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 214, byte(p.Network*MaxNodes + i), 0}), 24)
 }
 
+// AllPods holds the pod ranges of all the network's nodes (MaxNodes
+// ranges of /24).
+func (p Plan) AllPods() netip.Prefix {
+	return netip.PrefixFrom(p.Pods(0).Addr(), 22)
+}
+
 // claimed are the ranges network n takes from this machine's routing.
 func (p Plan) claimed() []netip.Prefix {
-	pods := netip.PrefixFrom(p.Pods(0).Addr(), 22) // MaxNodes ranges of /24
-	return []netip.Prefix{p.Gateway().Masked(), pods}
+	return []netip.Prefix{p.Gateway().Masked(), p.AllPods()}
 }
 
 // Network is a bridge on this machine and the nodes attached to it.
@@ -85,7 +89,6 @@ type Network struct {
 
 	mu    sync.Mutex
 	nodes []*Attachment
-	slots [MaxNodes]bool
 }
 
 // Attachment is a node's place on the network.
@@ -99,8 +102,6 @@ type Attachment struct {
 	// NetworkPods holds the pod ranges of every node on the network (what
 	// kube-proxy counts as the cluster's).
 	NetworkPods netip.Prefix
-	// Gateway is this machine's address on the network.
-	Gateway netip.Addr
 
 	slot    int
 	hostEnd string
@@ -155,10 +156,7 @@ func (nw *Network) ExposeLoopback(port int) (*Forwarder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("exposing 127.0.0.1:%d at %s: %w", port, gateway, err)
 	}
-	local := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	return StartForwarder(l, func(ctx context.Context) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "tcp", local)
-	}), nil
+	return ForwardToMachine(l, net.JoinHostPort("127.0.0.1", strconv.Itoa(port))), nil
 }
 
 // setUpBridge marks the new bridge as this process's, gives it its
@@ -205,19 +203,28 @@ func reclaimStale(name string) {
 func (nw *Network) Attach(nsFD int, node string) (*Attachment, error) {
 	nw.mu.Lock()
 	defer nw.mu.Unlock()
-	slot := slices.Index(nw.slots[:], false)
+	slot := nw.freeSlot()
 	if slot < 0 {
 		return nil, fmt.Errorf("network %s joins at most %d real nodes", nw.Bridge, MaxNodes)
 	}
-	a := &Attachment{Node: node, Address: nw.plan.Node(slot).Addr(), Pods: nw.plan.Pods(slot), NetworkPods: nw.plan.claimed()[1],
-		Gateway: nw.plan.Gateway().Addr(), slot: slot, hostEnd: fmt.Sprintf("skh%dn%d", nw.plan.Network, slot)}
+	a := &Attachment{Node: node, Address: nw.plan.Node(slot).Addr(), Pods: nw.plan.Pods(slot), NetworkPods: nw.plan.AllPods(),
+		slot: slot, hostEnd: fmt.Sprintf("skh%dn%d", nw.plan.Network, slot)}
 	if err := nw.connect(nsFD, a); err != nil {
 		nw.disconnect(a)
 		return nil, fmt.Errorf("joining %s to the network %s: %w", node, nw.Bridge, err)
 	}
-	nw.slots[slot] = true
 	nw.nodes = append(nw.nodes, a)
 	return a, nil
+}
+
+// freeSlot is the lowest slot no attached node has, or -1.
+func (nw *Network) freeSlot() int {
+	for slot := range MaxNodes {
+		if !slices.ContainsFunc(nw.nodes, func(a *Attachment) bool { return a.slot == slot }) {
+			return slot
+		}
+	}
+	return -1
 }
 
 // connect makes a's veth pair, address and routes.
@@ -270,13 +277,7 @@ func (nw *Network) Detach(a *Attachment) {
 	nw.mu.Lock()
 	defer nw.mu.Unlock()
 	nw.disconnect(a)
-	for i, n := range nw.nodes {
-		if n == a {
-			nw.nodes = append(nw.nodes[:i], nw.nodes[i+1:]...)
-			nw.slots[a.slot] = false
-			break
-		}
-	}
+	nw.nodes = slices.DeleteFunc(nw.nodes, func(n *Attachment) bool { return n == a })
 }
 
 // disconnect undoes what connect did, as far as it got.

@@ -2,6 +2,7 @@ package nodenet
 
 import (
 	"net/netip"
+	"slices"
 	"testing"
 )
 
@@ -14,7 +15,9 @@ func TestPlansNeverShareAnAddressOrRange(t *testing.T) {
 	var pods []netip.Prefix
 	for n := range MaxNetworks {
 		p := Plan{Network: n}
-		claimed := p.claimed()
+		if !slices.Contains(p.claimed(), p.AllPods()) {
+			t.Errorf("network %d claims %v, not its pod ranges %s", n, p.claimed(), p.AllPods())
+		}
 		for i := range MaxNodes {
 			node := p.Node(i)
 			if !p.Gateway().Masked().Contains(node.Addr()) {
@@ -24,8 +27,8 @@ func TestPlansNeverShareAnAddressOrRange(t *testing.T) {
 				t.Errorf("network %d node %d: %s is also %s's", n, i, node.Addr(), other)
 			}
 			addrs[node.Addr()] = "a node"
-			if !claimed[1].Contains(p.Pods(i).Addr()) || p.Pods(i).Bits() < claimed[1].Bits() {
-				t.Errorf("network %d node %d: pods %s outside the claimed %s", n, i, p.Pods(i), claimed[1])
+			if !p.AllPods().Contains(p.Pods(i).Addr()) || p.Pods(i).Bits() < p.AllPods().Bits() {
+				t.Errorf("network %d node %d: pods %s outside the claimed %s", n, i, p.Pods(i), p.AllPods())
 			}
 			for _, q := range pods {
 				if q.Overlaps(p.Pods(i)) {
