@@ -79,7 +79,7 @@ spec:
 		if err := c.Create(context.Background(), sk); err != nil {
 			t.Fatal(err)
 		}
-		done := waitComplete(t, c, sk.Name, 4)
+		done := waitComplete(t, sk.Name)
 		if done.Status.CompleteNodes != "4/4" {
 			t.Errorf("complete nodes %q, want 4/4", done.Status.CompleteNodes)
 		}
@@ -212,9 +212,10 @@ func fleetSkyhook(name, image, hostDir string) *skyhookv1.Skyhook {
 	}
 }
 
-// waitComplete waits until the Skyhook is complete on nodes nodes.
-func waitComplete(t testing.TB, c client.Client, name string, nodes int) *skyhookv1.Skyhook {
+// waitComplete waits until the Skyhook is complete at its generation.
+func waitComplete(t testing.TB, name string) *skyhookv1.Skyhook {
 	t.Helper()
+	c := testenv.Client(t, env)
 	sk := &skyhookv1.Skyhook{}
 	testenv.Eventually(t, "Skyhook "+name+" complete", 5*time.Minute, func() bool {
 		if err := c.Get(context.Background(), client.ObjectKey{Name: name}, sk); err != nil {

@@ -75,7 +75,7 @@ func TestLeaderLossAndHelmUpgradeMidRollout(t *testing.T) {
 		}
 	}
 
-	waitComplete(t, c, name, 4)
+	waitComplete(t, name)
 	checkRanOnce(t, podsPerNode(), hostDir)
 
 	helmRollback(t, 1)

@@ -17,7 +17,6 @@ import (
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodenet"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
@@ -156,35 +155,6 @@ func TestRealNodesShareANetwork(t *testing.T) {
 	if left, err := nodenet.Bridges(); err != nil || len(left) > 0 {
 		t.Errorf("bridges left after Stop: %v, %v", left, err)
 	}
-}
-
-// pushedPause is the pause image pushed to a registry of the test's own.
-type pushedPause struct{ ref, registry string }
-
-// pushPause builds the pause image (busybox, its applets runnable as
-// /bin/busybox APPLET) and pushes it to a registry that lives as long as
-// the test.
-func pushPause(t *testing.T) pushedPause {
-	t.Helper()
-	ctx := context.Background()
-	busybox, err := nodeimages.Busybox(ctx, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pause, err := nodeimages.Pause(busybox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := nodeimages.StartRegistry(nodeimages.RegistryOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { reg.Close() })
-	ref, err := reg.Push(ctx, "pause:test", pause)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pushedPause{ref: ref, registry: reg.Host()}
 }
 
 // runPod runs script in the pause image on the node, off the host

@@ -29,23 +29,7 @@ func TestRealNodeRunsPodsAndLeavesNothingBehind(t *testing.T) {
 		t.Skipf("no real node on this machine: %v", err)
 	}
 	ctx := context.Background()
-	busybox, err := nodeimages.Busybox(ctx, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pause, err := nodeimages.Pause(busybox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := nodeimages.StartRegistry(nodeimages.RegistryOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reg.Close()
-	pauseRef, err := reg.Push(ctx, "pause:test", pause)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pause := pushPause(t)
 	c, err := cluster.Start(ctx, cluster.Options{Nodes: []simnode.Node{{Name: "simulated"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +40,7 @@ func TestRealNodeRunsPodsAndLeavesNothingBehind(t *testing.T) {
 			c.Stop()
 		}
 	}()
-	n, err := c.AddRealNode(ctx, kubeletnode.Options{Name: "metal", PauseImage: pauseRef, Registries: []string{reg.Host()}})
+	n, err := c.AddRealNode(ctx, kubeletnode.Options{Name: "metal", PauseImage: pause.ref, Registries: []string{pause.registry}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,12 +76,12 @@ func TestRealNodeRunsPodsAndLeavesNothingBehind(t *testing.T) {
 		privileged := true
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "writer", Namespace: "default"}, Spec: corev1.PodSpec{
 			NodeName: "metal", RestartPolicy: corev1.RestartPolicyNever, HostNetwork: true, HostPID: true,
-			InitContainers: []corev1.Container{{Name: "write", Image: pauseRef, Command: []string{"/bin/sh", "-c",
+			InitContainers: []corev1.Container{{Name: "write", Image: pause.ref, Command: []string{"/bin/sh", "-c",
 				"echo written-by-a-real-container > /host" + hostDir + "/proof && echo hello from the real node"},
 				SecurityContext: &corev1.SecurityContext{Privileged: &privileged},
 				VolumeMounts:    []corev1.VolumeMount{{Name: "host", MountPath: "/host"}}}},
 			// Still running at Stop, which must end it.
-			Containers: []corev1.Container{{Name: "linger", Image: pauseRef, Command: []string{"/bin/sh", "-c", "exec " + marker}}},
+			Containers: []corev1.Container{{Name: "linger", Image: pause.ref, Command: []string{"/bin/sh", "-c", "exec " + marker}}},
 			Volumes:    []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}},
 		}}
 		if _, err := c.Clientset.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
@@ -133,4 +117,33 @@ func TestRealNodeRunsPodsAndLeavesNothingBehind(t *testing.T) {
 	if strings.Contains(string(mounts), c.Dir) {
 		t.Errorf("still mounted under %s after Stop", c.Dir)
 	}
+}
+
+// pushedPause is the pause image pushed to a registry of the test's own.
+type pushedPause struct{ ref, registry string }
+
+// pushPause builds the pause image (busybox, its applets runnable as
+// /bin/busybox APPLET) and pushes it to a registry that lives as long as
+// the test.
+func pushPause(t *testing.T) pushedPause {
+	t.Helper()
+	ctx := context.Background()
+	busybox, err := nodeimages.Busybox(ctx, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pause, err := nodeimages.Pause(busybox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := nodeimages.StartRegistry(nodeimages.RegistryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reg.Close() })
+	ref, err := reg.Push(ctx, "pause:test", pause)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pushedPause{ref: ref, registry: reg.Host()}
 }
