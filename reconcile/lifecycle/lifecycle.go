@@ -82,7 +82,7 @@ func Next(declared *skyhookv1.Package, recorded []skyhookv1.PackageStatus, confi
 	run := func(stage skyhookv1.Stage) Step {
 		return Step{Action: Run, Stage: stage, Version: declared.Version, Image: declared.Image}
 	}
-	if current != nil && (current.Stage == skyhookv1.StageUninstall || current.Stage == skyhookv1.StageUninstallInterrupt) {
+	if current != nil && IsUninstall(current.Stage) {
 		return uninstallStep(declared, current, run)
 	}
 	if declared.Uninstalling() {
