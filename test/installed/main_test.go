@@ -96,16 +96,24 @@ func run(m *testing.M) int {
 					return err
 				}
 			}
-			if _, err := c.Clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
-				return err
-			}
-			_, err := c.Clientset.CoreV1().Secrets(namespace).Create(ctx, &corev1.Secret{
-				ObjectMeta: metav1.ObjectMeta{Name: pullSecret, Namespace: namespace},
-				Type:       corev1.SecretTypeDockerConfigJson,
-				Data:       map[string][]byte{corev1.DockerConfigJsonKey: nodeimages.DockerConfigJSON(reg.Host(), registryUser, registryPassword)},
-			}, metav1.CreateOptions{})
-			return err
+			return makeNamespace(ctx, c)
 		})
+}
+
+// makeNamespace makes the operator's namespace, labelled for privileged
+// pods as docs/install.md says, with the registry's pull secret: before an
+// install, as an admin would (a kustomize uninstall deletes it).
+func makeNamespace(ctx context.Context, c *cluster.Cluster) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace, Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}}
+	if _, err := c.Clientset.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	_, err := c.Clientset.CoreV1().Secrets(namespace).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: pullSecret, Namespace: namespace},
+		Type:       corev1.SecretTypeDockerConfigJson,
+		Data:       map[string][]byte{corev1.DockerConfigJsonKey: nodeimages.DockerConfigJSON(reg.Host(), registryUser, registryPassword)},
+	}, metav1.CreateOptions{})
+	return err
 }
 
 // needRealNodes skips a test on a machine that cannot run real nodes.
