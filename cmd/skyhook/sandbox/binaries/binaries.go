@@ -228,6 +228,9 @@ func (r recipe) fingerprint() string {
 	if len(r.placeholders) > 0 { // only then, so older entries keep their keys
 		s = fmt.Appendf(s, " %v", r.placeholders)
 	}
+	if r.tags != "" { // likewise
+		s = fmt.Appendf(s, " tags %s", r.tags)
+	}
 	sum := sha256.Sum256(s)
 	return hex.EncodeToString(sum[:4])
 }

@@ -27,6 +27,8 @@ type recipe struct {
 	// packages are the main packages to build.
 	packages []string
 	ldflags  string
+	// tags are go build's -tags, comma-separated.
+	tags string
 	// files copies files of the module (path inside it) into the output
 	// directory (name there).
 	files map[string]string
@@ -119,6 +121,9 @@ func (r recipe) build(ctx context.Context, out string, log io.Writer) error {
 	args := []string{"build", "-mod=mod", "-trimpath", "-o", out + string(filepath.Separator)}
 	if r.ldflags != "" {
 		args = append(args, "-ldflags", r.ldflags)
+	}
+	if r.tags != "" {
+		args = append(args, "-tags", r.tags)
 	}
 	args = append(args, r.packages...)
 	if _, err := goCmd(ctx, work, log, args...); err != nil {

@@ -104,3 +104,19 @@ func TestWrapperModuleReplacesWithADirectory(t *testing.T) {
 		t.Fatalf("go.mod:\n%s", data)
 	}
 }
+
+// Prometheus's module versions name its 3.x releases: v0.316.0 is 3.16.0,
+// which the binary is stamped with; what does not follow that scheme is
+// left as it is.
+func TestPrometheusReleaseOfModuleVersion(t *testing.T) {
+	for module, release := range map[string]string{
+		"v0.316.0": "3.16.0", "v0.300.1": "3.0.1", "v0.305.12": "3.5.12", "v0.55.0": "v0.55.0", "v1.2.3": "v1.2.3",
+	} {
+		if got := releaseOf(module); got != release {
+			t.Errorf("releaseOf(%s) = %s, want %s", module, got, release)
+		}
+	}
+	if r := prometheusRecipe(PrometheusVersion); !strings.Contains(r.ldflags, "version.Version=3.16.0") || r.tags == "" {
+		t.Errorf("the recipe stamps %q with tags %q", r.ldflags, r.tags)
+	}
+}
