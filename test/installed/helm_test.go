@@ -65,13 +65,14 @@ func values(b build) map[string]any {
 	}
 }
 
-// helmInstall is `helm install skyhook-operator -n skyhook-system --wait`.
-func helmInstall(t testing.TB, b build) {
+// helmInstall is `helm install skyhook-operator -n skyhook-system --wait`
+// with the values.
+func helmInstall(t testing.TB, vals map[string]any) {
 	t.Helper()
 	install := action.NewInstall(helmActions(t))
 	install.ReleaseName, install.Namespace = releaseName, namespace
 	install.Wait, install.Timeout = true, helmTimeout
-	if _, err := install.Run(operatorChart(t), values(b)); err != nil {
+	if _, err := install.Run(operatorChart(t), vals); err != nil {
 		t.Fatalf("helm install: %v\n%s", err, describeNamespace())
 	}
 }

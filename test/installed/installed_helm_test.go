@@ -31,7 +31,7 @@ func TestHelmInstallRollOutUninstall(t *testing.T) {
 	needRealNodes(t)
 	b := buildImages(t, "test-1")
 	started := time.Now()
-	helmInstall(t, b)
+	helmInstall(t, values(b))
 	t.Logf("helm install --wait: %s", time.Since(started).Round(time.Second))
 
 	checkOperatorOnRealNodes(t)

@@ -38,7 +38,7 @@ func TestLeaderLossAndHelmUpgradeMidRollout(t *testing.T) {
 	hostDir := t.TempDir()
 	const name = "upgraded"
 	t.Cleanup(func() { _ = os.RemoveAll(filepath.Join("/var/lib/skyhook", name)) })
-	helmInstall(t, first)
+	helmInstall(t, values(first))
 	t.Cleanup(func() { helmUninstall(t) })
 	ctx := context.Background()
 	c := testenv.Client(t, env)
