@@ -96,9 +96,9 @@ verify-generated:
 verify-fmt:
 	@unformatted="$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$(git ls-files '*.go'))"; if [ -n "$$unformatted" ]; then echo "not gofmt-ed: $$unformatted"; exit 1; fi
 
-## prepare: build the control-plane binaries, the real node's kubelet and Flux's source-controller, kustomize-controller and flux CLI into the cache.
+## prepare: build the control-plane binaries, the real nodes' kubelet and kube-proxy, Prometheus and promtool, and Flux's source-controller, kustomize-controller and flux CLI into the cache.
 prepare: build
-	bin/skyhook sandbox prepare --flux --real-node
+	bin/skyhook sandbox prepare --flux --real-node --prometheus
 
 ## real-node-deps: containerd, runc and the CNI plugins from Debian's packages, when missing, for the real node (test/realnode, `sandbox up --real-node`). Without root or apt-get it installs nothing and the real-node tests skip, saying why.
 REAL_NODE_PACKAGES = containerd runc containernetworking-plugins

@@ -71,7 +71,7 @@ also a real node (containerd and a kubelet on this machine).`,
 			return sandbox.Status(cmd.Context(), opts)
 		},
 	}
-	var flux, realNode bool
+	var flux, realNode, prometheus bool
 	prepare := &cobra.Command{
 		Use:   "prepare",
 		Short: "Build the control-plane binaries into the cache without starting anything",
@@ -90,7 +90,18 @@ also a real node (containerd and a kubelet on this machine).`,
 				if err != nil {
 					return err
 				}
-				cmd.Printf("The real node's kubelet %s is in the cache:\n  %s\n", binaries.KubeletVersion, kubelet)
+				proxy, err := binaries.EnsureKubeProxy(cmd.Context(), binaries.Options{Log: cmd.OutOrStdout()})
+				if err != nil {
+					return err
+				}
+				cmd.Printf("The real node's kubelet and kube-proxy %s are in the cache:\n  %s\n  %s\n", binaries.KubeletVersion, kubelet, proxy)
+			}
+			if prometheus {
+				prom, err := binaries.EnsurePrometheus(cmd.Context(), binaries.Options{Log: cmd.OutOrStdout()})
+				if err != nil {
+					return err
+				}
+				cmd.Printf("Prometheus %s and promtool are in the cache:\n  %s\n  %s\n", prom.Version, prom.Server, prom.Promtool)
 			}
 			if !flux {
 				return nil
@@ -99,7 +110,8 @@ also a real node (containerd and a kubelet on this machine).`,
 		},
 	}
 	prepare.Flags().BoolVar(&flux, "flux", false, "also build Flux's source-controller, kustomize-controller and flux CLI (for the GitOps end-to-end tests)")
-	prepare.Flags().BoolVar(&realNode, "real-node", false, "also build the kubelet of the real node (test/realnode, sandbox up --real-node)")
+	prepare.Flags().BoolVar(&realNode, "real-node", false, "also build the kubelet and kube-proxy of the real nodes (test/realnode, test/installed, sandbox up --real-node)")
+	prepare.Flags().BoolVar(&prometheus, "prometheus", false, "also build Prometheus and promtool (the alert rules' unit tests, test/installed)")
 	cmd.AddCommand(up, serve, down, status, prepare)
 	refuseDryRun(up, serve, down, prepare)
 	return cmd
