@@ -12,7 +12,7 @@ import (
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/binaries"
 	"github.com/skyhook-go/skyhook/config/helm"
-	"github.com/skyhook-go/skyhook/test/promtest"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/monitoring"
 )
 
 // The chart's alert rules pass `promtool check rules` and the unit tests
@@ -24,7 +24,7 @@ func TestAlertRulesPassPromtool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules, err := promtest.RuleFile(render(t, helm.Default, map[string]any{"prometheusRule": map[string]any{"enabled": true}}))
+	rules, err := monitoring.RuleFile(render(t, helm.Default, map[string]any{"prometheusRule": map[string]any{"enabled": true}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestAlertRulesPassPromtool(t *testing.T) {
 		}
 	}
 
-	alerts, err := promtest.AlertNames(rules)
+	alerts, err := monitoring.AlertNames(rules)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/monitoring"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/config/grafana"
 	"github.com/skyhook-go/skyhook/config/helm"
@@ -44,19 +45,19 @@ func TestPrometheusScrapesTheOperatorForItsDashboards(t *testing.T) {
 
 	// What the Prometheus Operator would make of the chart's ServiceMonitor
 	// and PrometheusRule (not installed: no Prometheus Operator here).
-	monitoring := maps.Clone(vals)
-	monitoring["serviceMonitor"] = map[string]any{"enabled": true}
-	monitoring["prometheusRule"] = map[string]any{"enabled": true}
+	withMonitoring := maps.Clone(vals)
+	withMonitoring["serviceMonitor"] = map[string]any{"enabled": true}
+	withMonitoring["prometheusRule"] = map[string]any{"enabled": true}
 	ch := operatorChart(t)
-	rendered, err := helm.Render(ch, helm.Release{Name: releaseName, Namespace: namespace}, monitoring)
+	rendered, err := helm.Render(ch, helm.Release{Name: releaseName, Namespace: namespace}, withMonitoring)
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs, err := promtest.ScrapeJobs(rendered, scrapeInterval)
+	jobs, err := monitoring.ScrapeJobs(rendered, scrapeInterval)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules, err := promtest.RuleFile(rendered)
+	rules, err := monitoring.RuleFile(rendered)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func scrapeHealth(ctx context.Context, prom *promtest.Client, metricsService str
 		switch {
 		case job == metricsService && target.Health == promv1.HealthGood:
 			up++
-		case job == withoutToken && target.Health == promv1.HealthBad &&
+		case job == monitoring.WithoutTokenJob && target.Health == promv1.HealthBad &&
 			(strings.Contains(target.LastError, "401") || strings.Contains(target.LastError, "403")):
 			refused++
 		}

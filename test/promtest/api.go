@@ -1,3 +1,5 @@
+// Package promtest asks a Prometheus server what it scraped and what a
+// dashboard's queries return, for the tests.
 package promtest
 
 import (

@@ -1,4 +1,4 @@
-package promtest
+package monitoring
 
 import (
 	"fmt"

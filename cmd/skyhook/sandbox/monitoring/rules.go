@@ -1,9 +1,10 @@
-// Package promtest runs the chart's monitoring objects on a real
-// Prometheus: the PrometheusRule as a rule file, the ServiceMonitor as the
-// scrape job the Prometheus Operator makes of it, and a client of
-// Prometheus's HTTP API for the tests to ask what it scraped and what the
-// dashboards' queries return.
-package promtest
+// Package monitoring runs a real Prometheus in the cluster on the chart's
+// own monitoring objects, where no Prometheus Operator is: the
+// PrometheusRule as a rule file, the ServiceMonitor as the scrape job the
+// Prometheus Operator makes of it, and Prometheus as a pod with a
+// ServiceAccount of its own. The sandbox (--real-nodes) and test/installed
+// run it.
+package monitoring
 
 import (
 	"fmt"
