@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/binaries"
-	"github.com/skyhook-go/skyhook/config/helm"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/monitoring"
+	"github.com/skyhook-go/skyhook/config/helm"
 )
 
 // The chart's alert rules pass `promtool check rules` and the unit tests
