@@ -18,7 +18,9 @@ func newSandboxCommand() *cobra.Command {
 kube-controller-manager and kube-scheduler, built once from the Go module proxy
 and cached) with
 nodes simulated by KWOK and the Skyhook CRDs installed; with up --real-node,
-also a real node (containerd and a kubelet on this machine).`,
+also a real node (containerd and a kubelet on this machine); with up
+--real-nodes N, N real nodes on a network with the operator installed on
+them by its Helm chart, and Prometheus scraping it.`,
 	}
 	cmd.PersistentFlags().StringVar(&opts.StateDir, "state-dir", opts.StateDir, "directory for the kubeconfig, logs and cluster data")
 
@@ -35,6 +37,7 @@ also a real node (containerd and a kubelet on this machine).`,
 	up.Flags().BoolVar(&opts.Demo, "demo", true, "roll out the demo Skyhook and show its progress")
 	up.Flags().BoolVar(&opts.Flux, "flux", false, "also run Flux's source-controller, a Git server and an OCI registry (docs/gitops.md)")
 	up.Flags().BoolVar(&opts.RealNode, "real-node", false, "also run a real node, containerd and a kubelet on this machine, and roll a real package onto it (root; make real-node-deps)")
+	up.Flags().IntVar(&opts.RealNodes, "real-nodes", 0, "also run this many real nodes (at most 4) on a network of their own, install the operator on them with its Helm chart, with Prometheus scraping it, and roll a real package onto them (root; make real-node-deps)")
 	up.Flags().StringVar(&opts.Namespace, "operator-namespace", sandbox.DefaultNamespace, "the operator's namespace: its stage pods, certificate Secret and policy ConfigMaps (NodeWright's end-to-end suite looks in skyhook, its v0.18+ installs use nodewright)")
 
 	serve := &cobra.Command{
@@ -51,6 +54,7 @@ also a real node (containerd and a kubelet on this machine).`,
 	serve.Flags().IntVar(&opts.Nodes, "nodes", opts.Nodes, "number of simulated nodes")
 	serve.Flags().BoolVar(&opts.Flux, "flux", false, "also run Flux's source-controller, a Git server and an OCI registry")
 	serve.Flags().BoolVar(&opts.RealNode, "real-node", false, "also run a real node (containerd and a kubelet) and a registry for its images")
+	serve.Flags().IntVar(&opts.RealNodes, "real-nodes", 0, "also run this many real nodes and the operator installed on them with its chart, and Prometheus")
 	serve.Flags().StringVar(&opts.Namespace, "operator-namespace", sandbox.DefaultNamespace, "the operator's namespace")
 
 	down := &cobra.Command{

@@ -11,31 +11,36 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/chartinstall"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
 	"github.com/skyhook-go/skyhook/config/helm"
 )
 
 // releaseName is the release, as docs/install.md names it.
-const releaseName = "skyhook-operator"
+const releaseName = chartinstall.ReleaseName
 
 // helmTimeout bounds an action's wait: image pulls, the operator's
 // start-up and its certificates.
 const helmTimeout = 3 * time.Minute
 
 // helmActions is Helm's SDK configured as `helm --kubeconfig K -n
-// skyhook-system` is, releases kept in Secrets (Helm's default).
+// skyhook-system` is, its progress in the test's log.
 func helmActions(t testing.TB) *action.Configuration {
 	t.Helper()
-	flags := genericclioptions.NewConfigFlags(false)
-	kubeconfig, ns := env.Kubeconfig, namespace
-	flags.KubeConfig, flags.Namespace = &kubeconfig, &ns
-	cfg := new(action.Configuration)
-	if err := cfg.Init(flags, namespace, "secret", func(format string, v ...any) { t.Logf("helm: "+format, v...) }); err != nil {
+	cfg, err := chartinstall.Actions(env.Kubeconfig, namespace, testLog{t})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// testLog writes to the test's log.
+type testLog struct{ t testing.TB }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
 
 // operatorChart is the chart as it ships.
@@ -69,10 +74,7 @@ func values(b build) map[string]any {
 // with the values.
 func helmInstall(t testing.TB, vals map[string]any) {
 	t.Helper()
-	install := action.NewInstall(helmActions(t))
-	install.ReleaseName, install.Namespace = releaseName, namespace
-	install.Wait, install.Timeout = true, helmTimeout
-	if _, err := install.Run(operatorChart(t), vals); err != nil {
+	if err := chartinstall.Install(helmActions(t), namespace, vals, helmTimeout); err != nil {
 		t.Fatalf("helm install: %v\n%s", err, describeNamespace())
 	}
 }

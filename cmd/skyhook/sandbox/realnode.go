@@ -149,8 +149,17 @@ echo "config-check: motd.txt matches the configMap" >> "$OUT/checks.log"`)},
 }
 
 // realDemo is the Skyhook of the real demo: its package from the registry
-// at host, on the real node only, writing under hostDir.
-func realDemo(host, hostDir string) *skyhookv1.Skyhook {
+// at host, on the real nodes only, writing under hostDir. Real nodes share
+// this machine's root, so with several each writes under a directory of
+// its name (the kubelet expands $(SKYHOOK_NODE_NAME), the stage pod's
+// variable).
+func realDemo(host, hostDir string, perNode bool) *skyhookv1.Skyhook {
+	dir := func(name string) string {
+		if perNode {
+			return filepath.Join(hostDir, name, "$(SKYHOOK_NODE_NAME)")
+		}
+		return filepath.Join(hostDir, name)
+	}
 	return &skyhookv1.Skyhook{
 		ObjectMeta: metav1.ObjectMeta{Name: realDemoSkyhook},
 		Spec: skyhookv1.SkyhookSpec{
@@ -159,11 +168,11 @@ func realDemo(host, hostDir string) *skyhookv1.Skyhook {
 				PackageRef: skyhookv1.PackageRef{Name: realDemoPackage, Version: realDemoVersion},
 				Image:      host + "/" + realDemoRepo,
 				Env: []corev1.EnvVar{
-					{Name: "OUT", Value: filepath.Join(hostDir, "out")},
+					{Name: "OUT", Value: dir("out")},
 					// The agent's records and step logs, kept out of
 					// /var/lib/skyhook and /var/log/skyhook.
-					{Name: "SKYHOOK_ROOT_DIR", Value: filepath.Join(hostDir, "agent-state")},
-					{Name: "SKYHOOK_LOG_DIR", Value: filepath.Join(hostDir, "agent-logs")},
+					{Name: "SKYHOOK_ROOT_DIR", Value: dir("agent-state")},
+					{Name: "SKYHOOK_LOG_DIR", Value: dir("agent-logs")},
 				},
 				ConfigMap: map[string]string{"motd.txt": "Welcome to real-node: this line came from the real-demo Skyhook's configMap.\n"},
 			}},
@@ -190,26 +199,40 @@ func runRealDemo(ctx context.Context, c client.Client, opts Options) error {
 		return fmt.Errorf("the supervisor did not say where the real node's registry is (%s)", opts.path(registryFile))
 	}
 	hostDir := opts.path(realNodeHostDir)
-	sk := realDemo(host, hostDir)
+	perNode := opts.RealNodes > 0
+	sk := realDemo(host, hostDir, perNode)
 	if err := c.Create(ctx, sk); client.IgnoreAlreadyExists(err) != nil {
 		return fmt.Errorf("applying the real demo Skyhook: %w", err)
 	}
-	fmt.Fprintf(opts.Out, "\nRolling out the Skyhook %q on the real node (%s from %s): containerd runs its stage pods, and its steps run on this machine, as root:\n",
-		sk.Name, packageLine(sk), host)
+	where := "on the real node"
+	if perNode {
+		where = "on the real nodes"
+	}
+	fmt.Fprintf(opts.Out, "\nRolling out the Skyhook %q %s (%s from %s): containerd runs its stage pods, and its steps run on this machine, as root:\n",
+		sk.Name, where, packageLine(sk), host)
 	if err := watchRollout(ctx, c, opts.Out, sk); err != nil {
 		return err
 	}
-	node := &corev1.Node{}
-	if err := c.Get(ctx, client.ObjectKey{Name: RealNodeName}, node); err != nil {
-		return err
+	nodes := []string{RealNodeName}
+	if perNode {
+		nodes = realNodeNames(opts.RealNodes)
 	}
-	out := filepath.Join(hostDir, "out")
-	fmt.Fprintf(opts.Out, "\nThe kubelet %s of node %s ran %s %s; its steps wrote on this machine:\n",
-		node.Status.NodeInfo.KubeletVersion, RealNodeName, realDemoPackage, realDemoVersion)
-	if err := printHostFiles(opts.Out, out); err != nil {
-		return err
+	for _, name := range nodes {
+		node := &corev1.Node{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+			return err
+		}
+		out, logs := filepath.Join(hostDir, "out"), filepath.Join(hostDir, "agent-logs")
+		if perNode {
+			out, logs = filepath.Join(out, name), filepath.Join(logs, name)
+		}
+		fmt.Fprintf(opts.Out, "\nThe kubelet %s of node %s ran %s %s; its steps wrote on this machine:\n",
+			node.Status.NodeInfo.KubeletVersion, name, realDemoPackage, realDemoVersion)
+		if err := printHostFiles(opts.Out, out); err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.Out, "Step logs: %s\n", logs)
 	}
-	fmt.Fprintf(opts.Out, "Step logs: %s\n", filepath.Join(hostDir, "agent-logs"))
 	return nil
 }
 

@@ -32,8 +32,10 @@ import (
 	"github.com/skyhook-go/skyhook/api/scheme"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/chartinstall"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodenet"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/config"
@@ -61,6 +63,11 @@ type Options struct {
 	// machine, and a registry for its images; the demo then also rolls a
 	// real package onto it (see realnode.go). It needs root and containerd.
 	RealNode bool
+	// RealNodes, when more than 0, runs that many real nodes on a network
+	// of their own (at most nodenet.MaxNodes) and the operator installed
+	// on them with the chart, with Prometheus, instead of in the
+	// supervisor (see realnodes.go). It needs root and containerd.
+	RealNodes int
 	// Namespace is the operator's: its Secret, policy ConfigMaps and stage
 	// pods (DefaultNamespace when empty). NodeWright's end-to-end suite
 	// looks in skyhook, its v0.18+ installs use nodewright.
@@ -101,6 +108,12 @@ func (o *Options) complete() error {
 	if o.Nodes < 0 {
 		return fmt.Errorf("--nodes: must be 0 or more, got %d", o.Nodes)
 	}
+	if o.RealNodes < 0 || o.RealNodes > nodenet.MaxNodes {
+		return fmt.Errorf("--real-nodes: must be 0 to %d (the nodes of one network), got %d", nodenet.MaxNodes, o.RealNodes)
+	}
+	if o.RealNodes > 0 && o.RealNode {
+		return errors.New("--real-node and --real-nodes: choose one (--real-nodes 1 is one real node with the operator installed on it)")
+	}
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
@@ -118,13 +131,8 @@ func Up(ctx context.Context, opts Options) error {
 	if err := opts.complete(); err != nil {
 		return err
 	}
-	if opts.RealNode {
-		if err := kubeletnode.Supported(); err != nil {
-			return fmt.Errorf("--real-node: %w", err)
-		}
-		if err := kubeletnode.CheckDir(opts.path(clusterDir), RealNodeName); err != nil {
-			return fmt.Errorf("--real-node: %w (--state-dir)", err)
-		}
+	if err := checkRealNodes(opts); err != nil {
+		return err
 	}
 	// Build the binaries here, in the foreground, so the person sees the
 	// one-time build instead of a silent wait.
@@ -139,6 +147,11 @@ func Up(ctx context.Context, opts Options) error {
 	}
 	if opts.RealNode {
 		if err := prepareRealNode(ctx, opts); err != nil {
+			return err
+		}
+	}
+	if opts.RealNodes > 0 {
+		if err := prepareRealNodes(ctx, opts); err != nil {
 			return err
 		}
 	}
@@ -166,7 +179,7 @@ func Up(ctx context.Context, opts Options) error {
 	}
 	defer log.Close()
 	cmd := exec.Command(self, "sandbox", "serve", "--state-dir", opts.StateDir, "--nodes", strconv.Itoa(opts.Nodes),
-		"--flux="+strconv.FormatBool(opts.Flux), "--real-node="+strconv.FormatBool(opts.RealNode), "--operator-namespace="+opts.namespace())
+		"--flux="+strconv.FormatBool(opts.Flux), "--real-node="+strconv.FormatBool(opts.RealNode), "--real-nodes="+strconv.Itoa(opts.RealNodes), "--operator-namespace="+opts.namespace())
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -177,11 +190,15 @@ func Up(ctx context.Context, opts Options) error {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	realNode := ""
-	if opts.RealNode {
+	realNode, operatorHow := "", "the operator"
+	switch {
+	case opts.RealNode:
 		realNode = ", a real node (containerd and a kubelet)"
+	case opts.RealNodes > 0:
+		realNode = fmt.Sprintf(", %d real nodes on a network (containerd, a kubelet and kube-proxy each)", opts.RealNodes)
+		operatorHow = "the operator installed on them with its Helm chart, and Prometheus"
 	}
-	fmt.Fprintf(opts.Out, "Starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, KWOK with %d simulated nodes%s, and the operator (log: %s)\n", opts.Nodes, realNode, opts.path(logFile))
+	fmt.Fprintf(opts.Out, "Starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, KWOK with %d simulated nodes%s, and %s (log: %s)\n", opts.Nodes, realNode, operatorHow, opts.path(logFile))
 	if err := waitReady(ctx, opts, exited); err != nil {
 		return err
 	}
@@ -230,6 +247,9 @@ func Serve(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if opts.RealNodes > 0 {
+		crds = nil // the chart installs them, as a release of its own
+	}
 	var sc *binaries.Controller
 	if opts.Flux {
 		if sc, err = binaries.EnsureSourceController(ctx, binaries.Options{Log: opts.Out}); err != nil {
@@ -249,14 +269,15 @@ func Serve(ctx context.Context, opts Options) error {
 		Log:   opts.Out,
 		// A user's own workloads (to see drains wait for them) need
 		// placing; stage pods name their node.
-		Scheduler: true,
+		Scheduler:       true,
+		RealNodeNetwork: opts.RealNodes > 0,
 	})
 	if err != nil {
 		return err
 	}
 	defer func() {
 		c.Stop() // the real node too: its pods, their shims and mounts
-		if opts.RealNode {
+		if opts.RealNode || opts.RealNodes > 0 {
 			removeRealDemoCopies()
 			_ = os.Remove(opts.path(registryFile))
 		}
@@ -274,32 +295,11 @@ func Serve(ctx context.Context, opts Options) error {
 		}
 		defer stop()
 	}
-	metricsAddr, err := loopbackAddress()
+	operatorDone, stopOperator, err := startOperator(ctx, c, opts)
 	if err != nil {
 		return err
 	}
-	operatorOpts := operator.Options{Namespace: opts.namespace(), CertDir: opts.path("webhook-certs"), MetricsAddr: metricsAddr}
-	if opts.RealNode {
-		images, stop, err := startRealNode(ctx, c, opts)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		// The simulated nodes run nothing, so the images matter only to
-		// the real node, which pulls them from the registry.
-		operatorOpts.AgentImage, operatorOpts.PauseImage = images.agent, images.pause
-	}
-	fmt.Fprintln(opts.Out, "starting the operator (admission webhooks)")
-	if err := operator.EnsureNamespace(ctx, c.Config, opts.namespace()); err != nil {
-		return err
-	}
-	operatorDone, err := operator.StartLocal(ctx, c.Config, operatorOpts)
-	if err != nil {
-		return fmt.Errorf("starting the operator: %w", err)
-	}
-	if err := os.WriteFile(opts.path(metricsFile), []byte("http://"+metricsAddr+"/metrics\n"), 0o644); err != nil {
-		return err
-	}
+	defer stopOperator()
 	kubeconfig, err := os.ReadFile(c.Kubeconfig)
 	if err != nil {
 		return err
@@ -312,6 +312,8 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	if opts.RealNode {
 		fmt.Fprintf(opts.Out, "sandbox up: %s, %d simulated nodes and the real node %s\n", c.Config.Host, opts.Nodes, RealNodeName)
+	} else if opts.RealNodes > 0 {
+		fmt.Fprintf(opts.Out, "sandbox up: %s, %d simulated nodes and the real nodes %v\n", c.Config.Host, opts.Nodes, realNodeNames(opts.RealNodes))
 	} else {
 		fmt.Fprintf(opts.Out, "sandbox up: %s, %d nodes\n", c.Config.Host, opts.Nodes)
 	}
@@ -325,6 +327,71 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	_ = os.Remove(opts.path(readyFile))
 	return err
+}
+
+// startOperator runs the operator: installed with the chart on the real
+// nodes (--real-nodes), else in the supervisor, its metrics on loopback
+// (with --real-node, its stage pods' images from the real node's
+// registry). done says when an operator in the supervisor stops (never
+// for an installed one, whose pods the kubelets restart); stop ends what
+// it started beside the cluster.
+func startOperator(ctx context.Context, c *cluster.Cluster, opts Options) (done <-chan error, stop func(), err error) {
+	if opts.RealNodes > 0 {
+		stop, err := startRealNodes(ctx, c, opts)
+		return nil, stop, err
+	}
+	metricsAddr, err := loopbackAddress()
+	if err != nil {
+		return nil, nil, err
+	}
+	stop = func() {}
+	operatorOpts := operator.Options{Namespace: opts.namespace(), CertDir: opts.path("webhook-certs"), MetricsAddr: metricsAddr}
+	if opts.RealNode {
+		images, stopNode, err := startRealNode(ctx, c, opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		stop = stopNode
+		// The simulated nodes run nothing, so the images matter only to
+		// the real node, which pulls them from the registry.
+		operatorOpts.AgentImage, operatorOpts.PauseImage = images.agent, images.pause
+	}
+	fmt.Fprintln(opts.Out, "starting the operator (admission webhooks)")
+	if err := operator.EnsureNamespace(ctx, c.Config, opts.namespace()); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	done, err = operator.StartLocal(ctx, c.Config, operatorOpts)
+	if err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("starting the operator: %w", err)
+	}
+	if err := os.WriteFile(opts.path(metricsFile), []byte("http://"+metricsAddr+"/metrics\n"), 0o644); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return done, stop, nil
+}
+
+// checkRealNodes refuses, before anything starts, real nodes this machine
+// cannot run or whose leftovers the state directory holds.
+func checkRealNodes(opts Options) error {
+	names, flag := realNodeNames(opts.RealNodes), "--real-nodes"
+	if opts.RealNode {
+		names, flag = []string{RealNodeName}, "--real-node"
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	if err := kubeletnode.Supported(); err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	for _, name := range names {
+		if err := kubeletnode.CheckDir(opts.path(clusterDir), name); err != nil {
+			return fmt.Errorf("%s: %w (--state-dir)", flag, err)
+		}
+	}
+	return nil
 }
 
 // Down stops the supervisor and every process of the sandbox.
@@ -371,6 +438,7 @@ func cleanUp(opts Options) error {
 	_ = os.Remove(opts.path(readyFile))
 	_ = os.Remove(opts.path(metricsFile))
 	_ = os.Remove(opts.path(registryFile))
+	_ = os.Remove(opts.path(prometheusFile))
 	return err
 }
 
@@ -411,6 +479,9 @@ func Status(ctx context.Context, opts Options) error {
 	if url, err := os.ReadFile(opts.path(metricsFile)); err == nil {
 		fmt.Fprintf(opts.Out, "operator metrics         %s", url)
 	}
+	if url, err := os.ReadFile(opts.path(prometheusFile)); err == nil {
+		fmt.Fprintf(opts.Out, "prometheus               %s", url)
+	}
 	if host, ok := registryHost(opts); ok {
 		fmt.Fprintf(opts.Out, "real node registry       %s (plain HTTP)\n", host)
 	}
@@ -441,7 +512,7 @@ func demo(ctx context.Context, opts Options) error {
 	if err := runDemo(ctx, c, opts.Out); err != nil {
 		return err
 	}
-	if opts.RealNode {
+	if opts.RealNode || opts.RealNodes > 0 {
 		return runRealDemo(ctx, c, opts)
 	}
 	return nil
@@ -518,6 +589,17 @@ Stop:   skyhook sandbox down --state-dir %[3]s
 `, opts.path(kubeconfigFile), kubectl, opts.StateDir, opts.namespace())
 	if info, err := os.ReadFile(opts.path(fluxFile)); err == nil && opts.Flux {
 		fmt.Fprintf(opts.Out, "\nFlux (docs/gitops.md):\n%s", info)
+	}
+	if url, err := os.ReadFile(opts.path(prometheusFile)); err == nil {
+		fmt.Fprintf(opts.Out, `
+Real nodes %[1]v (label %[2]s=%[3]s): their pods run on this machine, and
+the steps of Skyhooks that select them run here as root (docs/sandbox.md).
+The operator runs on them, installed with its chart (release %[4]s):
+  %[5]s -n %[6]s get pods -o wide
+Prometheus scrapes it (the chart's ServiceMonitor and alerts); its API and
+UI, from this machine: %[7]s
+`, realNodeNames(opts.RealNodes), kubeletnode.Label, kubeletnode.LabelValue, chartinstall.ReleaseName, kubectl, opts.namespace(), strings.TrimSpace(string(url)))
+		return
 	}
 	if host, ok := registryHost(opts); ok {
 		fmt.Fprintf(opts.Out, `
