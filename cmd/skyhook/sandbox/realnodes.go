@@ -157,7 +157,6 @@ func installChart(ctx context.Context, c *cluster.Cluster, opts Options, imgs in
 	if _, err := c.Clientset.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	realNodes := map[string]string{kubeletnode.Label: kubeletnode.LabelValue}
 	values := map[string]any{
 		"controllerManager": map[string]any{
 			"selectors": map[string]any{kubeletnode.Label: kubeletnode.LabelValue}, // values are JSON types
@@ -179,12 +178,12 @@ func installChart(ctx context.Context, c *cluster.Cluster, opts Options, imgs in
 		return fmt.Errorf("helm install: %w", err)
 	}
 	fmt.Fprintf(opts.Out, "helm install --wait: %s\n", time.Since(started).Round(time.Second))
-	return startPrometheus(ctx, c, opts, values, imgs.prometheus, realNodes)
+	return startPrometheus(ctx, c, opts, values, imgs.prometheus)
 }
 
-// startPrometheus runs Prometheus on the scrape job of the chart's
+// startPrometheus runs Prometheus, on a real node, on the scrape job of the chart's
 // ServiceMonitor and its alert rules, rendered with the install's values.
-func startPrometheus(ctx context.Context, c *cluster.Cluster, opts Options, values map[string]any, image string, placement map[string]string) error {
+func startPrometheus(ctx context.Context, c *cluster.Cluster, opts Options, values map[string]any, image string) error {
 	ch, err := helm.Load()
 	if err != nil {
 		return err
@@ -205,7 +204,7 @@ func startPrometheus(ctx context.Context, c *cluster.Cluster, opts Options, valu
 		return err
 	}
 	fmt.Fprintln(opts.Out, "starting Prometheus")
-	prom, err := monitoring.Deploy(ctx, c.Clientset, monitoring.Options{Image: image, NodeSelector: placement, Jobs: jobs, Rules: rules, Interval: "15s"}, 3*time.Minute)
+	prom, err := monitoring.Deploy(ctx, c.Clientset, monitoring.Options{Image: image, NodeSelector: map[string]string{kubeletnode.Label: kubeletnode.LabelValue}, Jobs: jobs, Rules: rules, Interval: "15s"}, 3*time.Minute)
 	if err != nil {
 		return fmt.Errorf("%w\n%s", err, monitoring.Log(ctx, c.Clientset))
 	}
