@@ -154,7 +154,7 @@ func run(m *testing.M) int {
 	// `length(version annotation) >= 6` checks take for absent).
 	operator.Version = operatorVersion
 	metricsURL = "http://" + metricsAddr + "/metrics"
-	return clustertest.Main(m, cluster.Options{CRDs: crds, Nodes: kindNodes()}, &env,
+	return clustertest.Main(m, cluster.Options{CRDs: crds, Nodes: kindNodes(), Scheduler: true}, &env,
 		func(ctx context.Context, c *cluster.Cluster) error {
 			c.SimulateHosts(ctx, time.Second) // reboots for interrupt pods that ask for one
 			if err := snapshotNodes(ctx, c); err != nil {

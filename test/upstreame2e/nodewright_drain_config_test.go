@@ -8,8 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/skyhook-go/skyhook/test/upstreame2e/chainsaw"
@@ -28,8 +26,8 @@ func TestNodeWrightDrainConfig(t *testing.T) {
 	s.step("disable-eviction-bypasses-pdb")
 	_, _ = s.cli("reset", "drain-config-disable-eviction", "--confirm") // upstream: || true
 	s.apply("disable-eviction.yaml")
-	// kubectl rollout status: the Deployment's pod, bound here as
-	// kube-scheduler binds it on upstream's cluster (see schedule).
+	// kubectl rollout status: the Deployment's pod, bound by
+	// kube-scheduler as on upstream's cluster.
 	original := s.scheduleSelected("app=drain-config-pdb", 60*time.Second)
 	s.waitPodReady(original, 30*time.Second)
 	s.waitPDBDisruptionsAllowed("drain-config-pdb", 0, 60*time.Second)
@@ -88,9 +86,8 @@ func drainBlockerInOperatorNamespace(t *testing.T, s *scenario) []chainsaw.Docum
 	return docs
 }
 
-// scheduleSelected plays kube-scheduler for the pods a controller makes
-// (a Deployment's): it binds those of the selector that have no node, as
-// schedule does, until one is bound, and returns its name.
+// scheduleSelected waits until kube-scheduler has bound a pod of the
+// selector that a controller made (a Deployment's), and returns its name.
 func (s *scenario) scheduleSelected(selector string, timeout time.Duration) string {
 	s.t.Helper()
 	var name string
@@ -100,22 +97,9 @@ func (s *scenario) scheduleSelected(selector string, timeout time.Duration) stri
 			return false, nil
 		}
 		for _, pod := range list.Items {
-			if pod.DeletionTimestamp != nil {
-				continue
-			}
-			if pod.Spec.NodeName != "" {
+			if pod.DeletionTimestamp == nil && pod.Spec.NodeName != "" {
 				name = pod.Name
 				return true, nil
-			}
-			obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&pod)
-			if err != nil {
-				return false, err
-			}
-			u := &unstructured.Unstructured{Object: obj}
-			u.SetAPIVersion("v1")
-			u.SetKind("Pod")
-			if err := s.schedule(ctx, u); err != nil {
-				s.t.Logf("scheduling %s: %v", pod.Name, err)
 			}
 		}
 		return false, nil

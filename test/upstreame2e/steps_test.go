@@ -20,14 +20,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
@@ -186,52 +183,31 @@ func (s *scenario) inNamespace(obj *unstructured.Unstructured) {
 	}
 }
 
-// schedule plays kube-scheduler, which upstream's kind cluster has and this
-// one does not (KWOK runs only pods bound to a node): a pod the scenario
-// creates without a node is bound to the first node by name that its
-// nodeSelector selects, that is not cordoned and whose NoSchedule and
-// NoExecute taints it tolerates.
-func (s *scenario) schedule(ctx context.Context, obj *unstructured.Unstructured) error {
+// scheduled waits, for a pod the scenario created without a node, until
+// kube-scheduler has bound it (as in upstream's kind cluster), so that the
+// scenario's next step sees it placed as chainsaw's would.
+func (s *scenario) scheduled(ctx context.Context, obj *unstructured.Unstructured) error {
 	if obj.GetAPIVersion() != "v1" || obj.GetKind() != "Pod" {
 		return nil
 	}
-	var pod corev1.Pod
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &pod); err != nil {
-		return err
-	}
-	if pod.Spec.NodeName != "" {
-		return nil
-	}
-	nodes, err := env.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(pod.Spec.NodeSelector).String()})
+	var pod *corev1.Pod
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		var err error
+		pod, err = env.Clientset.CoreV1().Pods(obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{})
+		return err == nil && pod.Spec.NodeName != "", nil
+	})
 	if err != nil {
-		return err
+		why := ""
+		if pod != nil {
+			for _, c := range pod.Status.Conditions {
+				if c.Type == corev1.PodScheduled {
+					why = ": " + c.Reason + " " + c.Message
+				}
+			}
+		}
+		return fmt.Errorf("pod %s/%s not scheduled within 30s%s", obj.GetNamespace(), obj.GetName(), why)
 	}
-	sort.Slice(nodes.Items, func(i, j int) bool { return nodes.Items[i].Name < nodes.Items[j].Name })
-	for _, node := range nodes.Items {
-		if node.Spec.Unschedulable || !tolerated(pod.Spec.Tolerations, node.Spec.Taints) {
-			continue
-		}
-		binding := &corev1.Binding{
-			ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
-			Target:     corev1.ObjectReference{Kind: "Node", Name: node.Name},
-		}
-		return env.Clientset.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{})
-	}
-	return fmt.Errorf("pod %s/%s: no node to schedule it on", pod.Namespace, pod.Name)
-}
-
-// tolerated reports whether the tolerations tolerate every taint that
-// keeps a pod from being scheduled.
-func tolerated(tolerations []corev1.Toleration, taints []corev1.Taint) bool {
-	for _, taint := range taints {
-		if taint.Effect == corev1.TaintEffectPreferNoSchedule {
-			continue
-		}
-		if !slices.ContainsFunc(tolerations, func(t corev1.Toleration) bool { return t.ToleratesTaint(klog.Background(), &taint, false) }) {
-			return false
-		}
-	}
-	return true
+	return nil
 }
 
 // waitPodReady is chainsaw's wait for a pod's Ready condition.
@@ -277,7 +253,7 @@ func (s *scenario) apply(file string) {
 					return err
 				}
 				s.created = append(s.created, obj)
-				return s.schedule(ctx, obj)
+				return s.scheduled(ctx, obj)
 			}
 			if err != nil {
 				return err
@@ -298,7 +274,7 @@ func (s *scenario) create(file string) {
 			s.t.Fatalf("create %s: %v", s.name(file), err)
 		}
 		s.created = append(s.created, obj)
-		if err := s.schedule(context.Background(), obj); err != nil {
+		if err := s.scheduled(context.Background(), obj); err != nil {
 			s.t.Fatalf("create %s: %v", s.name(file), err)
 		}
 	}
