@@ -15,7 +15,8 @@ GO ?= go
 STATE_DIR ?= .sandbox
 NODES ?= 10
 # SANDBOX_FLAGS=--flux also runs Flux's source-controller, a Git server and an OCI registry;
-# --real-node also runs a real node, containerd and a kubelet on this machine (root; make real-node-deps).
+# --real-node also runs a real node, containerd and a kubelet on this machine (root; make real-node-deps);
+# --real-nodes=N runs N real nodes on a network with the operator installed by its chart, and Prometheus.
 SANDBOX_FLAGS ?=
 TEST_FLAGS ?= -count=1
 # The whole suite; the first run also builds the control plane (several
