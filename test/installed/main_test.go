@@ -18,7 +18,6 @@ import (
 	"os"
 	"testing"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -26,7 +25,6 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
-	"github.com/skyhook-go/skyhook/config/images"
 	"github.com/skyhook-go/skyhook/test/clustertest"
 )
 
@@ -128,28 +126,13 @@ func needRealNodes(t testing.TB) {
 type build struct{ version, operator, agent string }
 
 // buildImages builds the operator and agent images of this tree for this
-// machine's platform, stamped with version (a build of its own: two
-// versions are two digests), as `make images` builds them, and pushes
-// them to reg.
+// machine's platform, stamped with version, as `make images` builds them,
+// and pushes them to reg.
 func buildImages(t testing.TB, version string) build {
 	t.Helper()
-	ctx := context.Background()
-	out := build{version: version}
-	for _, c := range images.Components {
-		idx, err := images.Build(ctx, c, images.BuildOptions{Version: version, Platforms: []v1.Platform{nodeimages.Platform()}})
-		if err != nil {
-			t.Fatalf("building the %s image: %v", c.Name, err)
-		}
-		ref, err := reg.PushIndex(ctx, c.Image+":"+version, idx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch c.Name {
-		case "operator":
-			out.operator = ref
-		case "agent":
-			out.agent = ref
-		}
+	refs, err := reg.PushComponents(context.Background(), version)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return build{version: version, operator: refs["operator"], agent: refs["agent"]}
 }

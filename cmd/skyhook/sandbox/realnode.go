@@ -90,17 +90,8 @@ func startRealNode(ctx context.Context, c *cluster.Cluster, opts Options) (realN
 		return imgs, nil, err
 	}
 	stop := func() { _ = reg.Close() }
-	push := func(repoAndTag string, build func() (v1.Image, error)) (string, error) {
-		img, err := build()
-		if err != nil {
-			return "", fmt.Errorf("building %s: %w", repoAndTag, err)
-		}
-		return reg.Push(ctx, repoAndTag, img)
-	}
-	if imgs.agent, err = push("skyhook/agent:"+nodeimages.AgentVersion, func() (v1.Image, error) { return nodeimages.AgentImage(ctx, nil) }); err == nil {
-		if imgs.pause, err = push("skyhook/pause:sandbox", func() (v1.Image, error) { return nodeimages.Pause(busybox) }); err == nil {
-			_, err = push(realDemoRepo+":"+realDemoVersion, func() (v1.Image, error) { return realDemoImage(busybox) })
-		}
+	if imgs.agent, err = pushBuilt(ctx, reg, "skyhook/agent:"+nodeimages.AgentVersion, func() (v1.Image, error) { return nodeimages.AgentImage(ctx, nil) }); err == nil {
+		imgs.pause, err = pushPauseAndDemo(ctx, reg, busybox)
 	}
 	if err != nil {
 		stop()
@@ -116,6 +107,27 @@ func startRealNode(ctx context.Context, c *cluster.Cluster, opts Options) (realN
 	}
 	fmt.Fprintf(opts.Out, "real node %s is Ready; its registry is %s\n", RealNodeName, reg.Host())
 	return imgs, stop, nil
+}
+
+// pushPauseAndDemo pushes what every real node pulls besides the agent:
+// the pause image, whose reference it returns, and the real demo's package.
+func pushPauseAndDemo(ctx context.Context, reg *nodeimages.Registry, busybox string) (string, error) {
+	pause, err := pushBuilt(ctx, reg, "skyhook/pause:sandbox", func() (v1.Image, error) { return nodeimages.Pause(busybox) })
+	if err != nil {
+		return "", err
+	}
+	_, err = pushBuilt(ctx, reg, realDemoRepo+":"+realDemoVersion, func() (v1.Image, error) { return realDemoImage(busybox) })
+	return pause, err
+}
+
+// pushBuilt builds an image and pushes it as repoAndTag, returning its
+// reference by digest.
+func pushBuilt(ctx context.Context, reg *nodeimages.Registry, repoAndTag string, build func() (v1.Image, error)) (string, error) {
+	img, err := build()
+	if err != nil {
+		return "", fmt.Errorf("building %s: %w", repoAndTag, err)
+	}
+	return reg.Push(ctx, repoAndTag, img)
 }
 
 // removeRealDemoCopies removes the package copies that the real demo's
@@ -213,11 +225,7 @@ func runRealDemo(ctx context.Context, c client.Client, opts Options) error {
 	if err := watchRollout(ctx, c, opts.Out, sk); err != nil {
 		return err
 	}
-	nodes := []string{RealNodeName}
-	if perNode {
-		nodes = realNodeNames(opts.RealNodes)
-	}
-	for _, name := range nodes {
+	for _, name := range opts.realNodes() {
 		node := &corev1.Node{}
 		if err := c.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
 			return err

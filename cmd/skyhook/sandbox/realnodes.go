@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"strings"
 	"time"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,7 +19,6 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/monitoring"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
 	"github.com/skyhook-go/skyhook/config/helm"
-	"github.com/skyhook-go/skyhook/config/images"
 )
 
 // With --real-nodes N the supervisor runs the operator as users install
@@ -36,9 +35,13 @@ const prometheusFile = "prometheus-url"
 // installedVersion stamps the images the sandbox builds of this tree.
 const installedVersion = "sandbox"
 
-// realNodeNames are the names of the --real-nodes nodes.
-func realNodeNames(n int) []string {
-	names := make([]string, n)
+// realNodes are the names of the real nodes the options ask for: the
+// --real-node one, or real-1 … real-N with --real-nodes N, or none.
+func (o Options) realNodes() []string {
+	if o.RealNode {
+		return []string{RealNodeName}
+	}
+	names := make([]string, o.RealNodes)
 	for i := range names {
 		names[i] = fmt.Sprintf("real-%d", i+1)
 	}
@@ -96,35 +99,18 @@ func startRealNodes(ctx context.Context, c *cluster.Cluster, opts Options) (func
 func pushInstalledImages(ctx context.Context, reg *nodeimages.Registry, opts Options) (installedImages, error) {
 	var imgs installedImages
 	fmt.Fprintln(opts.Out, "building the operator, agent, pause, demo package and Prometheus images and serving them on this machine")
-	for _, component := range images.Components {
-		idx, err := images.Build(ctx, component, images.BuildOptions{Version: installedVersion, Platforms: []v1.Platform{nodeimages.Platform()}})
-		if err != nil {
-			return imgs, fmt.Errorf("building the %s image: %w", component.Name, err)
-		}
-		if _, err := reg.PushIndex(ctx, component.Image+":"+installedVersion, idx); err != nil {
-			return imgs, err
-		}
-		if component.Name == "operator" {
-			imgs.operator = reg.Host() + "/" + component.Image
-		} else {
-			imgs.agent = reg.Host() + "/" + component.Image
-		}
+	refs, err := reg.PushComponents(ctx, installedVersion)
+	if err != nil {
+		return imgs, err
 	}
+	// The chart takes a repository and a tag.
+	imgs.operator, _, _ = strings.Cut(refs["operator"], "@")
+	imgs.agent, _, _ = strings.Cut(refs["agent"], "@")
 	busybox, err := nodeimages.Busybox(ctx, opts.Out)
 	if err != nil {
 		return imgs, err
 	}
-	push := func(repoAndTag string, build func() (v1.Image, error)) (string, error) {
-		img, err := build()
-		if err != nil {
-			return "", fmt.Errorf("building %s: %w", repoAndTag, err)
-		}
-		return reg.Push(ctx, repoAndTag, img)
-	}
-	if imgs.pause, err = push("skyhook/pause:sandbox", func() (v1.Image, error) { return nodeimages.Pause(busybox) }); err != nil {
-		return imgs, err
-	}
-	if _, err = push(realDemoRepo+":"+realDemoVersion, func() (v1.Image, error) { return realDemoImage(busybox) }); err != nil {
+	if imgs.pause, err = pushPauseAndDemo(ctx, reg, busybox); err != nil {
 		return imgs, err
 	}
 	prom, version, err := monitoring.Image(ctx, busybox, opts.Out)
@@ -138,7 +124,7 @@ func pushInstalledImages(ctx context.Context, reg *nodeimages.Registry, opts Opt
 // addRealNodes adds the real nodes, labelled type=real, pulling from the
 // registry.
 func addRealNodes(ctx context.Context, c *cluster.Cluster, opts Options, pause, registry string) error {
-	for _, name := range realNodeNames(opts.RealNodes) {
+	for _, name := range opts.realNodes() {
 		fmt.Fprintf(opts.Out, "adding the real node %s\n", name)
 		if _, err := c.AddRealNode(ctx, kubeletnode.Options{Name: name, PauseImage: pause, Registries: []string{registry}}); err != nil {
 			return fmt.Errorf("adding the real node %s: %w", name, err)

@@ -313,7 +313,7 @@ func Serve(ctx context.Context, opts Options) error {
 	if opts.RealNode {
 		fmt.Fprintf(opts.Out, "sandbox up: %s, %d simulated nodes and the real node %s\n", c.Config.Host, opts.Nodes, RealNodeName)
 	} else if opts.RealNodes > 0 {
-		fmt.Fprintf(opts.Out, "sandbox up: %s, %d simulated nodes and the real nodes %v\n", c.Config.Host, opts.Nodes, realNodeNames(opts.RealNodes))
+		fmt.Fprintf(opts.Out, "sandbox up: %s, %d simulated nodes and the real nodes %v\n", c.Config.Host, opts.Nodes, opts.realNodes())
 	} else {
 		fmt.Fprintf(opts.Out, "sandbox up: %s, %d nodes\n", c.Config.Host, opts.Nodes)
 	}
@@ -376,12 +376,12 @@ func startOperator(ctx context.Context, c *cluster.Cluster, opts Options) (done 
 // checkRealNodes refuses, before anything starts, real nodes this machine
 // cannot run or whose leftovers the state directory holds.
 func checkRealNodes(opts Options) error {
-	names, flag := realNodeNames(opts.RealNodes), "--real-nodes"
-	if opts.RealNode {
-		names, flag = []string{RealNodeName}, "--real-node"
-	}
+	names, flag := opts.realNodes(), "--real-nodes"
 	if len(names) == 0 {
 		return nil
+	}
+	if opts.RealNode {
+		flag = "--real-node"
 	}
 	if err := kubeletnode.Supported(); err != nil {
 		return fmt.Errorf("%s: %w", flag, err)
@@ -598,7 +598,7 @@ The operator runs on them, installed with its chart (release %[4]s):
   %[5]s -n %[6]s get pods -o wide
 Prometheus scrapes it (the chart's ServiceMonitor and alerts); its API and
 UI, from this machine: %[7]s
-`, realNodeNames(opts.RealNodes), kubeletnode.Label, kubeletnode.LabelValue, chartinstall.ReleaseName, kubectl, opts.namespace(), strings.TrimSpace(string(url)))
+`, opts.realNodes(), kubeletnode.Label, kubeletnode.LabelValue, chartinstall.ReleaseName, kubectl, opts.namespace(), strings.TrimSpace(string(url)))
 		return
 	}
 	if host, ok := registryHost(opts); ok {
