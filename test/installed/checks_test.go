@@ -10,6 +10,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubectl/pkg/util/podutils"
 
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
@@ -22,8 +23,8 @@ func checkOperatorOnRealNodes(t *testing.T) {
 		pods := operatorPods(t)
 		var nodes []string
 		for _, p := range pods {
-			if !podReady(p) || !slices.Contains(realNodes, p.Spec.NodeName) {
-				t.Errorf("operator pod %s on %q: phase %s, ready %v; want ready on a real node", p.Name, p.Spec.NodeName, p.Status.Phase, podReady(p))
+			if !podutils.IsPodReady(&p) || !slices.Contains(realNodes, p.Spec.NodeName) {
+				t.Errorf("operator pod %s on %q: phase %s, ready %v; want ready on a real node", p.Name, p.Spec.NodeName, p.Status.Phase, podutils.IsPodReady(&p))
 			}
 			nodes = append(nodes, p.Spec.NodeName)
 		}
@@ -73,18 +74,25 @@ func rollOutMarker(t *testing.T, name string) (hostDir string) {
 		if done.Status.CompleteNodes != "4/4" {
 			t.Errorf("complete nodes %q, want 4/4", done.Status.CompleteNodes)
 		}
-		for _, node := range realNodes {
-			applied, err := os.ReadFile(filepath.Join(hostDir, "out", node, "applied"))
-			if err != nil || string(applied) != node+"\n" {
-				t.Errorf("%s's apply step wrote %q (%v), want its name once", node, applied, err)
-			}
-			configured, err := os.ReadFile(filepath.Join(hostDir, "out", node, "configured"))
-			if err != nil || string(configured) != "configured\n" {
-				t.Errorf("%s's config step wrote %q (%v), want one line", node, configured, err)
-			}
-		}
+		checkStepsRanOnce(t, hostDir)
 	})
 	return hostDir
+}
+
+// checkStepsRanOnce fails unless each real node's apply and config steps
+// of the marker package wrote once under hostDir.
+func checkStepsRanOnce(t *testing.T, hostDir string) {
+	t.Helper()
+	for _, node := range realNodes {
+		applied, err := os.ReadFile(filepath.Join(hostDir, "out", node, "applied"))
+		if err != nil || string(applied) != node+"\n" {
+			t.Errorf("%s's apply step wrote %q (%v), want its name once", node, applied, err)
+		}
+		configured, err := os.ReadFile(filepath.Join(hostDir, "out", node, "configured"))
+		if err != nil || string(configured) != "configured\n" {
+			t.Errorf("%s's config step wrote %q (%v), want one line", node, configured, err)
+		}
+	}
 }
 
 // checkNothingLeft, after an uninstall: the package's uninstall ran on the

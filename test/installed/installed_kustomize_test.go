@@ -33,16 +33,7 @@ func TestKustomizeInstallRollOutUninstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := writeOverlay(t, filepath.Join(root, "config", "default"), b, true)
-	installWithKubectl(t, dir)
-	checkOperatorImage(t, reg.Host()+"/skyhook-operator:"+b.version)
-
-	checkOperatorOnRealNodes(t)
-	checkRefusesBadSkyhook(t)
-	hostDir := rollOutMarker(t, "kustomized")
-	t.Run("the cleanup and kubectl delete -k uninstall", func(t *testing.T) {
-		uninstallWithKubectl(t, dir)
-		checkNothingLeft(t, hostDir)
-	})
+	installedWithKubectl(t, dir, b, "kustomized")
 }
 
 // install.yaml of a release made for this machine's registry (`make
@@ -72,12 +63,21 @@ func TestReleaseInstallYAMLRollOutUninstall(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, release.InstallFile), installYAML, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	installedWithKubectl(t, dir, b, "released")
+}
+
+// installedWithKubectl installs the overlay in dir with kubectl, checks
+// the operator runs build b's image and passes the checks every install
+// passes, rolling out the Skyhook named skyhook, then uninstalls as
+// docs/install.md says and checks nothing is left.
+func installedWithKubectl(t *testing.T, dir string, b build, skyhook string) {
+	t.Helper()
 	installWithKubectl(t, dir)
 	checkOperatorImage(t, reg.Host()+"/skyhook-operator:"+b.version)
 
 	checkOperatorOnRealNodes(t)
 	checkRefusesBadSkyhook(t)
-	hostDir := rollOutMarker(t, "released")
+	hostDir := rollOutMarker(t, skyhook)
 	t.Run("the cleanup and kubectl delete -k uninstall", func(t *testing.T) {
 		uninstallWithKubectl(t, dir)
 		checkNothingLeft(t, hostDir)

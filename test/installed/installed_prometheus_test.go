@@ -93,7 +93,7 @@ func TestPrometheusScrapesTheOperatorForItsDashboards(t *testing.T) {
 		checked := 0
 		for _, q := range queries {
 			if strings.Contains(q, "skyhook_packageset_") {
-				continue // no Flux source here: see noPackageSets
+				continue // no Flux source here; test/e2e checks these
 			}
 			checkQueryReturnsSeries(t, prom, q, true)
 			checked++
