@@ -43,6 +43,7 @@ require (
 	k8s.io/cri-api v0.36.6
 	k8s.io/klog/v2 v2.140.0
 	k8s.io/kube-proxy v0.36.6
+	k8s.io/kubectl v0.36.2
 	k8s.io/kubelet v0.36.6
 	k8s.io/utils v0.0.0-20260507154919-ff6756f316d2
 	sigs.k8s.io/controller-runtime v0.24.1
@@ -192,7 +193,6 @@ require (
 	k8s.io/component-base v0.36.6 // indirect
 	k8s.io/gengo/v2 v2.0.0-20250922181213-ec3ebc5fd46b // indirect
 	k8s.io/kube-openapi v0.0.0-20260603220949-865597e52e25 // indirect
-	k8s.io/kubectl v0.36.2 // indirect
 	k8s.io/streaming v0.36.6 // indirect
 	oras.land/oras-go/v2 v2.6.1 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.34.0 // indirect

@@ -57,15 +57,6 @@ func operatorPods(t testing.TB) []corev1.Pod {
 	return list.Items
 }
 
-func podReady(p corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // kubectlApply applies the manifest with kubectl and returns its output.
 func kubectlApply(t testing.TB, manifest string) (string, error) {
 	t.Helper()

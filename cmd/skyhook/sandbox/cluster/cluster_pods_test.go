@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/kubectl/pkg/util/podutils"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
@@ -75,8 +76,8 @@ func TestStagePodCompletesAfterTheChosenDelay(t *testing.T) {
 	createPod(t, stagePod("stage-ok", corev1.RestartPolicyNever, "ghcr.io/skyhook/pkg:1.0.0", env2(simnode.DurationEnv, "3s")))
 	pod := waitPod(t, "stage-ok", func(p *corev1.Pod) bool { return p.Status.Phase != corev1.PodPending })
 
-	if pod.Status.Phase != corev1.PodRunning || !podReady(pod) {
-		t.Fatalf("phase %s, ready %v; want Running and Ready", pod.Status.Phase, podReady(pod))
+	if pod.Status.Phase != corev1.PodRunning || !podutils.IsPodReady(pod) {
+		t.Fatalf("phase %s, ready %v; want Running and Ready", pod.Status.Phase, podutils.IsPodReady(pod))
 	}
 	for _, s := range pod.Status.InitContainerStatuses {
 		if s.State.Terminated == nil || s.State.Terminated.ExitCode != 0 {
@@ -294,7 +295,7 @@ func TestPlainPodRunsAndIsDeleted(t *testing.T) {
 	}
 	createPod(t, pod)
 	got := waitPod(t, "workload", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
-	if !podReady(got) || got.Status.PodIP == "" {
+	if !podutils.IsPodReady(got) || got.Status.PodIP == "" {
 		t.Fatalf("running pod not Ready or without an IP: %+v", got.Status)
 	}
 	if err := env.Clientset.CoreV1().Pods("default").Delete(ctx, "workload", metav1.DeleteOptions{}); err != nil {
@@ -307,13 +308,4 @@ func TestPlainPodRunsAndIsDeleted(t *testing.T) {
 	if err != nil {
 		t.Fatal(fmt.Errorf("deleted pod still there: %w", err))
 	}
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

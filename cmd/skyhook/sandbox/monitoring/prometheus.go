@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubectl/pkg/util/podutils"
 	"sigs.k8s.io/yaml"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/binaries"
@@ -74,7 +75,7 @@ func Deploy(ctx context.Context, cs kubernetes.Interface, o Options, timeout tim
 	var ip string
 	err = wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
 		p, err := cs.CoreV1().Pods(Namespace).Get(ctx, "prometheus", metav1.GetOptions{})
-		if err != nil || !ready(p) {
+		if err != nil || !podutils.IsPodReady(p) {
 			return false, nil
 		}
 		ip = p.Status.PodIP
@@ -190,15 +191,6 @@ func pod(o Options) *corev1.Pod {
 			},
 		},
 	}
-}
-
-func ready(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // Image is Prometheus's image, of the build binaries.EnsurePrometheus
