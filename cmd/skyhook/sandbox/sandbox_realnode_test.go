@@ -28,15 +28,7 @@ func TestSandboxRealNode(t *testing.T) {
 	}
 	skyhook := buildCLI(t)
 	stateDir := shortTempDir(t)
-	run := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(skyhook, append(args, "--state-dir", stateDir)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("skyhook %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	t.Cleanup(func() { _ = exec.Command(skyhook, "sandbox", "down", "--state-dir", stateDir).Run() })
+	run := sandboxRunner(t, skyhook, stateDir)
 
 	out := run("sandbox", "up", "--nodes", "2", "--real-node")
 	for _, want := range []string{
@@ -101,15 +93,7 @@ func TestSandboxRealNodeDownAfterSupervisorKilled(t *testing.T) {
 	}
 	skyhook := buildCLI(t)
 	stateDir := shortTempDir(t)
-	run := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(skyhook, append(args, "--state-dir", stateDir)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("skyhook %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	t.Cleanup(func() { _ = exec.Command(skyhook, "sandbox", "down", "--state-dir", stateDir).Run() })
+	run := sandboxRunner(t, skyhook, stateDir)
 	run("sandbox", "up", "--nodes", "0", "--real-node", "--demo=false")
 
 	// A pod that runs until stopped: the pause image from the registry.

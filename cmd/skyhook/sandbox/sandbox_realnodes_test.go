@@ -2,9 +2,6 @@ package sandbox_test
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,10 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/binaries"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodenet"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
+	"github.com/skyhook-go/skyhook/test/promtest"
 )
 
 // up --real-nodes 2: two real nodes on a network, the operator installed
@@ -31,15 +31,7 @@ func TestSandboxRealNodesInstallsTheOperator(t *testing.T) {
 	}
 	skyhook := buildCLI(t)
 	stateDir := shortTempDir(t)
-	run := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(skyhook, append(args, "--state-dir", stateDir)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("skyhook %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	t.Cleanup(func() { _ = exec.Command(skyhook, "sandbox", "down", "--state-dir", stateDir).Run() })
+	run := sandboxRunner(t, skyhook, stateDir)
 	bridgesBefore, err := nodenet.Bridges()
 	if err != nil {
 		t.Fatal(err)
@@ -110,31 +102,17 @@ func TestSandboxRealNodesInstallsTheOperator(t *testing.T) {
 // how many of the operator's metrics targets are up.
 func scrapedUp(t *testing.T, base string) int {
 	t.Helper()
-	query := base + "/api/v1/query?query=" + url.QueryEscape(`sum(up{job="skyhook-operator-controller-manager-metrics-service"})`)
-	var up int
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, query, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			var body struct {
-				Data struct {
-					Result []struct {
-						Value [2]any `json:"value"`
-					} `json:"result"`
-				} `json:"data"`
-			}
-			err = json.NewDecoder(resp.Body).Decode(&body)
-			resp.Body.Close()
-			if err == nil && len(body.Data.Result) == 1 {
-				if v, ok := body.Data.Result[0].Value[1].(string); ok && v == "2" {
-					return 2
-				} else if ok && v == "1" {
-					up = 1
-				}
-			}
+	prom, err := promtest.NewClient(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	query := `sum(up{job="skyhook-operator-controller-manager-metrics-service"})`
+	up := 0
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && up < 2; time.Sleep(2 * time.Second) {
+		v, _, err := prom.Query(context.Background(), query, time.Now())
+		if vector, ok := v.(model.Vector); err == nil && ok && len(vector) == 1 {
+			up = int(vector[0].Value)
 		}
-		time.Sleep(2 * time.Second)
 	}
 	return up
 }

@@ -23,16 +23,7 @@ import (
 func TestSandboxUpStatusDown(t *testing.T) {
 	skyhook := buildCLI(t)
 	stateDir := t.TempDir()
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(skyhook, append(args, "--state-dir", stateDir)...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("skyhook %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	t.Cleanup(func() { _ = exec.Command(skyhook, "sandbox", "down", "--state-dir", stateDir).Run() })
+	run := sandboxRunner(t, skyhook, stateDir)
 
 	// In NodeWright v0.18+'s namespace rather than the default one.
 	out := run("sandbox", "up", "--nodes", "3", "--operator-namespace", "nodewright")
@@ -142,15 +133,24 @@ func pidsIn(status string) []int {
 // buildCLI builds cmd/skyhook into the test's temporary directory.
 func buildCLI(t *testing.T) string {
 	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
+	out := filepath.Join(t.TempDir(), "skyhook")
+	if err := testenv.BuildCLI(out); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "skyhook")
-	build := exec.Command("go", "build", "-o", out, "./cmd/skyhook")
-	build.Dir = root
-	if msg, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the CLI: %v\n%s", err, msg)
-	}
 	return out
+}
+
+// sandboxRunner runs `skyhook ARGS --state-dir stateDir` and returns its
+// output, failing the test if it fails; the sandbox is taken down when the
+// test ends.
+func sandboxRunner(t *testing.T, skyhook, stateDir string) func(args ...string) string {
+	t.Cleanup(func() { _ = exec.Command(skyhook, "sandbox", "down", "--state-dir", stateDir).Run() })
+	return func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(skyhook, append(args, "--state-dir", stateDir)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("skyhook %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
 }
