@@ -24,6 +24,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/webhook/defaults"
 	"github.com/skyhook-go/skyhook/webhook/policy"
+	"github.com/skyhook-go/skyhook/webhook/trust"
 	"github.com/skyhook-go/skyhook/webhook/validate"
 )
 
@@ -39,6 +40,7 @@ const (
 	ValidateNodeWrightPath                 = "/validate-nodewright-nvidia-com-v1alpha1-nodewright"
 	MutateNodeWrightDeploymentPolicyPath   = "/mutate-nodewright-nvidia-com-v1alpha1-deploymentpolicy"
 	ValidateNodeWrightDeploymentPolicyPath = "/validate-nodewright-nvidia-com-v1alpha1-deploymentpolicy"
+	ValidateImageTrustPolicyPath           = "/validate-imagetrustpolicy"
 )
 
 // +kubebuilder:webhook:path=/mutate-skyhook,mutating=true,failurePolicy=fail,sideEffects=None,groups=skyhook.nvidia.com,resources=skyhooks,verbs=create;update,versions=v1alpha1,name=mutate-skyhook.nvidia.com,admissionReviewVersions=v1
@@ -49,6 +51,7 @@ const (
 // +kubebuilder:webhook:path=/validate-nodewright-nvidia-com-v1alpha1-nodewright,mutating=false,failurePolicy=fail,sideEffects=None,groups=nodewright.nvidia.com,resources=nodewrights,verbs=create;update,versions=v1alpha1,name=validate-nodewright.nvidia.com,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/mutate-nodewright-nvidia-com-v1alpha1-deploymentpolicy,mutating=true,failurePolicy=fail,sideEffects=None,groups=nodewright.nvidia.com,resources=deploymentpolicies,verbs=create;update,versions=v1alpha1,name=mutate-deploymentpolicy-nodewright.nvidia.com,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-nodewright-nvidia-com-v1alpha1-deploymentpolicy,mutating=false,failurePolicy=fail,sideEffects=None,groups=nodewright.nvidia.com,resources=deploymentpolicies,verbs=create;update;delete,versions=v1alpha1,name=validate-deploymentpolicy-nodewright.nvidia.com,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-imagetrustpolicy,mutating=false,failurePolicy=fail,sideEffects=None,groups=skyhook.nvidia.com,resources=imagetrustpolicies,verbs=create;update,versions=v1alpha1,name=validate-imagetrustpolicy.nvidia.com,admissionReviewVersions=v1
 
 // Options configure the admission handlers.
 type Options struct {
@@ -65,6 +68,9 @@ type Options struct {
 	// Events records the violations of Audit policies on the Skyhook; nil
 	// records none.
 	Events events.EventRecorder
+	// Trust verifies package images against the ImageTrustPolicies and
+	// pins what it verified; nil verifies nothing.
+	Trust *trust.Verifier
 }
 
 // Register serves the handlers on server.
@@ -85,6 +91,7 @@ func Handlers(scheme *runtime.Scheme, opts Options) map[string]*admission.Webhoo
 		ValidateNodeWrightPath:                 {Handler: &SkyhookValidator{opts, nodeWrights}},
 		MutateNodeWrightDeploymentPolicyPath:   admission.WithDefaulter[*nodewrightv1.DeploymentPolicy](scheme, nodeWrightPolicyDefaulter{}),
 		ValidateNodeWrightDeploymentPolicyPath: admission.WithValidator[*nodewrightv1.DeploymentPolicy](scheme, &nodeWrightPolicyValidator{opts}),
+		ValidateImageTrustPolicyPath:           admission.WithValidator[*skyhookv1.ImageTrustPolicy](scheme, trustPolicyValidator{}),
 	}
 }
 
@@ -137,12 +144,19 @@ func (v *SkyhookValidator) Handle(ctx context.Context, req admission.Request) ad
 // event, not one per violation: the event recorder folds events that differ
 // only in their note into a series of the first.
 func (v *SkyhookValidator) audit(sk *skyhookv1.Skyhook, violations field.ErrorList, dryRun bool) []string {
+	return auditWarnings(v.opts.Events, sk, "PolicyViolation", violations, dryRun)
+}
+
+// auditWarnings are the violations as admission warnings, recorded as one
+// Warning event of the reason on the rollout unless the request is a dry
+// run.
+func auditWarnings(events events.EventRecorder, sk *skyhookv1.Skyhook, reason string, violations field.ErrorList, dryRun bool) []string {
 	warnings := make([]string, 0, len(violations))
 	for _, e := range violations {
 		warnings = append(warnings, e.Error())
 	}
-	if len(warnings) > 0 && v.opts.Events != nil && !dryRun {
-		v.opts.Events.Eventf(sk, nil, corev1.EventTypeWarning, "PolicyViolation", "Admit", "%s", strings.Join(warnings, "; "))
+	if len(warnings) > 0 && events != nil && !dryRun {
+		events.Eventf(sk, nil, corev1.EventTypeWarning, reason, "Admit", "%s", strings.Join(warnings, "; "))
 	}
 	return warnings
 }
@@ -270,4 +284,27 @@ func invalid(kind schema.GroupKind, name string, errs field.ErrorList) error {
 		return nil
 	}
 	return apierrors.NewInvalid(kind, name, errs)
+}
+
+// trustPolicyValidator refuses an ImageTrustPolicy admission could not
+// verify with (a key or trusted root that does not parse, a bad pattern or
+// expression), naming the field.
+type trustPolicyValidator struct{}
+
+// ValidateCreate implements admission.Validator.
+func (trustPolicyValidator) ValidateCreate(_ context.Context, p *skyhookv1.ImageTrustPolicy) (admission.Warnings, error) {
+	return nil, invalid(skyhookv1.GroupVersion.WithKind(skyhookv1.ImageTrustPolicyKind).GroupKind(), p.Name, trust.Validate(p))
+}
+
+// ValidateUpdate implements admission.Validator.
+func (trustPolicyValidator) ValidateUpdate(_ context.Context, _, p *skyhookv1.ImageTrustPolicy) (admission.Warnings, error) {
+	if p.DeletionTimestamp != nil {
+		return nil, nil
+	}
+	return nil, invalid(skyhookv1.GroupVersion.WithKind(skyhookv1.ImageTrustPolicyKind).GroupKind(), p.Name, trust.Validate(p))
+}
+
+// ValidateDelete implements admission.Validator.
+func (trustPolicyValidator) ValidateDelete(context.Context, *skyhookv1.ImageTrustPolicy) (admission.Warnings, error) {
+	return nil, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	admissionv1 "k8s.io/api/admission/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/skyhook-go/skyhook/api/rollouts"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/webhook/defaults"
+	"github.com/skyhook-go/skyhook/webhook/trust"
 	"github.com/skyhook-go/skyhook/webhook/validate"
 )
 
@@ -38,14 +41,50 @@ type rolloutMutation struct {
 	kind *admittedKind
 }
 
-func (m rolloutMutation) Handle(_ context.Context, req admission.Request) admission.Response {
+func (m rolloutMutation) Handle(ctx context.Context, req admission.Request) admission.Response {
 	sk, err := m.kind.Decode(req.Object.Raw)
 	if err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	before := sk.DeepCopy()
 	warnings := m.kind.defaults(sk, m.opts.Defaults)
+	if m.opts.Trust != nil && sk.DeletionTimestamp == nil {
+		refused, trustWarnings, err := m.pinVerified(ctx, req, sk)
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
+		warnings = append(warnings, trustWarnings...)
+		if len(refused) > 0 {
+			status := invalid(m.kind.GroupKind(), sk.Name, refused).(apierrors.APIStatus).Status()
+			return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status, Warnings: warnings}}
+		}
+	}
 	return admission.Patched("", skyhookPatch(before, sk)...).WithWarnings(warnings...)
+}
+
+// pinVerified verifies the packages that ImageTrustPolicies govern and
+// records each verified digest in its containerSHA; it returns the
+// failures of Enforce policies, and those of Audit ones as warnings (with
+// an event unless the request is a dry run).
+func (m rolloutMutation) pinVerified(ctx context.Context, req admission.Request, sk *skyhookv1.Skyhook) (field.ErrorList, []string, error) {
+	var old *skyhookv1.Skyhook
+	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
+		var err error
+		if old, err = m.kind.Decode(req.OldObject.Raw); err != nil {
+			return nil, nil, err
+		}
+	}
+	outcome, err := m.opts.Trust.Check(ctx, trust.Packages(sk, old))
+	if err != nil {
+		return nil, nil, err
+	}
+	for key, digest := range outcome.Pins {
+		pkg := sk.Spec.Packages[key]
+		pkg.ContainerSHA = digest
+		sk.Spec.Packages[key] = pkg
+	}
+	warnings := auditWarnings(m.opts.Events, sk, "UntrustedImage", outcome.Audited, req.DryRun != nil && *req.DryRun)
+	return outcome.Refused, warnings, nil
 }
 
 // policyDefaulter fills in the defaults of a DeploymentPolicy of the

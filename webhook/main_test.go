@@ -25,6 +25,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Exit(clustertest.Main(m, cluster.Options{CRDs: crds}, &env, func(ctx context.Context, c *cluster.Cluster) error {
-		return operatortest.Start(ctx, c, operator.Options{Namespace: operatorNamespace})
+		// The pull secret admission reads registry credentials from
+		// (admission_trust_test.go); it exists only while a test needs it.
+		return operatortest.Start(ctx, c, operator.Options{Namespace: operatorNamespace, ImagePullSecrets: []string{trustPullSecret}})
 	}))
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,7 @@ import (
 	skyhookwebhook "github.com/skyhook-go/skyhook/webhook"
 	"github.com/skyhook-go/skyhook/webhook/defaults"
 	"github.com/skyhook-go/skyhook/webhook/policy"
+	"github.com/skyhook-go/skyhook/webhook/trust"
 )
 
 // Certificate modes.
@@ -95,6 +97,9 @@ type Options struct {
 	// ImagePullSecrets name Secrets in Namespace that stage pods pull their
 	// images with.
 	ImagePullSecrets []string
+	// RegistryTransport is how admission reaches registries to verify
+	// package images (webhook/trust); http.DefaultTransport when nil.
+	RegistryTransport http.RoundTripper
 	// NotReadyTimeout and RebootTimeout bound how long a NotReady node in
 	// progress keeps its budget slot and how long a reboot may take (the
 	// reconciler's defaults when zero).
@@ -244,7 +249,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 
 	server := webhook.NewServer(webhook.Options{Host: opts.WebhookHost, Port: opts.WebhookPort, CertDir: opts.CertDir})
 	skyhookwebhook.Register(server, sch, skyhookwebhook.Options{Reader: mgr.GetAPIReader(), Defaults: opts.Defaults, Policies: store,
-		Events: mgr.GetEventRecorder("skyhook-admission")})
+		Events: mgr.GetEventRecorder("skyhook-admission"),
+		Trust: &trust.Verifier{Policies: mgr.GetClient(), Secrets: mgr.GetClient(), Namespace: opts.Namespace,
+			PullSecrets: opts.ImagePullSecrets, Transport: opts.RegistryTransport}})
 	if err := mgr.AddReadyzCheck("webhook", server.StartedChecker()); err != nil {
 		return nil, err
 	}

@@ -145,6 +145,12 @@ func (r *Registry) ref(repoAndTag string) (name.Reference, error) {
 	return ref, nil
 }
 
+// RemoteOptions reach the registry over the in-process connection, with
+// the credentials: a test signs or rewrites what it pushed with them.
+func (r *Registry) RemoteOptions(ctx context.Context) []remote.Option {
+	return r.remoteOptions(ctx)
+}
+
 // remoteOptions push over the in-process connection, with the credentials.
 func (r *Registry) remoteOptions(ctx context.Context) []remote.Option {
 	auth := authn.Anonymous
