@@ -93,9 +93,9 @@ func KeylessAuthority(name string, trustedRootJSON []byte, id Identity) (*Author
 	return &Authority{Name: name, verifier: v, identity: verify.WithCertificateIdentity(certID)}, nil
 }
 
-// Verify checks that b is the authority's signature, of predicateType, over
-// the artifact of digest d.
-func (a *Authority) Verify(b *bundle.Bundle, d v1.Hash, predicateType string) error {
+// Verify checks that b (a bundle) is the authority's signature, of
+// predicateType, over the artifact of digest d.
+func (a *Authority) Verify(b verify.SignedEntity, d v1.Hash, predicateType string) error {
 	digest, err := hex.DecodeString(d.Hex)
 	if err != nil {
 		return fmt.Errorf("digest %s: %w", d, err)
