@@ -1,10 +1,12 @@
 package inprocess
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,8 +46,8 @@ func (p policyList) List(_ context.Context, list client.ObjectList, _ ...client.
 
 // signedTenPackages pushes and signs the ten packages' images to a registry
 // on loopback and returns the Skyhook naming them and a policy over them.
-func signedTenPackages(b *testing.B) (*skyhookv1.Skyhook, skyhookv1.ImageTrustPolicy) {
-	reg, err := nodeimages.StartRegistry(nodeimages.RegistryOptions{})
+func signedTenPackages(b *testing.B, requests *atomic.Int64) (*skyhookv1.Skyhook, skyhookv1.ImageTrustPolicy) {
+	reg, err := nodeimages.StartRegistry(nodeimages.RegistryOptions{Log: lineCounter{requests}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -98,7 +100,8 @@ func signedTenPackages(b *testing.B) (*skyhookv1.Skyhook, skyhookv1.ImageTrustPo
 //   - reapply: an update that keeps every image and version: nothing
 //     verified again, no registry request.
 func BenchmarkAdmissionVerifiedInProcess(b *testing.B) {
-	sk, p := signedTenPackages(b)
+	requests := &atomic.Int64{}
+	sk, p := signedTenPackages(b, requests)
 	scheme := runtime.NewScheme()
 	_ = skyhookv1.AddToScheme(scheme)
 	defaults, err := policy.Defaults()
@@ -112,24 +115,25 @@ func BenchmarkAdmissionVerifiedInProcess(b *testing.B) {
 	}
 	create := request(b, admissionv1.Create, sk, nil)
 	b.Run("cold", func(b *testing.B) {
-		runAdmission(b, create, func() (*admission.Webhook, *admission.Webhook) { return handlers() })
+		runAdmission(b, create, requests, func() (*admission.Webhook, *admission.Webhook) { return handlers() })
 	})
 	mutate, validate := handlers()
 	pinned := admit(b, mutate, create, sk)
 	b.Run("kept", func(b *testing.B) {
-		runAdmission(b, create, func() (*admission.Webhook, *admission.Webhook) { return mutate, validate })
+		runAdmission(b, create, requests, func() (*admission.Webhook, *admission.Webhook) { return mutate, validate })
 	})
 	reapply := request(b, admissionv1.Update, sk, pinned)
 	b.Run("reapply", func(b *testing.B) {
-		runAdmission(b, reapply, func() (*admission.Webhook, *admission.Webhook) { return mutate, validate })
+		runAdmission(b, reapply, requests, func() (*admission.Webhook, *admission.Webhook) { return mutate, validate })
 	})
 }
 
 // runAdmission times the two handlers on req, each time with the handlers
-// made fresh for it.
-func runAdmission(b *testing.B, req admission.Request, handlers func() (*admission.Webhook, *admission.Webhook)) {
+// made fresh for it, and reports the registry requests per admission.
+func runAdmission(b *testing.B, req admission.Request, requests *atomic.Int64, handlers func() (*admission.Webhook, *admission.Webhook)) {
 	ctx := context.Background()
 	samples := make([]time.Duration, 0, b.N)
+	before := requests.Load()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -147,6 +151,15 @@ func runAdmission(b *testing.B, req admission.Request, handlers func() (*admissi
 	}
 	b.StopTimer()
 	webhooktest.ReportPercentiles(b, samples)
+	b.ReportMetric(float64(requests.Load()-before)/float64(b.N), "registry-requests/op")
+}
+
+// lineCounter counts the lines of the registry's request log: one a request.
+type lineCounter struct{ n *atomic.Int64 }
+
+func (w lineCounter) Write(p []byte) (int, error) {
+	w.n.Add(int64(bytes.Count(p, []byte("\n"))))
+	return len(p), nil
 }
 
 // admit runs the mutation once and returns sk as stored: every package
