@@ -2,6 +2,8 @@ package imagesig_test
 
 import (
 	"errors"
+	"io"
+	"log"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -20,7 +22,7 @@ import (
 // the referrers API) and returns its reference by digest.
 func pushed(t *testing.T, referrersAPI bool) name.Digest {
 	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.WithReferrersSupport(referrersAPI)))
+	srv := httptest.NewServer(registry.New(registry.WithReferrersSupport(referrersAPI), registry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(srv.Close)
 	img, err := random.Image(256, 1)
 	if err != nil {
@@ -136,5 +138,38 @@ func TestKeyAuthorityRefusesWhatIsNotAKey(t *testing.T) {
 	}
 	if _, err := imagesig.KeylessAuthority("x", []byte(`{}`), imagesig.Identity{Issuer: "i", Subject: "s"}); err == nil {
 		t.Error("KeylessAuthority with an empty trusted root: no error")
+	}
+}
+
+// A key pair in cosign's format signs what its public key verifies; the
+// wrong password, and a key of another kind, are refused.
+func TestCosignFormatKeyPairSignsAndVerifies(t *testing.T) {
+	private, public, err := imagesig.GenerateKeyPair([]byte("pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(private), "ENCRYPTED SIGSTORE PRIVATE KEY") {
+		t.Fatalf("private key not in cosign's format:\n%s", private)
+	}
+	if _, err := imagesig.LoadPrivateKey(private, []byte("wrong")); err == nil || !strings.Contains(err.Error(), "password") {
+		t.Fatalf("the wrong password: %v", err)
+	}
+	key, err := imagesig.LoadPrivateKey(private, []byte("pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trusted, err := imagesig.KeyAuthority("release", string(public))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := pushed(t, false)
+	if err := imagesig.Sign(d, key); err != nil {
+		t.Fatal(err)
+	}
+	if err := verify(t, d, trusted); err != nil {
+		t.Fatalf("signed with the loaded key, verified with its public key: %v", err)
+	}
+	if _, err := imagesig.LoadPrivateKey(public, nil); err == nil {
+		t.Error("a public key was loaded as a private key")
 	}
 }
