@@ -60,13 +60,13 @@ push:
 agent-image:
 	$(GO) run ./config/images/build $(IMAGE_FLAGS) -images agent
 
-## release: a release in $(DIST), VERSION=1.2.3 (or v1.2.3, 1.2.3-rc.1) required: the chart stamped with it, install.yaml, install-certmanager.yaml, the CLI archives, the krew manifest, checksums.txt and the images' OCI layouts; PUSH=1 also pushes the images and the chart to $(IMAGE_REGISTRY) (docs/release.md).
+## release: a release in $(DIST), VERSION=1.2.3 (or v1.2.3, 1.2.3-rc.1) required: the chart stamped with it, install.yaml, install-certmanager.yaml, the CLI archives, the krew manifest, checksums.txt and the images' OCI layouts; PUSH=1 also pushes the images and the chart to $(IMAGE_REGISTRY); with SIGN_KEY=cosign.key (password in $COSIGN_PASSWORD) it signs them and attaches SLSA provenance, and an SBOM and OpenVEX document per platform (BUILDER_ID, VEX optional) (docs/release.md).
 DIST ?= dist
 PUSH ?=
 # Where the CLI archives will be downloaded from (the krew manifest's uri); empty: the GitHub release of the tag v<version>.
 DOWNLOAD_URL ?=
 release:
-	$(GO) run ./config/release/build -version='$(VERSION)' -tag='$(IMAGE_TAG)' -registry='$(IMAGE_REGISTRY)' -revision='$(REVISION)' -o='$(DIST)' $(if $(DOWNLOAD_URL),-download-url='$(DOWNLOAD_URL)') $(if $(PUSH),-push)
+	$(GO) run ./config/release/build -version='$(VERSION)' -tag='$(IMAGE_TAG)' -registry='$(IMAGE_REGISTRY)' -revision='$(REVISION)' -o='$(DIST)' $(if $(DOWNLOAD_URL),-download-url='$(DOWNLOAD_URL)') $(if $(PUSH),-push) $(if $(SIGN_KEY),-sign-key='$(SIGN_KEY)') $(if $(BUILDER_ID),-builder-id='$(BUILDER_ID)') $(if $(VEX),-vex='$(VEX)')
 
 ## generate: regenerate deepcopy code, CRDs, RBAC and webhook configurations from the Go markers, copy them into the Helm chart and render the kustomize bases from it.
 generate:

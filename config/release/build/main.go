@@ -18,16 +18,23 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/openvex/go-vex/pkg/vex"
 
+	"github.com/skyhook-go/skyhook/api/imagesig"
 	"github.com/skyhook-go/skyhook/config/images"
 	"github.com/skyhook-go/skyhook/config/release"
 )
 
 type options struct {
 	version, tag, registry, revision, out, downloadURL, license string
+	signKey, builderID, vexFile                                 string
 	images, push                                                bool
+	// attestation is what -sign-key signs with, loaded before anything is
+	// built or pushed.
+	attestation *release.Attestation
 }
 
 func main() {
@@ -41,6 +48,9 @@ func main() {
 	flag.StringVar(&o.license, "license", "LICENSE", "the LICENSE file the archives hold")
 	flag.BoolVar(&o.images, "images", true, "build the images as OCI layouts in <o>/images")
 	flag.BoolVar(&o.push, "push", false, "push the images and the chart to -registry (credentials of the default keychain: ~/.docker/config.json)")
+	flag.StringVar(&o.signKey, "sign-key", "", "with -push: sign the images and the chart, attach SLSA provenance to the images and an SBOM and OpenVEX document to each platform (cosign's key format, password in $COSIGN_PASSWORD)")
+	flag.StringVar(&o.builderID, "builder-id", "", "the provenance's builder id, such as the CI workflow's URI (default: the release's build type)")
+	flag.StringVar(&o.vexFile, "vex", "", "an OpenVEX document whose statements the release attaches (default: a document with none)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -60,6 +70,9 @@ func run(ctx context.Context, o options) error {
 	}
 	if o.tag == "" {
 		o.tag = v.Given
+	}
+	if err := loadAttestation(&o, v); err != nil {
+		return err
 	}
 	license, err := os.ReadFile(o.license)
 	if err != nil {
@@ -148,6 +161,9 @@ func buildImages(ctx context.Context, o options) ([]release.Artefact, error) {
 				return nil, err
 			}
 			fmt.Printf("pushed %s@%s\n", ref, digest)
+			if err := signImage(ctx, o, ref.Context().Digest(digest.String()), idx); err != nil {
+				return nil, err
+			}
 		}
 		size, err := dirSize(dir)
 		if err != nil {
@@ -169,6 +185,64 @@ func pushChart(ctx context.Context, o options, v release.Version) error {
 		return err
 	}
 	fmt.Printf("pushed %s@%s\n", ref, digest)
+	if o.attestation == nil {
+		return nil
+	}
+	chart := ref.Context().Digest(digest.String())
+	if err := release.SignChart(chart, o.withContext(ctx)); err != nil {
+		return fmt.Errorf("signing %s: %w", chart, err)
+	}
+	fmt.Printf("signed %s\n", chart)
+	return nil
+}
+
+// loadAttestation reads -sign-key (and -vex) before anything is built, so
+// a wrong password or file fails the release at once.
+func loadAttestation(o *options, v release.Version) error {
+	if o.signKey == "" {
+		if o.vexFile != "" || o.builderID != "" {
+			return fmt.Errorf("-vex and -builder-id go with -sign-key")
+		}
+		return nil
+	}
+	if !o.push {
+		return fmt.Errorf("-sign-key needs -push: signatures and attestations live beside the images in the registry")
+	}
+	raw, err := os.ReadFile(o.signKey)
+	if err != nil {
+		return fmt.Errorf("-sign-key: %w", err)
+	}
+	key, err := imagesig.LoadPrivateKey(raw, []byte(os.Getenv("COSIGN_PASSWORD")))
+	if err != nil {
+		return fmt.Errorf("-sign-key %s: %w", o.signKey, err)
+	}
+	a := &release.Attestation{Key: key, Version: v.Given, Tag: o.tag, Registry: o.registry, Revision: o.revision, BuilderID: o.builderID}
+	if o.vexFile != "" {
+		if a.VEX, err = vex.Load(o.vexFile); err != nil {
+			return fmt.Errorf("-vex: %w", err)
+		}
+	}
+	o.attestation = a
+	return nil
+}
+
+// withContext is the attestation reaching the registry as the pushes do.
+func (o options) withContext(ctx context.Context) release.Attestation {
+	a := *o.attestation
+	a.Remote = []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
+	return a
+}
+
+// signImage signs the pushed index and attaches its attestations, when
+// -sign-key is given.
+func signImage(ctx context.Context, o options, ref name.Digest, idx v1.ImageIndex) error {
+	if o.attestation == nil {
+		return nil
+	}
+	if err := release.SignImage(ref, idx, o.withContext(ctx)); err != nil {
+		return fmt.Errorf("signing %s: %w", ref, err)
+	}
+	fmt.Printf("signed %s, with provenance, and an SBOM and VEX document per platform\n", ref)
 	return nil
 }
 
