@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,13 +8,6 @@ import (
 	"github.com/fluxcd/pkg/oci"
 	"github.com/sigstore/sigstore-go/pkg/sign"
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-
-	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/reconcile/packageset/manifests"
-	"github.com/skyhook-go/skyhook/webhook/defaults"
-	"github.com/skyhook-go/skyhook/webhook/validate"
 )
 
 // newPushCommand publishes a directory of Skyhook and DeploymentPolicy
@@ -101,25 +93,6 @@ func newPullCommand() *cobra.Command {
 	return cmd
 }
 
-// pullArtifact fetches the artifact at url into dir, after verifying its
-// signature when verifyKey names a public key.
-func pullArtifact(ctx context.Context, url, dir, verifyKey string, insecure bool) (*oci.Metadata, error) {
-	ref, err := oci.ParseArtifactURL(url)
-	if err != nil {
-		return nil, err
-	}
-	if verifyKey != "" {
-		if ref, err = verifiedDigest(ctx, ref, verifyKey, insecure); err != nil {
-			return nil, err
-		}
-	}
-	meta, err := oci.NewClient(craneOptions(insecure)).Pull(ctx, ref, dir)
-	if err != nil {
-		return nil, fmt.Errorf("pulling %s: %w", url, err)
-	}
-	return meta, nil
-}
-
 func printMetadata(w io.Writer, meta *oci.Metadata) error {
 	out, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
@@ -127,43 +100,4 @@ func printMetadata(w io.Writer, meta *oci.Metadata) error {
 	}
 	_, err = fmt.Fprintln(w, string(out))
 	return err
-}
-
-// check reads the manifests of dir and judges each as the admission
-// webhooks would (defaults applied first), except whether a named
-// DeploymentPolicy exists, which only the cluster knows.
-func check(dir string) []string {
-	objects, problems := manifests.Load(dir)
-	for _, o := range objects {
-		var errs []string
-		switch o.Object.GetKind() {
-		case skyhookv1.SkyhookKind:
-			sk := &skyhookv1.Skyhook{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object.Object, sk, true); err != nil {
-				errs = append(errs, err.Error())
-				break
-			}
-			if _, written, _ := unstructured.NestedFieldNoCopy(o.Object.Object, "spec", "priority"); !written {
-				sk.Spec.Priority = skyhookv1.DefaultPriority // as the CRD schema defaults it
-			}
-			defaults.Skyhook(sk, defaults.Options{})
-			for _, e := range validate.Skyhook(sk, nil) {
-				errs = append(errs, e.Error())
-			}
-		case skyhookv1.DeploymentPolicyKind:
-			dp := &skyhookv1.DeploymentPolicy{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object.Object, dp, true); err != nil {
-				errs = append(errs, err.Error())
-				break
-			}
-			defaults.DeploymentPolicy(dp)
-			for _, e := range validate.DeploymentPolicy(dp) {
-				errs = append(errs, e.Error())
-			}
-		}
-		for _, e := range errs {
-			problems = append(problems, fmt.Sprintf("%s: %s: %s", o.File, o.Name(), e))
-		}
-	}
-	return problems
 }
