@@ -113,12 +113,20 @@ func oneNodeRollout(t *testing.T, name, duration string) (func() []*corev1.Pod, 
 // oneNodeRolloutOf is oneNodeRollout with tuning 1.0.0 as shape makes it.
 func oneNodeRolloutOf(t *testing.T, name string, shape func(*skyhookv1.Package)) (func() []*corev1.Pod, func() []skyhookv1.NodeState) {
 	t.Helper()
+	return oneNodeRolloutOfKind(t, kindCase{rollouts.Skyhooks, ""}, name, shape)
+}
+
+// oneNodeRolloutOfKind is oneNodeRolloutOf for a rollout of the kind: its
+// node is k.name(base)-0.
+func oneNodeRolloutOfKind(t *testing.T, k kindCase, base string, shape func(*skyhookv1.Package)) (func() []*corev1.Pod, func() []skyhookv1.NodeState) {
+	t.Helper()
+	name := k.name(base)
 	createNodes(t, simnode.Numbered(name, 1, map[string]string{"pool": name})...)
-	created := stagePodsCreated(t, name)
-	history := recordHistory(t, name+"-0", name)
+	created := stagePodsCreatedOf(t, k.ref(base))
+	history := recordHistoryOf(t, name+"-0", k.ref(base))
 	tuning := pkg("1.0.0", "ghcr.io/x/tuning", nil)
 	shape(&tuning)
-	kindCase{rollouts.Skyhooks, ""}.create(t, name, skyhookv1.SkyhookSpec{
+	k.create(t, base, skyhookv1.SkyhookSpec{
 		NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": name}},
 		Packages:     skyhookv1.Packages{"tuning": tuning},
 	})
