@@ -1,7 +1,6 @@
 package webhook_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
 	"github.com/skyhook-go/skyhook/test/testenv"
+	"github.com/skyhook-go/skyhook/webhook/webhooktest"
 )
 
 // trustPullSecret is the operator's pull secret in these tests: admission
@@ -45,21 +45,13 @@ var (
 	sharedTrustRegistryOnce sync.Once
 )
 
-// countingWriter counts the lines of the registry's request log.
-type countingWriter struct{ n *atomic.Int64 }
-
-func (w countingWriter) Write(p []byte) (int, error) {
-	w.n.Add(int64(bytes.Count(p, []byte("\n"))))
-	return len(p), nil
-}
-
 // trustSetup starts the registry once for the package and makes sure the
 // operator's pull secret holds its credentials.
 func trustSetup(t *testing.T) *trustRegistry {
 	t.Helper()
 	sharedTrustRegistryOnce.Do(func() {
 		requests := &atomic.Int64{}
-		reg, err := nodeimages.StartRegistry(nodeimages.RegistryOptions{Username: "trust", Password: "s3cret", Log: countingWriter{requests}})
+		reg, err := nodeimages.StartRegistry(nodeimages.RegistryOptions{Username: "trust", Password: "s3cret", Log: webhooktest.Lines{N: requests}})
 		if err != nil {
 			panic(err)
 		}

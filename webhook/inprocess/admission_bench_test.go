@@ -7,8 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,22 +26,7 @@ import (
 // directly with an AdmissionRequest for a ten-package Skyhook.
 func BenchmarkAdmissionInProcess(b *testing.B) {
 	mutate, validate, req := setup(b)
-	ctx := context.Background()
-	samples := make([]time.Duration, 0, b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		start := time.Now()
-		if resp := mutate.Handle(ctx, req); !resp.Allowed {
-			b.Fatalf("mutation refused: %v", resp.Result)
-		}
-		if resp := validate.Handle(ctx, req); !resp.Allowed {
-			b.Fatalf("validation refused: %v", resp.Result)
-		}
-		samples = append(samples, time.Since(start))
-	}
-	b.StopTimer()
-	webhooktest.ReportPercentiles(b, samples)
+	runAdmission(b, req, &atomic.Int64{}, func() (*admission.Webhook, *admission.Webhook) { return mutate, validate })
 }
 
 // setup returns the Skyhook handlers with the default policies and a create

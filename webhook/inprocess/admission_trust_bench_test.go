@@ -1,7 +1,6 @@
 package inprocess
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -47,7 +46,7 @@ func (p policyList) List(_ context.Context, list client.ObjectList, _ ...client.
 // signedTenPackages pushes and signs the ten packages' images to a registry
 // on loopback and returns the Skyhook naming them and a policy over them.
 func signedTenPackages(b *testing.B, requests *atomic.Int64) (*skyhookv1.Skyhook, skyhookv1.ImageTrustPolicy) {
-	reg, err := nodeimages.StartRegistry(nodeimages.RegistryOptions{Log: lineCounter{requests}})
+	reg, err := nodeimages.StartRegistry(nodeimages.RegistryOptions{Log: webhooktest.Lines{N: requests}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -152,14 +151,6 @@ func runAdmission(b *testing.B, req admission.Request, requests *atomic.Int64, h
 	b.StopTimer()
 	webhooktest.ReportPercentiles(b, samples)
 	b.ReportMetric(float64(requests.Load()-before)/float64(b.N), "registry-requests/op")
-}
-
-// lineCounter counts the lines of the registry's request log: one a request.
-type lineCounter struct{ n *atomic.Int64 }
-
-func (w lineCounter) Write(p []byte) (int, error) {
-	w.n.Add(int64(bytes.Count(p, []byte("\n"))))
-	return len(p), nil
 }
 
 // admit runs the mutation once and returns sk as stored: every package

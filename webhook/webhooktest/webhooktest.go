@@ -2,8 +2,10 @@
 package webhooktest
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,4 +52,14 @@ func ReportPercentiles(b *testing.B, samples []time.Duration) {
 	at := func(q float64) float64 { return float64(samples[int(q*float64(len(samples)-1))].Microseconds()) }
 	b.ReportMetric(at(0.50), "p50-µs")
 	b.ReportMetric(at(0.99), "p99-µs")
+}
+
+// Lines counts the lines written to it: one per request in the request log
+// of go-containerregistry's registry, so a test counts the requests a
+// registry served.
+type Lines struct{ N *atomic.Int64 }
+
+func (w Lines) Write(p []byte) (int, error) {
+	w.N.Add(int64(bytes.Count(p, []byte("\n"))))
+	return len(p), nil
 }
