@@ -18,6 +18,9 @@ type policy struct {
 	enforce     bool
 	patterns    []glob.Glob
 	authorities []*imagesig.Authority
+	// broken says why the policy cannot verify (what Validate refuses):
+	// every image it matches is refused under its mode.
+	broken error
 }
 
 // Validate checks that p can be verified with: the errors name each field

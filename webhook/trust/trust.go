@@ -151,6 +151,11 @@ func (v *Verifier) checkOne(pkg Package, governing []*policy, opts []remote.Opti
 	bundles := lazyBundles(digest, opts)
 	verifiedBy, refused := 0, false
 	for _, p := range governing {
+		if p.broken != nil {
+			report(&out, p, path.Child("image"), p.broken.Error())
+			refused = refused || p.enforce
+			continue
+		}
 		if err := v.verify(p, digest, bundles); err != nil {
 			report(&out, p, path.Child("image"), fmt.Sprintf("image %s (%s:%s) is not signed by any authority of ImageTrustPolicy %s: %v", digest, pkg.Image, pkg.Version, p.name, err))
 			refused = refused || p.enforce
@@ -259,10 +264,10 @@ func (v *Verifier) policies(ctx context.Context) ([]*policy, error) {
 		if p == nil || p.version != string(item.UID)+"/"+item.ResourceVersion {
 			var errs field.ErrorList
 			if p, errs = compile(item); len(errs) > 0 {
-				// Admission refused such a policy; one from before this
-				// operator checked them fails closed: its packages are
-				// refused (Enforce) with the reason.
-				return nil, fmt.Errorf("ImageTrustPolicy %s cannot be used: %v", item.Name, errs.ToAggregate())
+				// Admission refuses such a policy; one that got past it
+				// (written while the webhook was not registered) fails
+				// closed for the images it matches, and only those.
+				p.broken = fmt.Errorf("ImageTrustPolicy %s cannot be used: %v", item.Name, errs.ToAggregate())
 			}
 		}
 		kept[item.UID] = p
