@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/secure-systems-lab/go-securesystemslib/encrypted"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
@@ -27,6 +28,21 @@ const (
 	cosignKeyType   = "ENCRYPTED COSIGN PRIVATE KEY"
 	pkcs8KeyType    = "PRIVATE KEY"
 )
+
+// PasswordEnv holds the password of an encrypted signing key, under the
+// name cosign reads it from, so that one key file and one variable serve
+// cosign and this project's signing commands alike.
+const PasswordEnv = "COSIGN_PASSWORD"
+
+// LoadPrivateKeyFile is LoadPrivateKey of the file at path, with the
+// password in $COSIGN_PASSWORD (PasswordEnv).
+func LoadPrivateKeyFile(path string) (sign.Keypair, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return LoadPrivateKey(raw, []byte(os.Getenv(PasswordEnv)))
+}
 
 // LoadPrivateKey reads an ECDSA P-256 private key to sign with: cosign's
 // encrypted key file, decrypted with password (as COSIGN_PASSWORD does for

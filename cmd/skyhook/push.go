@@ -8,6 +8,8 @@ import (
 	"github.com/fluxcd/pkg/oci"
 	"github.com/sigstore/sigstore-go/pkg/sign"
 	"github.com/spf13/cobra"
+
+	"github.com/skyhook-go/skyhook/api/imagesig"
 )
 
 // newPushCommand publishes a directory of Skyhook and DeploymentPolicy
@@ -24,7 +26,7 @@ func newPushCommand() *cobra.Command {
 			"directory as a Flux OCI artifact that an OCIRepository and a PackageSet can consume.\n" +
 			"With --sign-key the artifact is signed as cosign v3 signs (a Sigstore bundle attached as an\n" +
 			"OCI referrer), so that an OCIRepository's spec.verify (provider cosign) and `skyhook pull\n" +
-			"--verify-key` accept it; an encrypted cosign key's password is read from $" + passwordEnv + ".",
+			"--verify-key` accept it; an encrypted cosign key's password is read from $" + imagesig.PasswordEnv + ".",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if problems := check(args[0]); len(problems) > 0 {

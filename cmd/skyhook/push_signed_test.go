@@ -39,7 +39,7 @@ func TestSignedPushVerifiedPull(t *testing.T) {
 	}
 	releaseKey, releasePub := writeKeyPair("release", "pw")
 	otherKey, _ := writeKeyPair("other", "pw")
-	t.Setenv(passwordEnv, "pw")
+	t.Setenv(imagesig.PasswordEnv, "pw")
 	set := t.TempDir()
 	if err := os.WriteFile(filepath.Join(set, "gpu.yaml"), []byte(goodSkyhook), 0o644); err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func TestSignedPushVerifiedPull(t *testing.T) {
 		t.Errorf("pull without --verify-key: %v\n%s", err, msg)
 	}
 	// The wrong password is a clear error, and nothing is signed.
-	t.Setenv(passwordEnv, "wrong")
+	t.Setenv(imagesig.PasswordEnv, "wrong")
 	if msg, err := run(t, "push", set, "oci://"+host+"/fleet/gpu:badpw", "--insecure", "--sign-key", releaseKey); err == nil || !strings.Contains(err.Error(), "password") {
 		t.Errorf("push with the wrong password: %v\n%s", err, msg)
 	}

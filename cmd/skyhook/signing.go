@@ -14,10 +14,6 @@ import (
 	"github.com/skyhook-go/skyhook/api/imagesig"
 )
 
-// passwordEnv holds the password of an encrypted signing key, under the
-// name cosign reads it from, so one key file and one variable serve both.
-const passwordEnv = "COSIGN_PASSWORD"
-
 // registryOptions reach a registry as the push and pull commands do: the
 // docker credentials of this machine, and plain HTTP when asked.
 func registryOptions(ctx context.Context, insecure bool) ([]name.Option, []remote.Option) {
@@ -31,11 +27,7 @@ func registryOptions(ctx context.Context, insecure bool) ([]name.Option, []remot
 // loadSigningKey reads the private key in keyFile, before anything is
 // pushed: a wrong password or path leaves the registry as it was.
 func loadSigningKey(keyFile string) (sign.Keypair, error) {
-	raw, err := os.ReadFile(keyFile)
-	if err != nil {
-		return nil, err
-	}
-	key, err := imagesig.LoadPrivateKey(raw, []byte(os.Getenv(passwordEnv)))
+	key, err := imagesig.LoadPrivateKeyFile(keyFile)
 	if err != nil {
 		return nil, fmt.Errorf("--sign-key %s: %w", keyFile, err)
 	}

@@ -208,11 +208,7 @@ func loadAttestation(o *options, v release.Version) error {
 	if !o.push {
 		return fmt.Errorf("-sign-key needs -push: signatures and attestations live beside the images in the registry")
 	}
-	raw, err := os.ReadFile(o.signKey)
-	if err != nil {
-		return fmt.Errorf("-sign-key: %w", err)
-	}
-	key, err := imagesig.LoadPrivateKey(raw, []byte(os.Getenv("COSIGN_PASSWORD")))
+	key, err := imagesig.LoadPrivateKeyFile(o.signKey)
 	if err != nil {
 		return fmt.Errorf("-sign-key %s: %w", o.signKey, err)
 	}

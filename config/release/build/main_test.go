@@ -30,7 +30,7 @@ func TestSignKeyIsCheckedFirst(t *testing.T) {
 		{"the wrong password", "wrong", "password", true},
 	}
 	for _, tc := range cases {
-		t.Setenv("COSIGN_PASSWORD", tc.password)
+		t.Setenv(imagesig.PasswordEnv, tc.password)
 		err := run(context.Background(), options{version: "1.2.3", out: out, license: "LICENSE", images: true, push: tc.push, signKey: key})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
