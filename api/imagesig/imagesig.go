@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -169,8 +170,9 @@ func (m rawManifest) RawManifest() ([]byte, error)        { return m, nil }
 func (m rawManifest) MediaType() (types.MediaType, error) { return types.OCIManifestSchema1, nil }
 
 // Bundles reads the Sigstore bundles attached to subject. A referrer that
-// is not a readable bundle is skipped and said in skipped, so that a
-// refusal can tell "no signature" from "signatures that do not parse".
+// is not a readable bundle is skipped and said in skipped; when every
+// candidate was skipped, the error is ErrUnsigned with their reasons, so
+// that a refusal tells "no signature" from "signatures that do not parse".
 func Bundles(subject name.Digest, opts ...remote.Option) (found []*bundle.Bundle, skipped []string, err error) {
 	// No artifactType filter: some registries (go-containerregistry's own)
 	// list a referrer under its config's media type, the empty one for a
@@ -197,6 +199,9 @@ func Bundles(subject name.Digest, opts ...remote.Option) (found []*bundle.Bundle
 			continue
 		}
 		found = append(found, b)
+	}
+	if len(found) == 0 && len(skipped) > 0 {
+		return nil, skipped, fmt.Errorf("%w (unreadable: %s)", ErrUnsigned, strings.Join(skipped, "; "))
 	}
 	return found, skipped, nil
 }

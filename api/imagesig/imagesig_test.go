@@ -173,3 +173,16 @@ func TestCosignFormatKeyPairSignsAndVerifies(t *testing.T) {
 		t.Error("a public key was loaded as a private key")
 	}
 }
+
+// A referrer that claims to be a bundle and does not parse is no
+// signature: the refusal says it was unreadable.
+func TestUnreadableBundleIsNoSignature(t *testing.T) {
+	d := pushed(t, true)
+	if err := imagesig.AttachBundle(d, []byte("not a bundle"), imagesig.SignPredicateType); err != nil {
+		t.Fatal(err)
+	}
+	found, skipped, err := imagesig.Bundles(d)
+	if !errors.Is(err, imagesig.ErrUnsigned) || !strings.Contains(err.Error(), "unreadable") || len(found) != 0 || len(skipped) != 1 {
+		t.Fatalf("Bundles: %d found, skipped %v, error %v; want ErrUnsigned naming the unreadable bundle", len(found), skipped, err)
+	}
+}

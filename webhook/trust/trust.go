@@ -220,10 +220,7 @@ func (v *Verifier) digestOf(pkg Package, opts []remote.Option) (name.Digest, err
 // every policy already verified costs no registry request.
 func lazyBundles(digest name.Digest, opts []remote.Option) func() ([]*bundle.Bundle, error) {
 	return sync.OnceValues(func() ([]*bundle.Bundle, error) {
-		found, skipped, err := imagesig.Bundles(digest, opts...)
-		if err == nil && len(found) == 0 && len(skipped) > 0 {
-			return nil, fmt.Errorf("%w (unreadable: %v)", imagesig.ErrUnsigned, skipped)
-		}
+		found, _, err := imagesig.Bundles(digest, opts...)
 		return found, err
 	})
 }
