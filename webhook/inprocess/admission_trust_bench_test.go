@@ -3,7 +3,6 @@ package inprocess
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/skyhook-go/skyhook/api/imagesig"
@@ -26,22 +24,6 @@ import (
 	"github.com/skyhook-go/skyhook/webhook/trust"
 	"github.com/skyhook-go/skyhook/webhook/webhooktest"
 )
-
-// policyList reads one ImageTrustPolicy, in place of the manager's cache
-// (the benchmark measures the handler, not the cache).
-type policyList struct {
-	client.Reader
-	policy skyhookv1.ImageTrustPolicy
-}
-
-func (p policyList) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
-	l, ok := list.(*skyhookv1.ImageTrustPolicyList)
-	if !ok {
-		return fmt.Errorf("policyList lists ImageTrustPolicies, not %T", list)
-	}
-	l.Items = []skyhookv1.ImageTrustPolicy{p.policy}
-	return nil
-}
 
 // signedTenPackages pushes and signs the ten packages' images to a registry
 // on loopback and returns the Skyhook naming them and a policy over them.
@@ -109,7 +91,7 @@ func BenchmarkAdmissionVerifiedInProcess(b *testing.B) {
 	}
 	handlers := func() (mutate, validate *admission.Webhook) {
 		h := skyhookwebhook.Handlers(scheme, skyhookwebhook.Options{Policies: policy.NewStore(defaults),
-			Trust: &trust.Verifier{Policies: policyList{policy: p}}})
+			Trust: &trust.Verifier{Policies: webhooktest.TrustPolicies{Items: []skyhookv1.ImageTrustPolicy{p}}}})
 		return h[skyhookwebhook.MutateSkyhookPath], h[skyhookwebhook.ValidateSkyhookPath]
 	}
 	create := request(b, admissionv1.Create, sk, nil)

@@ -2,31 +2,14 @@ package trust
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/webhook/webhooktest"
 )
-
-// policyList reads fixed ImageTrustPolicies, as the manager's cache would
-// hold them.
-type policyList struct {
-	client.Reader
-	items []skyhookv1.ImageTrustPolicy
-}
-
-func (p policyList) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
-	l, ok := list.(*skyhookv1.ImageTrustPolicyList)
-	if !ok {
-		return fmt.Errorf("lists ImageTrustPolicies, not %T", list)
-	}
-	l.Items = p.items
-	return nil
-}
 
 // A policy that cannot verify (written past the webhook) refuses the
 // images it matches, saying why, and leaves every other image alone; no
@@ -37,7 +20,7 @@ func TestBrokenPolicyRefusesOnlyWhatItMatches(t *testing.T) {
 		Spec: skyhookv1.ImageTrustPolicySpec{Images: []string{"registry.example/gpu/*"},
 			Authorities: []skyhookv1.TrustAuthority{{Name: "k", Key: &skyhookv1.KeyAuthority{PublicKey: "not a key"}}}},
 	}
-	v := &Verifier{Policies: policyList{items: []skyhookv1.ImageTrustPolicy{broken}}}
+	v := &Verifier{Policies: webhooktest.TrustPolicies{Items: []skyhookv1.ImageTrustPolicy{broken}}}
 	out, err := v.Check(context.Background(), []Package{
 		{Key: "governed", Image: "registry.example/gpu/tuning", Version: "1.0.0", Digest: "sha256:" + strings.Repeat("a", 64)},
 		{Key: "other", Image: "registry.example/net/tuning", Version: "1.0.0"},

@@ -3,6 +3,7 @@ package webhooktest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"sort"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
@@ -62,4 +64,21 @@ type Lines struct{ N *atomic.Int64 }
 func (w Lines) Write(p []byte) (int, error) {
 	w.N.Add(int64(bytes.Count(p, []byte("\n"))))
 	return len(p), nil
+}
+
+// TrustPolicies reads fixed ImageTrustPolicies, in place of the manager's
+// cache, for tests and benchmarks of the trust verifier alone.
+type TrustPolicies struct {
+	client.Reader
+	Items []skyhookv1.ImageTrustPolicy
+}
+
+// List implements client.Reader for ImageTrustPolicyList.
+func (p TrustPolicies) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
+	l, ok := list.(*skyhookv1.ImageTrustPolicyList)
+	if !ok {
+		return fmt.Errorf("TrustPolicies lists ImageTrustPolicies, not %T", list)
+	}
+	l.Items = p.Items
+	return nil
 }
