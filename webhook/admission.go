@@ -135,7 +135,13 @@ func (v *SkyhookValidator) Handle(ctx context.Context, req admission.Request) ad
 	if len(errs) == 0 {
 		return admission.Allowed("").WithWarnings(warnings...)
 	}
-	status := invalid(v.kind.GroupKind(), sk.Name, errs).(apierrors.APIStatus).Status()
+	return refused(v.kind.GroupKind(), sk.Name, errs, warnings)
+}
+
+// refused is the answer that refuses the object for errs (an Invalid
+// status listing each by field) and still carries the warnings.
+func refused(kind schema.GroupKind, name string, errs field.ErrorList, warnings []string) admission.Response {
+	status := invalid(kind, name, errs).(apierrors.APIStatus).Status()
 	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status, Warnings: warnings}}
 }
 
@@ -297,11 +303,11 @@ func (trustPolicyValidator) ValidateCreate(_ context.Context, p *skyhookv1.Image
 }
 
 // ValidateUpdate implements admission.Validator.
-func (trustPolicyValidator) ValidateUpdate(_ context.Context, _, p *skyhookv1.ImageTrustPolicy) (admission.Warnings, error) {
+func (v trustPolicyValidator) ValidateUpdate(ctx context.Context, _, p *skyhookv1.ImageTrustPolicy) (admission.Warnings, error) {
 	if p.DeletionTimestamp != nil {
 		return nil, nil
 	}
-	return nil, invalid(skyhookv1.GroupVersion.WithKind(skyhookv1.ImageTrustPolicyKind).GroupKind(), p.Name, trust.Validate(p))
+	return v.ValidateCreate(ctx, p)
 }
 
 // ValidateDelete implements admission.Validator.

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -49,14 +48,13 @@ func (m rolloutMutation) Handle(ctx context.Context, req admission.Request) admi
 	before := sk.DeepCopy()
 	warnings := m.kind.defaults(sk, m.opts.Defaults)
 	if m.opts.Trust != nil && sk.DeletionTimestamp == nil {
-		refused, trustWarnings, err := m.pinVerified(ctx, req, sk)
+		untrusted, trustWarnings, err := m.pinVerified(ctx, req, sk)
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
 		warnings = append(warnings, trustWarnings...)
-		if len(refused) > 0 {
-			status := invalid(m.kind.GroupKind(), sk.Name, refused).(apierrors.APIStatus).Status()
-			return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status, Warnings: warnings}}
+		if len(untrusted) > 0 {
+			return refused(m.kind.GroupKind(), sk.Name, untrusted, warnings)
 		}
 	}
 	return admission.Patched("", skyhookPatch(before, sk)...).WithWarnings(warnings...)
