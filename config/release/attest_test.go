@@ -8,7 +8,6 @@ import (
 	"log"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,6 +23,7 @@ import (
 	"github.com/skyhook-go/skyhook/api/imagesig"
 	"github.com/skyhook-go/skyhook/config/images"
 	"github.com/skyhook-go/skyhook/config/release"
+	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
 // agentIndex is an image index as `make images` builds it, of the agent
@@ -32,10 +32,8 @@ import (
 func agentIndex(t *testing.T) v1.ImageIndex {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "skyhook-agent")
-	cmd := exec.Command(images.GoCommand(), "build", "-trimpath", "-o", out, "github.com/skyhook-go/skyhook/cmd/skyhook-agent")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
+	if err := testenv.Build(out, "./cmd/skyhook-agent", "-trimpath"); err != nil {
+		t.Fatal(err)
 	}
 	binary, err := os.ReadFile(out)
 	if err != nil {

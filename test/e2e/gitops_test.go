@@ -165,14 +165,8 @@ func TestOCIArtifactIsConsumed(t *testing.T) {
 	}
 	// The CLI itself, built for the test.
 	skyhook := filepath.Join(t.TempDir(), "skyhook")
-	root, err := testenv.RepoRoot()
-	if err != nil {
+	if err := testenv.BuildCLI(skyhook); err != nil {
 		t.Fatal(err)
-	}
-	build := exec.Command("go", "build", "-o", skyhook, "./cmd/skyhook")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building skyhook: %v\n%s", err, out)
 	}
 	if out, err := exec.Command(skyhook, "push", filepath.Join(dir, "sets"), "oci://"+host+"/fleet/gpu:v1", "--insecure",
 		"--source", "https://git.example/fleet", "--revision", "main@sha1:feed").CombinedOutput(); err != nil {
