@@ -144,7 +144,7 @@ func ensure(ctx context.Context, opts Options, r recipe) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(staging)
-	stop := heartbeat(opts.Log, fmt.Sprintf("%s %s", r.name, r.version), time.Minute)
+	stop := Heartbeat(opts.Log, fmt.Sprintf("%s %s", r.name, r.version), time.Minute)
 	err = r.build(ctx, staging, opts.Log)
 	stop()
 	if err != nil {
@@ -163,10 +163,10 @@ func ensure(ctx context.Context, opts Options, r recipe) (string, error) {
 	return dir, nil
 }
 
-// heartbeat says every interval that the build of what is still going, and
+// Heartbeat says every interval that the build of what is still going, and
 // for how long: a cold build of Kubernetes takes minutes with nothing else
 // to show. stop ends it and waits until it has.
-func heartbeat(log io.Writer, what string, interval time.Duration) (stop func()) {
+func Heartbeat(log io.Writer, what string, interval time.Duration) (stop func()) {
 	start := time.Now()
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {

@@ -30,7 +30,7 @@ func (b *lockedBuffer) String() string {
 // says nothing once stopped.
 func TestHeartbeatSaysTheBuildGoesOnUntilStopped(t *testing.T) {
 	var log lockedBuffer
-	stop := heartbeat(&log, "kubernetes v1.36.3", 5*time.Millisecond)
+	stop := Heartbeat(&log, "kubernetes v1.36.3", 5*time.Millisecond)
 	deadline := time.Now().Add(5 * time.Second)
 	for strings.Count(log.String(), "\n") < 2 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)

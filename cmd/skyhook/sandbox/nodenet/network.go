@@ -89,6 +89,9 @@ type Network struct {
 
 	mu    sync.Mutex
 	nodes []*Attachment
+	// exposed are the loopback ports ExposeLoopbackOnce made reachable
+	// at the gateway, closed with the network.
+	exposed map[int]*Forwarder
 }
 
 // Attachment is a node's place on the network.
@@ -102,6 +105,14 @@ type Attachment struct {
 	// NetworkPods holds the pod ranges of every node on the network (what
 	// kube-proxy counts as the cluster's).
 	NetworkPods netip.Prefix
+	// Tap is the tap device of a virtual machine node (AttachTap), empty
+	// for a node in a namespace.
+	Tap string
+	// Gateway is this machine's address on the network and Bits the
+	// length of the network's prefix, for a machine that configures its
+	// own interface.
+	Gateway netip.Addr
+	Bits    int
 
 	slot    int
 	hostEnd string
@@ -159,6 +170,26 @@ func (nw *Network) ExposeLoopback(port int) (*Forwarder, error) {
 	return ForwardToMachine(l, net.JoinHostPort("127.0.0.1", strconv.Itoa(port))), nil
 }
 
+// ExposeLoopbackOnce is ExposeLoopback for a port that several nodes
+// reach (the apiserver's, a registry's): the first call exposes it, later
+// ones find it exposed, and Close ends it.
+func (nw *Network) ExposeLoopbackOnce(port int) error {
+	nw.mu.Lock()
+	defer nw.mu.Unlock()
+	if _, ok := nw.exposed[port]; ok {
+		return nil
+	}
+	f, err := nw.ExposeLoopback(port)
+	if err != nil {
+		return err
+	}
+	if nw.exposed == nil {
+		nw.exposed = map[int]*Forwarder{}
+	}
+	nw.exposed[port] = f
+	return nil
+}
+
 // setUpBridge marks the new bridge as this process's, gives it its
 // address and sets it up.
 func (nw *Network) setUpBridge() error {
@@ -192,6 +223,7 @@ func reclaimStale(name string) {
 	}
 	if n, err := strconv.Atoi(pid); err == nil && !proc.Alive(n) {
 		_ = netlink.LinkDel(link)
+		deleteTaps(strings.TrimPrefix(name, bridgePrefix))
 	}
 }
 
@@ -258,6 +290,9 @@ func (nw *Network) connect(nsFD int, a *Attachment) error {
 		if err := a.handle.RouteAdd(route(other)); err != nil {
 			return fmt.Errorf("routing to %s's pods: %w", other.Node, err)
 		}
+		if other.handle == nil {
+			continue // a virtual machine: it routes to every slot itself
+		}
 		if err := other.handle.RouteAdd(route(a)); err != nil {
 			return fmt.Errorf("routing from %s to the new node's pods: %w", other.Node, err)
 		}
@@ -306,6 +341,12 @@ func (nw *Network) Close() {
 	for _, a := range nodes {
 		nw.Detach(a)
 	}
+	nw.mu.Lock()
+	for _, f := range nw.exposed {
+		f.Close()
+	}
+	nw.exposed = nil
+	nw.mu.Unlock()
 	if nw.bridge != nil {
 		_ = netlink.LinkDel(nw.bridge)
 	}

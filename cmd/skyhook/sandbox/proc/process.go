@@ -125,6 +125,16 @@ func (p *Process) Stop(grace time.Duration) {
 	_ = os.Remove(p.pidFile)
 }
 
+// Kill ends the process and its group at once (SIGKILL), as a power cut
+// would, and waits until it has ended.
+func (p *Process) Kill() {
+	if done, _ := p.Exited(); !done {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+	_ = os.Remove(p.pidFile)
+}
+
 // WaitFor polls cond until it holds, the timeout passes, or p exits (then
 // the error has the end of its log).
 func (p *Process) WaitFor(ctx context.Context, timeout time.Duration, what string, cond wait.ConditionWithContextFunc) error {
