@@ -32,7 +32,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 CHART = config/helm/skyhook-operator
 GENERATED = find api config -name 'zz_generated.*.go' -o -path 'config/crd/bases/*.yaml' -o -path 'config/rbac/*.yaml' -o -path 'config/webhook/manifests.yaml' -o -path '$(CHART)/files/*' -o -name skyhook-operator.yaml -o -name skyhook-dashboard.json | LC_ALL=C sort | xargs sha256sum
 
-.PHONY: all build agent images push agent-image release test test-race test-k8s-matrix fuzz generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status real-node-deps test-chaos bench bench-rollout bench-agent bench-gitops clean
+.PHONY: all build agent images push agent-image release test test-race test-k8s-matrix fuzz generate verify-generated verify-fmt prepare sandbox sandbox-down sandbox-status real-node-deps vm-node-deps test-chaos bench bench-rollout bench-agent bench-gitops clean
 
 all: build
 
@@ -113,8 +113,19 @@ real-node-deps:
 	{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(REAL_NODE_PACKAGES) >/dev/null; } || \
 		echo "real-node-deps: apt-get could not install $(REAL_NODE_PACKAGES); the real-node tests will skip"
 
+## vm-node-deps: qemu, qemu-img, mmdebstrap and mkfs.ext4 from Debian's packages, when missing, for the virtual machine nodes (test/vmnode, package vmnode). Without root or apt-get it installs nothing and the virtual machine tests skip, saying why.
+VM_NODE_PACKAGES = qemu-system-x86 qemu-utils mmdebstrap e2fsprogs
+vm-node-deps:
+	@if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+		echo "vm-node-deps: not root or no apt-get; the virtual machine tests will skip"; exit 0; \
+	fi; \
+	if command -v qemu-system-x86_64 >/dev/null && command -v qemu-img >/dev/null && command -v mmdebstrap >/dev/null && command -v mkfs.ext4 >/dev/null; then exit 0; fi; \
+	echo "installing $(VM_NODE_PACKAGES) for the virtual machine nodes"; \
+	{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(VM_NODE_PACKAGES) >/dev/null; } || \
+		echo "vm-node-deps: apt-get could not install $(VM_NODE_PACKAGES); the virtual machine tests will skip"
+
 ## test: everything CI runs.
-test: verify-generated verify-fmt prepare real-node-deps
+test: verify-generated verify-fmt prepare real-node-deps vm-node-deps
 	$(GO) vet ./...
 	$(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 	$(MAKE) --no-print-directory fuzz FUZZ_TIME=3000x

@@ -46,6 +46,7 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodenet"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/vmnode"
 )
 
 // Options configure Start.
@@ -128,10 +129,12 @@ type Cluster struct {
 	// AddRealNode appends.
 	realNodesMu sync.Mutex
 	realNodes   []*kubeletnode.Node
-	// network is the real nodes' network (Options.RealNodeNetwork), and
-	// exposed the apiserver's port at its gateway.
+	// vmNodes are the virtual machine nodes (AddVMNode), guarded by
+	// realNodesMu too.
+	vmNodes []*vmnode.Node
+	// network is the real nodes' network (Options.RealNodeNetwork); it
+	// exposes the apiserver's port at its gateway.
 	network  *nodenet.Network
-	exposed  *nodenet.Forwarder
 	stopOnce sync.Once
 }
 
@@ -174,7 +177,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	if c.network != nil {
-		if c.exposed, err = c.network.ExposeLoopback(c.apiserverPort()); err != nil {
+		if err = c.network.ExposeLoopbackOnce(c.apiserverPort()); err != nil {
 			return nil, err
 		}
 	}
@@ -410,8 +413,8 @@ func (c *Cluster) Stop() {
 		for _, n := range c.RealNodes() {
 			n.Stop()
 		}
-		if c.exposed != nil {
-			c.exposed.Close()
+		for _, n := range c.VMNodes() {
+			n.Stop()
 		}
 		if c.network != nil {
 			c.network.Close() // after the nodes: each detached itself

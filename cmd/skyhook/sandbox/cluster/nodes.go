@@ -14,6 +14,7 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodenet"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/vmnode"
 )
 
 // The cluster's nodes: simulated ones (package simnode), which these
@@ -78,18 +79,23 @@ func (c *Cluster) AddRealNode(ctx context.Context, opts kubeletnode.Options) (*k
 	c.realNodesMu.Lock()
 	c.realNodes = append(c.realNodes, n) // Stop cleans up whatever started
 	c.realNodesMu.Unlock()
-	cp := kubeletnode.ControlPlane{
-		Server: c.Config.Host, Kubeconfig: c.Kubeconfig, Clientset: c.Clientset,
-		CAFile: c.pki.CAFile, KubeletCertFile: c.pki.KubeletCertFile, KubeletKeyFile: c.pki.KubeletKeyFile,
-		KubeletServingCert: c.pki.kubeletServingCert,
-	}
-	if err := n.Start(ctx, cp, c.log); err != nil {
+	if err := n.Start(ctx, c.controlPlane(), c.log); err != nil {
 		return nil, err
 	}
 	if err := c.WaitNodesReady(ctx, 2*time.Minute, n.Name); err != nil {
 		return nil, fmt.Errorf("%w; the end of %s:\n%s", err, n.KubeletLog, proc.TailFile(n.KubeletLog, 30))
 	}
 	return n, nil
+}
+
+// controlPlane is what a real or virtual machine node needs of the
+// cluster it joins.
+func (c *Cluster) controlPlane() kubeletnode.ControlPlane {
+	return kubeletnode.ControlPlane{
+		Server: c.Config.Host, Kubeconfig: c.Kubeconfig, Clientset: c.Clientset,
+		CAFile: c.pki.CAFile, KubeletCertFile: c.pki.KubeletCertFile, KubeletKeyFile: c.pki.KubeletKeyFile,
+		KubeletServingCert: c.pki.kubeletServingCert,
+	}
 }
 
 // createRealNodeNetwork makes the network the real nodes join; Stop
@@ -129,7 +135,8 @@ func (c *Cluster) RealNodes() []*kubeletnode.Node {
 func (c *Cluster) onRealNode(node string) bool {
 	c.realNodesMu.Lock()
 	defer c.realNodesMu.Unlock()
-	return slices.ContainsFunc(c.realNodes, func(n *kubeletnode.Node) bool { return n.Name == node })
+	return slices.ContainsFunc(c.realNodes, func(n *kubeletnode.Node) bool { return n.Name == node }) ||
+		slices.ContainsFunc(c.vmNodes, func(n *vmnode.Node) bool { return n.Name == node })
 }
 
 // apiserverPort is the port the apiserver serves on (on loopback).

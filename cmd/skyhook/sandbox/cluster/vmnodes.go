@@ -1,0 +1,45 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/vmnode"
+)
+
+// AddVMNode boots a virtual machine that joins the cluster as a node (see
+// package vmnode) on the real nodes' network, which the cluster must have
+// (Options.RealNodeNetwork), and waits until the node is Ready. The node
+// image is built into the cache the first time (minutes). Stop powers the
+// machine off with the rest.
+func (c *Cluster) AddVMNode(ctx context.Context, opts vmnode.Options) (*vmnode.Node, error) {
+	if c.network == nil {
+		return nil, errors.New("a virtual machine node joins the real nodes' network: start the cluster with Options.RealNodeNetwork")
+	}
+	opts.Network = c.network
+	n, err := vmnode.Prepare(ctx, c.Dir, c.binaryOptions, opts, c.log)
+	if err != nil {
+		return nil, err
+	}
+	c.realNodesMu.Lock()
+	c.vmNodes = append(c.vmNodes, n) // Stop cleans up whatever started
+	c.realNodesMu.Unlock()
+	if err := n.Start(ctx, c.controlPlane(), c.log); err != nil {
+		return nil, err
+	}
+	if err := c.WaitNodesReady(ctx, 10*time.Minute, n.Name); err != nil {
+		return nil, fmt.Errorf("%w; the end of its console %s:\n%s", err, n.ConsoleLog, proc.TailFile(n.ConsoleLog, 30))
+	}
+	return n, nil
+}
+
+// VMNodes are the virtual machine nodes added to the cluster.
+func (c *Cluster) VMNodes() []*vmnode.Node {
+	c.realNodesMu.Lock()
+	defer c.realNodesMu.Unlock()
+	return slices.Clone(c.vmNodes)
+}
