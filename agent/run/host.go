@@ -209,11 +209,46 @@ type nopCloser struct{ io.Writer }
 func (nopCloser) Close() error { return nil }
 
 // writeFile writes a file, making its directory.
+//
+// It writes durably: a temporary file beside path, flushed to the disk,
+// renamed over path, then the directory flushed. A run-once flag, a
+// history line or an interrupt record the agent wrote is then still there
+// after the node loses power, so a step that completed is never run again
+// and a torn write never leaves half a record. (google/renameio does the
+// first three but not the directory's flush, which the rename needs to
+// outlive a power cut; hence these lines.)
 func writeFile(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(path, data, 0o644)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // gone already once renamed
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if closeErr := tmp.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // copyTree copies the files under src over dst, keeping their modes and
