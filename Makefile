@@ -97,9 +97,9 @@ verify-generated:
 verify-fmt:
 	@unformatted="$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$(git ls-files '*.go'))"; if [ -n "$$unformatted" ]; then echo "not gofmt-ed: $$unformatted"; exit 1; fi
 
-## prepare: build the control-plane binaries, the real nodes' kubelet and kube-proxy, Prometheus and promtool, and Flux's source-controller, kustomize-controller and flux CLI into the cache.
+## prepare: build the control-plane binaries, the real nodes' kubelet and kube-proxy, the virtual machine nodes' disk image (where make vm-node-deps has what it needs), Prometheus and promtool, and Flux's source-controller, kustomize-controller and flux CLI into the cache.
 prepare: build
-	bin/skyhook sandbox prepare --flux --real-node --prometheus
+	bin/skyhook sandbox prepare --flux --real-node --prometheus --vm-node
 
 ## real-node-deps: containerd, runc and the CNI plugins from Debian's packages, when missing, for the real node (test/realnode, `sandbox up --real-node`). Without root or apt-get it installs nothing and the real-node tests skip, saying why.
 REAL_NODE_PACKAGES = containerd runc containernetworking-plugins
@@ -125,7 +125,7 @@ vm-node-deps:
 		echo "vm-node-deps: apt-get could not install $(VM_NODE_PACKAGES); the virtual machine tests will skip"
 
 ## test: everything CI runs.
-test: verify-generated verify-fmt prepare real-node-deps vm-node-deps
+test: verify-generated verify-fmt real-node-deps vm-node-deps prepare
 	$(GO) vet ./...
 	$(GO) test -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 	$(MAKE) --no-print-directory fuzz FUZZ_TIME=3000x

@@ -7,6 +7,7 @@ import (
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/binaries"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/vmnode"
 )
 
 func newSandboxCommand() *cobra.Command {
@@ -37,6 +38,7 @@ them by its Helm chart, and Prometheus scraping it.`,
 	up.Flags().BoolVar(&opts.Demo, "demo", true, "roll out the demo Skyhook and show its progress")
 	up.Flags().BoolVar(&opts.Flux, "flux", false, "also run Flux's source-controller, a Git server and an OCI registry (docs/gitops.md)")
 	up.Flags().BoolVar(&opts.RealNode, "real-node", false, "also run a real node, containerd and a kubelet on this machine, and roll a real package onto it (root; make real-node-deps)")
+	up.Flags().IntVar(&opts.VMNodes, "vm-nodes", 0, "also boot this many virtual machines (at most 4) as nodes with their own kernel, systemd and disk, and roll a package with a reboot across them (root; make vm-node-deps real-node-deps)")
 	up.Flags().IntVar(&opts.RealNodes, "real-nodes", 0, "also run this many real nodes (at most 4) on a network of their own, install the operator on them with its Helm chart, with Prometheus scraping it, and roll a real package onto them (root; make real-node-deps)")
 	up.Flags().StringVar(&opts.Namespace, "operator-namespace", sandbox.DefaultNamespace, "the operator's namespace: its stage pods, certificate Secret and policy ConfigMaps (NodeWright's end-to-end suite looks in skyhook, its v0.18+ installs use nodewright)")
 
@@ -54,6 +56,7 @@ them by its Helm chart, and Prometheus scraping it.`,
 	serve.Flags().IntVar(&opts.Nodes, "nodes", opts.Nodes, "number of simulated nodes")
 	serve.Flags().BoolVar(&opts.Flux, "flux", false, "also run Flux's source-controller, a Git server and an OCI registry")
 	serve.Flags().BoolVar(&opts.RealNode, "real-node", false, "also run a real node (containerd and a kubelet) and a registry for its images")
+	serve.Flags().IntVar(&opts.VMNodes, "vm-nodes", 0, "also boot this many virtual machines as nodes")
 	serve.Flags().IntVar(&opts.RealNodes, "real-nodes", 0, "also run this many real nodes and the operator installed on them with its chart, and Prometheus")
 	serve.Flags().StringVar(&opts.Namespace, "operator-namespace", sandbox.DefaultNamespace, "the operator's namespace")
 
@@ -75,7 +78,7 @@ them by its Helm chart, and Prometheus scraping it.`,
 			return sandbox.Status(cmd.Context(), opts)
 		},
 	}
-	var flux, realNode, prometheus bool
+	var flux, realNode, prometheus, vmNode bool
 	prepare := &cobra.Command{
 		Use:   "prepare",
 		Short: "Build the control-plane binaries into the cache without starting anything",
@@ -100,6 +103,11 @@ them by its Helm chart, and Prometheus scraping it.`,
 				}
 				cmd.Printf("The real node's kubelet and kube-proxy %s are in the cache:\n  %s\n  %s\n", binaries.KubeletVersion, kubelet, proxy)
 			}
+			if vmNode {
+				if err := prepareVMNode(cmd); err != nil {
+					return err
+				}
+			}
 			if prometheus {
 				prom, err := binaries.EnsurePrometheus(cmd.Context(), binaries.Options{Log: cmd.OutOrStdout()})
 				if err != nil {
@@ -115,10 +123,26 @@ them by its Helm chart, and Prometheus scraping it.`,
 	}
 	prepare.Flags().BoolVar(&flux, "flux", false, "also build Flux's source-controller, kustomize-controller and flux CLI (for the GitOps end-to-end tests)")
 	prepare.Flags().BoolVar(&realNode, "real-node", false, "also build the kubelet and kube-proxy of the real nodes (test/realnode, test/installed, sandbox up --real-node)")
+	prepare.Flags().BoolVar(&vmNode, "vm-node", false, "also build the virtual machine nodes' disk image from Debian's packages (test/vmnode, sandbox up --vm-nodes); skipped, saying why, where they cannot run (root, make vm-node-deps)")
 	prepare.Flags().BoolVar(&prometheus, "prometheus", false, "also build Prometheus and promtool (the alert rules' unit tests, test/installed)")
 	cmd.AddCommand(up, serve, down, status, prepare)
 	refuseDryRun(up, serve, down, prepare)
 	return cmd
+}
+
+// prepareVMNode builds the virtual machine nodes' image into the cache,
+// or says why this machine cannot run them.
+func prepareVMNode(cmd *cobra.Command) error {
+	if err := vmnode.Supported(); err != nil {
+		cmd.Printf("not building the virtual machine node image: %v\n", err)
+		return nil
+	}
+	img, err := vmnode.EnsureImage(cmd.Context(), binaries.Options{Log: cmd.OutOrStdout()}, cmd.OutOrStdout())
+	if err != nil {
+		return err
+	}
+	cmd.Printf("The virtual machine node image is in the cache:\n  %s\n", img.Dir)
+	return nil
 }
 
 // prepareFlux builds what the GitOps tests run of Flux, so that their

@@ -18,21 +18,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skyhook-go/skyhook/api/scheme"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/binaries"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/chartinstall"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodenet"
@@ -68,6 +63,11 @@ type Options struct {
 	// on them with the chart, with Prometheus, instead of in the
 	// supervisor (see realnodes.go). It needs root and containerd.
 	RealNodes int
+	// VMNodes, when more than 0, also boots that many virtual machines
+	// (at most nodenet.MaxNodes) as nodes with their own kernel, systemd
+	// and disk, and rolls a package with a reboot across them (see
+	// vmnodes.go). It needs root, qemu and mmdebstrap.
+	VMNodes int
 	// Namespace is the operator's: its Secret, policy ConfigMaps and stage
 	// pods (DefaultNamespace when empty). NodeWright's end-to-end suite
 	// looks in skyhook, its v0.18+ installs use nodewright.
@@ -134,6 +134,9 @@ func Up(ctx context.Context, opts Options) error {
 	if err := checkRealNodes(opts); err != nil {
 		return err
 	}
+	if err := checkVMNodes(opts); err != nil {
+		return err
+	}
 	// Build the binaries here, in the foreground, so the person sees the
 	// one-time build instead of a silent wait.
 	bin, err := binaries.Ensure(ctx, binaries.Options{Log: opts.Out})
@@ -152,6 +155,11 @@ func Up(ctx context.Context, opts Options) error {
 	}
 	if opts.RealNodes > 0 {
 		if err := prepareRealNodes(ctx, opts); err != nil {
+			return err
+		}
+	}
+	if opts.VMNodes > 0 {
+		if err := prepareVMNodes(ctx, opts); err != nil {
 			return err
 		}
 	}
@@ -179,7 +187,7 @@ func Up(ctx context.Context, opts Options) error {
 	}
 	defer log.Close()
 	cmd := exec.Command(self, "sandbox", "serve", "--state-dir", opts.StateDir, "--nodes", strconv.Itoa(opts.Nodes),
-		"--flux="+strconv.FormatBool(opts.Flux), "--real-node="+strconv.FormatBool(opts.RealNode), "--real-nodes="+strconv.Itoa(opts.RealNodes), "--operator-namespace="+opts.namespace())
+		"--flux="+strconv.FormatBool(opts.Flux), "--real-node="+strconv.FormatBool(opts.RealNode), "--real-nodes="+strconv.Itoa(opts.RealNodes), "--vm-nodes="+strconv.Itoa(opts.VMNodes), "--operator-namespace="+opts.namespace())
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -197,6 +205,8 @@ func Up(ctx context.Context, opts Options) error {
 	case opts.RealNodes > 0:
 		realNode = fmt.Sprintf(", %d real nodes on a network (containerd, a kubelet and kube-proxy each)", opts.RealNodes)
 		operatorHow = "the operator installed on them with its Helm chart, and Prometheus"
+	case opts.VMNodes > 0:
+		realNode = fmt.Sprintf(", %d virtual machines as nodes (qemu, %s; a minute or more each to boot)", opts.VMNodes, accelName())
 	}
 	fmt.Fprintf(opts.Out, "Starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, KWOK with %d simulated nodes%s, and %s (log: %s)\n", opts.Nodes, realNode, operatorHow, opts.path(logFile))
 	if err := waitReady(ctx, opts, exited); err != nil {
@@ -270,14 +280,14 @@ func Serve(ctx context.Context, opts Options) error {
 		// A user's own workloads (to see drains wait for them) need
 		// placing; stage pods name their node.
 		Scheduler:       true,
-		RealNodeNetwork: opts.RealNodes > 0,
+		RealNodeNetwork: opts.RealNodes > 0 || opts.VMNodes > 0,
 	})
 	if err != nil {
 		return err
 	}
 	defer func() {
 		c.Stop() // the real node too: its pods, their shims and mounts
-		if opts.RealNode || opts.RealNodes > 0 {
+		if opts.RealNode || opts.RealNodes > 0 || opts.VMNodes > 0 {
 			removeRealDemoCopies()
 			_ = os.Remove(opts.path(registryFile))
 		}
@@ -314,6 +324,8 @@ func Serve(ctx context.Context, opts Options) error {
 		fmt.Fprintf(opts.Out, "sandbox up: %s, %d simulated nodes and the real node %s\n", c.Config.Host, opts.Nodes, RealNodeName)
 	} else if opts.RealNodes > 0 {
 		fmt.Fprintf(opts.Out, "sandbox up: %s, %d simulated nodes and the real nodes %v\n", c.Config.Host, opts.Nodes, opts.realNodes())
+	} else if opts.VMNodes > 0 {
+		fmt.Fprintf(opts.Out, "sandbox up: %s, %d simulated nodes and the virtual machines %v\n", c.Config.Host, opts.Nodes, opts.vmNodes())
 	} else {
 		fmt.Fprintf(opts.Out, "sandbox up: %s, %d nodes\n", c.Config.Host, opts.Nodes)
 	}
@@ -346,8 +358,12 @@ func startOperator(ctx context.Context, c *cluster.Cluster, opts Options) (done 
 	}
 	stop = func() {}
 	operatorOpts := operator.Options{Namespace: opts.namespace(), CertDir: opts.path("webhook-certs"), MetricsAddr: metricsAddr}
-	if opts.RealNode {
-		images, stopNode, err := startRealNode(ctx, c, opts)
+	if opts.RealNode || opts.VMNodes > 0 {
+		start := startRealNode
+		if opts.VMNodes > 0 {
+			start = startVMNodes
+		}
+		images, stopNode, err := start(ctx, c, opts)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -394,100 +410,6 @@ func checkRealNodes(opts Options) error {
 	return nil
 }
 
-// Down stops the supervisor and every process of the sandbox.
-func Down(opts Options) error {
-	if err := opts.complete(); err != nil {
-		return err
-	}
-	if pid, ok := supervisorPid(opts); ok {
-		fmt.Fprintf(opts.Out, "stopping the sandbox supervisor (pid %d)\n", pid)
-		_ = syscall.Kill(pid, syscall.SIGTERM)
-		// A real node takes longest: its pod sandboxes are removed before
-		// containerd stops (see kubeletnode.Node), and a supervisor killed
-		// meanwhile would leave their shims running.
-		deadline := time.Now().Add(2 * time.Minute)
-		for proc.Alive(pid) && time.Now().Before(deadline) {
-			time.Sleep(100 * time.Millisecond)
-		}
-		if proc.Alive(pid) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-	if err := cleanUp(opts); err != nil {
-		return err
-	}
-	fmt.Fprintln(opts.Out, "the sandbox is down")
-	return nil
-}
-
-// cleanUp kills what a dead supervisor left and removes its files.
-func cleanUp(opts Options) error {
-	killed, err := proc.KillRecorded(opts.path(clusterDir))
-	for _, k := range killed {
-		fmt.Fprintf(opts.Out, "killed leftover %s\n", k)
-	}
-	// A real node's pods outlive its containerd; the supervisor's
-	// Cluster.Stop removes them, unless it was killed.
-	for _, k := range kubeletnode.CleanUp(opts.path(clusterDir)) {
-		fmt.Fprintf(opts.Out, "cleaned up leftover %s\n", k)
-	}
-	if _, ok := registryHost(opts); ok {
-		removeRealDemoCopies()
-	}
-	_ = os.Remove(opts.path(supervisorPidFile))
-	_ = os.Remove(opts.path(readyFile))
-	_ = os.Remove(opts.path(metricsFile))
-	_ = os.Remove(opts.path(registryFile))
-	_ = os.Remove(opts.path(prometheusFile))
-	return err
-}
-
-// Status describes what runs.
-func Status(ctx context.Context, opts Options) error {
-	if err := opts.complete(); err != nil {
-		return err
-	}
-	pid, supervisor := supervisorPid(opts)
-	procs := proc.RecordedRunning(opts.path(clusterDir))
-	if !supervisor && len(procs) == 0 {
-		fmt.Fprintf(opts.Out, "The sandbox in %s is not running. Start it with: skyhook sandbox up --state-dir %s\n", opts.StateDir, opts.StateDir)
-		return nil
-	}
-	if supervisor {
-		fmt.Fprintf(opts.Out, "supervisor               pid %d\n", pid)
-	} else {
-		fmt.Fprintln(opts.Out, "supervisor               not running (run `skyhook sandbox down` to clean up)")
-	}
-	names := make([]string, 0, len(procs))
-	for name := range procs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		fmt.Fprintf(opts.Out, "%-24s pid %d\n", name, procs[name])
-	}
-	if !running(opts) {
-		fmt.Fprintln(opts.Out, "the cluster is not ready")
-		return nil
-	}
-	ready, total, err := countReadyNodes(ctx, opts.path(kubeconfigFile))
-	if err != nil {
-		return fmt.Errorf("asking the apiserver: %w", err)
-	}
-	fmt.Fprintf(opts.Out, "nodes                    %d/%d Ready\n", ready, total)
-	fmt.Fprintf(opts.Out, "kubeconfig               %s\n", opts.path(kubeconfigFile))
-	if url, err := os.ReadFile(opts.path(metricsFile)); err == nil {
-		fmt.Fprintf(opts.Out, "operator metrics         %s", url)
-	}
-	if url, err := os.ReadFile(opts.path(prometheusFile)); err == nil {
-		fmt.Fprintf(opts.Out, "prometheus               %s", url)
-	}
-	if host, ok := registryHost(opts); ok {
-		fmt.Fprintf(opts.Out, "real node registry       %s (plain HTTP)\n", host)
-	}
-	return nil
-}
-
 // loopbackAddress is a free port on 127.0.0.1, for the operator's metrics:
 // the sandbox serves nothing beyond this machine.
 func loopbackAddress() (string, error) {
@@ -515,97 +437,8 @@ func demo(ctx context.Context, opts Options) error {
 	if opts.RealNode || opts.RealNodes > 0 {
 		return runRealDemo(ctx, c, opts)
 	}
+	if opts.VMNodes > 0 {
+		return runVMDemo(ctx, c, opts)
+	}
 	return nil
-}
-
-func countReadyNodes(ctx context.Context, kubeconfig string) (ready, total int, err error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return 0, 0, err
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return 0, 0, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return 0, 0, err
-	}
-	for i := range nodes.Items {
-		if simnode.Ready(&nodes.Items[i]) {
-			ready++
-		}
-	}
-	return ready, len(nodes.Items), nil
-}
-
-// running reports whether the supervisor lives and the cluster is up.
-func running(opts Options) bool {
-	_, ok := supervisorPid(opts)
-	if !ok {
-		return false
-	}
-	_, err := os.Stat(opts.path(readyFile))
-	return err == nil
-}
-
-// supervisorPid returns the supervisor's pid when it still runs.
-func supervisorPid(opts Options) (int, bool) {
-	data, err := os.ReadFile(opts.path(supervisorPidFile))
-	if err != nil {
-		return 0, false
-	}
-	fields := strings.Fields(string(data))
-	if len(fields) == 0 {
-		return 0, false
-	}
-	pid, err := strconv.Atoi(fields[0])
-	if err != nil || !proc.Alive(pid) {
-		return 0, false
-	}
-	return pid, true
-}
-
-// printUsage says how to use the sandbox. Without a kubectl on PATH it
-// names the one built with the control plane.
-func printUsage(opts Options, builtKubectl string) {
-	kubectl := "kubectl"
-	if _, err := exec.LookPath("kubectl"); err != nil {
-		kubectl = builtKubectl
-	}
-	fmt.Fprintf(opts.Out, `
-The sandbox is up. Point kubectl at it with:
-
-  export KUBECONFIG=%[1]s
-  %[2]s get nodes
-  %[2]s get skyhooks,deploymentpolicies,packagesets -A
-  %[2]s get nodes -L skyhook.nvidia.com/status_demo
-  %[2]s get pods -n %[4]s
-
-Status: skyhook sandbox status --state-dir %[3]s
-Stop:   skyhook sandbox down --state-dir %[3]s
-`, opts.path(kubeconfigFile), kubectl, opts.StateDir, opts.namespace())
-	if info, err := os.ReadFile(opts.path(fluxFile)); err == nil && opts.Flux {
-		fmt.Fprintf(opts.Out, "\nFlux (docs/gitops.md):\n%s", info)
-	}
-	if url, err := os.ReadFile(opts.path(prometheusFile)); err == nil {
-		fmt.Fprintf(opts.Out, `
-Real nodes %[1]v (label %[2]s=%[3]s): their pods run on this machine, and
-the steps of Skyhooks that select them run here as root (docs/sandbox.md).
-The operator runs on them, installed with its chart (release %[4]s):
-  %[5]s -n %[6]s get pods -o wide
-Prometheus scrapes it (the chart's ServiceMonitor and alerts); its API and
-UI, from this machine: %[7]s
-`, opts.realNodes(), kubeletnode.Label, kubeletnode.LabelValue, chartinstall.ReleaseName, kubectl, opts.namespace(), strings.TrimSpace(string(url)))
-		return
-	}
-	if host, ok := registryHost(opts); ok {
-		fmt.Fprintf(opts.Out, `
-Real node %[1]s (label %[2]s=%[3]s): its pods run on this machine, and the
-steps of Skyhooks that select it run here as root (docs/sandbox.md).
-It pulls images from %[4]s (plain HTTP).
-`, RealNodeName, kubeletnode.Label, kubeletnode.LabelValue, host)
-	}
 }
