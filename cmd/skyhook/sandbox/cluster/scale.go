@@ -10,6 +10,7 @@ import (
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/vmnode"
 )
 
 // Scale are the settings for large simulated fleets. The zero value is the
@@ -91,7 +92,9 @@ func (s Scale) shards() int { return max(1, s.KWOKShards) }
 // real node; with several shards, the nodes labelled for it, and for shard
 // 0 also the simulated nodes without a valid shard label.
 func (s Scale) shardSelector(i int) string {
-	sel := kubeletnode.Label + "!=" + kubeletnode.LabelValue
+	// KWOK leaves alone the nodes a kubelet runs: the real nodes and the
+	// virtual machines (it would otherwise play their pods too).
+	sel := kubeletnode.Label + " notin (" + kubeletnode.LabelValue + "," + vmnode.LabelValue + ")"
 	n := s.shards()
 	if n == 1 {
 		return sel
