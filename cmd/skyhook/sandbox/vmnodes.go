@@ -59,9 +59,6 @@ func checkVMNodes(opts Options) error {
 	if opts.RealNode || opts.RealNodes > 0 {
 		return errors.New("--vm-nodes with --real-node or --real-nodes: choose one")
 	}
-	if err := kubeletnode.Supported(); err != nil {
-		return fmt.Errorf("--vm-nodes: the network needs what real nodes need: %w", err)
-	}
 	if err := vmnode.Supported(); err != nil {
 		return fmt.Errorf("--vm-nodes: %w", err)
 	}

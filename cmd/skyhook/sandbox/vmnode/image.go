@@ -142,6 +142,10 @@ func (r imageRecipe) build(ctx context.Context, dir string, log io.Writer) error
 		return err
 	}
 	defer os.RemoveAll(staging)
+	// APT downloads as its own user (_apt) into the tree.
+	if err := os.Chmod(staging, 0o755); err != nil {
+		return err
+	}
 	root := filepath.Join(staging, "root")
 	// The initramfs is made when the kernel is installed, so its settings
 	// go in before: only the modules a virtio machine needs to mount its

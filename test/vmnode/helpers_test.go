@@ -1,0 +1,180 @@
+package vmnode
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skyhook-go/skyhook/api/nodestate"
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/vmnode"
+	"github.com/skyhook-go/skyhook/test/testenv"
+)
+
+// pushPackage builds a shell-script package and pushes it as
+// packages/<name>:<version>; it returns the image without the tag.
+func pushPackage(t testing.TB, name, version string, modes map[string][]nodeimages.ShellStep) string {
+	t.Helper()
+	spec, err := nodeimages.ShellPackage(busybox, name, version, modes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := nodeimages.Package(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := "packages/" + name
+	if _, err := registry.Push(context.Background(), repo+":"+version, img); err != nil {
+		t.Fatal(err)
+	}
+	return registry.Host() + "/" + repo
+}
+
+func step(name, script string) nodeimages.ShellStep {
+	return nodeimages.ShellStep{Name: name, Script: "set -eu\n" + script}
+}
+
+// onMachine is a Skyhook whose packages go to the one machine named.
+func onMachine(name string, m *vmnode.Node, packages map[string]skyhookv1.Package) *skyhookv1.Skyhook {
+	return &skyhookv1.Skyhook{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: skyhookv1.SkyhookSpec{
+			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/hostname": m.Name}},
+			Packages:     packages,
+		},
+	}
+}
+
+func kube(t testing.TB) client.Client { return testenv.Client(t, env) }
+
+// create creates the Skyhook and deletes it when the test ends.
+func create(t testing.TB, sk *skyhookv1.Skyhook) {
+	t.Helper()
+	c := kube(t)
+	if err := c.Create(context.Background(), sk); err != nil {
+		t.Fatalf("creating Skyhook %s: %v", sk.Name, err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if err := c.Delete(ctx, &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: sk.Name}}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting Skyhook %s: %v", sk.Name, err)
+		}
+		testenv.Eventually(t, "Skyhook "+sk.Name+" to be gone", 3*time.Minute, func() bool {
+			return apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Name: sk.Name}, &skyhookv1.Skyhook{}))
+		})
+	})
+}
+
+// waitSkyhook waits until the Skyhook's status is the one given.
+func waitSkyhook(t testing.TB, name string, status skyhookv1.Status, timeout time.Duration) {
+	t.Helper()
+	c := kube(t)
+	var last skyhookv1.Status
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		sk := &skyhookv1.Skyhook{}
+		if err := c.Get(context.Background(), client.ObjectKey{Name: name}, sk); err == nil {
+			if last = sk.Status.Status; last == status {
+				return
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	out, _ := env.Kubectl("get", "pods", "-A", "-o", "wide")
+	t.Fatalf("Skyhook %s is %q after %s, want %q\n%s", name, last, timeout, status, out)
+}
+
+// packageState is the machine's record of a package version.
+func packageState(t testing.TB, m *vmnode.Node, skyhook, pkg, version string) (skyhookv1.PackageStatus, bool) {
+	t.Helper()
+	state, err := nodestate.Read(nodeOf(t, m), skyhookv1.Skyhooks.Named(skyhook))
+	if err != nil {
+		t.Fatalf("reading the node state of %s: %v", skyhook, err)
+	}
+	s, ok := state[skyhookv1.NodeStateKey(pkg, version)]
+	return s, ok
+}
+
+var (
+	toolImageOnce sync.Once
+	toolImage     string
+)
+
+// guestRun runs a shell script in the machine's own root, from a pod on
+// it (host PID and network namespaces, the root mounted, chroot into it),
+// and returns what it printed. It fails the test when the script fails.
+func guestRun(t testing.TB, m *vmnode.Node, script string) string {
+	t.Helper()
+	toolImageOnce.Do(func() {
+		img, err := nodeimages.Program(busybox, busybox, "busybox")
+		if err == nil {
+			toolImage, err = registry.Push(context.Background(), "tools/busybox:test", img)
+		}
+		if err != nil {
+			t.Fatalf("the tool image: %v", err)
+		}
+	})
+	ctx := context.Background()
+	pods := env.Clientset.CoreV1().Pods("default")
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "guest-run-"},
+		Spec: corev1.PodSpec{
+			NodeName: m.Name, HostPID: true, HostNetwork: true, RestartPolicy: corev1.RestartPolicyNever,
+			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			Containers: []corev1.Container{{
+				Name: "run", Image: toolImage,
+				Command:         []string{"/bin/busybox", "chroot", "/host", "/bin/sh", "-c", script},
+				SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
+				VolumeMounts:    []corev1.VolumeMount{{Name: "host", MountPath: "/host"}},
+			}},
+			Volumes: []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}},
+		},
+	}
+	created, err := pods.Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("running on %s: %v", m.Name, err)
+	}
+	defer func() { _ = pods.Delete(ctx, created.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}) }()
+	var phase corev1.PodPhase
+	testenv.Eventually(t, "the command on "+m.Name+" to end", 3*time.Minute, func() bool {
+		p, err := pods.Get(ctx, created.Name, metav1.GetOptions{})
+		if err == nil {
+			phase = p.Status.Phase
+		}
+		return phase == corev1.PodSucceeded || phase == corev1.PodFailed
+	})
+	logs, err := pods.GetLogs(created.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("the logs of the command on %s: %v", m.Name, err)
+	}
+	if phase != corev1.PodSucceeded {
+		t.Fatalf("on %s, %q failed:\n%s", m.Name, script, logs)
+	}
+	return string(logs)
+}
+
+// bootID is the machine's boot ID as its kubelet reports it.
+func bootID(t testing.TB, m *vmnode.Node) string {
+	t.Helper()
+	return nodeOf(t, m).Status.NodeInfo.BootID
+}
+
+// lines counts the lines of s.
+func lines(s string) int { return len(strings.Split(strings.TrimSpace(s), "\n")) }
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(fmt.Errorf("%w", err))
+	}
+}

@@ -1,0 +1,86 @@
+package vmnode
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
+	"github.com/skyhook-go/skyhook/test/testenv"
+)
+
+// powerCutPackage has two apply steps: the first records the boot it ran
+// in (flushing only its own file, not the agent's records), the second
+// sleeps, in the first boot only, marking /run (gone at the next boot)
+// so the test knows when to cut the power, then records its boot.
+func powerCutPackage(t *testing.T, name string) string {
+	first, second := "/etc/skyhook-test/"+name+".first", "/etc/skyhook-test/"+name+".second"
+	return pushPackage(t, name, "1.0.0", map[string][]nodeimages.ShellStep{
+		"apply": {
+			step("first", `mkdir -p /etc/skyhook-test
+cat /proc/sys/kernel/random/boot_id >> `+first+`
+sync `+first),
+			step("second", `if [ "$(cat /proc/sys/kernel/random/boot_id)" = "$(head -n1 `+first+`)" ]; then
+  touch /run/skyhook-test-`+name+`.sleeping
+  sleep 3600
+fi
+cat /proc/sys/kernel/random/boot_id >> `+second),
+		},
+		"apply-check": {step("both", `test -s `+first+` && test -s `+second)},
+	})
+}
+
+// TestPowerCutMidStageRunsNoCompletedStepTwice: the machine loses power
+// (qemu killed) while a stage runs its second step. The node goes
+// NotReady; powered on again it boots with another boot ID, the stage is
+// run again from the step that had not completed (the first step's
+// run-once flag survived the cut), and the package completes with the
+// node record intact and the node uncordoned.
+func TestPowerCutMidStageRunsNoCompletedStepTwice(t *testing.T) {
+	needMachines(t)
+	const name = "powercut"
+	m := machines[0]
+	boot := bootID(t, m)
+	create(t, onMachine(name, m, map[string]skyhookv1.Package{
+		"slow": {PackageRef: skyhookv1.PackageRef{Name: "slow", Version: "1.0.0"}, Image: powerCutPackage(t, name)},
+	}))
+	testenv.Eventually(t, "the second step to be running on "+m.Name, 10*time.Minute, func() bool {
+		return strings.TrimSpace(guestRun(t, m, "test -e /run/skyhook-test-"+name+".sleeping && echo sleeping || true")) == "sleeping"
+	})
+	cut := time.Now()
+	m.PowerOff()
+	testenv.Eventually(t, m.Name+" to be NotReady after the power cut", 3*time.Minute, func() bool {
+		return !simnode.Ready(nodeOf(t, m))
+	})
+	t.Logf("%s NotReady %s after the power cut", m.Name, time.Since(cut).Round(time.Second))
+	must(t, m.PowerOn())
+	waitSkyhook(t, name, skyhookv1.StatusComplete, 15*time.Minute)
+	t.Logf("the package completed %s after the power cut", time.Since(cut).Round(time.Second))
+
+	after := bootID(t, m)
+	if after == boot {
+		t.Fatalf("the boot ID is still %s after the power cut", boot)
+	}
+	if first := strings.TrimSpace(guestRun(t, m, "cat /etc/skyhook-test/"+name+".first")); first != boot {
+		t.Errorf("the first step ran in the boots %q, want once, in %s before the cut", first, boot)
+	}
+	if second := strings.TrimSpace(guestRun(t, m, "cat /etc/skyhook-test/"+name+".second")); second != after {
+		t.Errorf("the second step completed in the boots %q, want once, in %s after the cut", second, after)
+	}
+	if s, ok := packageState(t, m, name, "slow", "1.0.0"); !ok || s.State != skyhookv1.StateComplete {
+		t.Errorf("the node records %+v, want the package complete", s)
+	}
+	n := nodeOf(t, m)
+	if n.Spec.Unschedulable {
+		t.Errorf("%s is cordoned after its package completed", m.Name)
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
+			t.Errorf("%s is not Ready: %s", m.Name, c.Message)
+		}
+	}
+}
