@@ -28,24 +28,11 @@ import (
 // a Skyhook names it.
 func pushPackage(t testing.TB, name, version string, modes map[string][]nodeimages.ShellStep) string {
 	t.Helper()
-	spec, err := nodeimages.ShellPackage(busybox, name, version, modes)
+	img, err := private.PushShellPackage(context.Background(), busybox, name, version, modes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := nodeimages.Package(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := "packages/" + name
-	if _, err := private.Push(context.Background(), repo+":"+version, img); err != nil {
-		t.Fatal(err)
-	}
-	return private.Host() + "/" + repo
-}
-
-// step is a ShellStep from a script.
-func step(name, script string) nodeimages.ShellStep {
-	return nodeimages.ShellStep{Name: name, Script: "set -eu\n" + script}
+	return img
 }
 
 // onRealNode is a Skyhook whose packages go to the real node only. The

@@ -134,10 +134,10 @@ func mean(xs []float64) float64 {
 func markPackage(t testing.TB, name string) string {
 	t.Helper()
 	return pushPackage(t, name, "1.0.0", map[string][]nodeimages.ShellStep{
-		"apply":        {step("order", `echo "$SKYHOOK_PACKAGE" >> "$OUT/order"`)},
-		"apply-check":  {step("ordered", `grep -qx "$SKYHOOK_PACKAGE" "$OUT/order"`)},
-		"config":       {step("mark", `cp configmaps/mark.txt "$OUT/$SKYHOOK_PACKAGE.txt"`)},
-		"config-check": {step("marked", `test -s "$OUT/$SKYHOOK_PACKAGE.txt"`)},
+		"apply":        {nodeimages.Step("order", `echo "$SKYHOOK_PACKAGE" >> "$OUT/order"`)},
+		"apply-check":  {nodeimages.Step("ordered", `grep -qx "$SKYHOOK_PACKAGE" "$OUT/order"`)},
+		"config":       {nodeimages.Step("mark", `cp configmaps/mark.txt "$OUT/$SKYHOOK_PACKAGE.txt"`)},
+		"config-check": {nodeimages.Step("marked", `test -s "$OUT/$SKYHOOK_PACKAGE.txt"`)},
 	})
 }
 

@@ -26,8 +26,8 @@ func TestStageOverItsTimeoutIsStoppedOnTheRealNode(t *testing.T) {
 	needRealNode(t)
 	const name = "too-slow"
 	image := pushPackage(t, "sleeper", "1.0.0", map[string][]nodeimages.ShellStep{
-		"apply":       {step("sleep", `echo sleeping; sleep 600`)},
-		"apply-check": {step("never", `true`)},
+		"apply":       {nodeimages.Step("sleep", `echo sleeping; sleep 600`)},
+		"apply-check": {nodeimages.Step("never", `true`)},
 	})
 	outDir(t, name)
 	create(t, onRealNode(name, map[string]skyhookv1.Package{
@@ -51,8 +51,8 @@ func TestNodeWrightStageTimeoutIsPerAttempt(t *testing.T) {
 	needRealNode(t)
 	const name = "stage-timeout"
 	image := pushPackage(t, "laggard", "1.2.3", map[string][]nodeimages.ShellStep{
-		"apply":       {step("sleep", `echo sleeping; sleep 600`)},
-		"apply-check": {step("never", `true`)},
+		"apply":       {nodeimages.Step("sleep", `echo sleeping; sleep 600`)},
+		"apply-check": {nodeimages.Step("never", `true`)},
 	})
 	outDir(t, name)
 	sk := onRealNode(name, map[string]skyhookv1.Package{

@@ -17,8 +17,8 @@ func TestFailingStepIsErroringWithItsLog(t *testing.T) {
 	needRealNode(t)
 	const name = "failing"
 	image := pushPackage(t, "fails", "1.0.0", map[string][]nodeimages.ShellStep{
-		"apply":       {step("break", `echo "about to fail on purpose"; exit 3`)},
-		"apply-check": {step("never", `true`)},
+		"apply":       {nodeimages.Step("break", `echo "about to fail on purpose"; exit 3`)},
+		"apply-check": {nodeimages.Step("never", `true`)},
 	})
 	outDir(t, name)
 	create(t, onRealNode(name, map[string]skyhookv1.Package{

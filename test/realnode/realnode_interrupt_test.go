@@ -36,8 +36,8 @@ func fakeSystemctl(t *testing.T, skyhook string) (program, calls string) {
 
 func interruptPackage(t *testing.T, name string) string {
 	return pushPackage(t, name, "1.0.0", map[string][]nodeimages.ShellStep{
-		"apply":       {step("mark", `echo applied >> "$OUT/`+name+`"`)},
-		"apply-check": {step("marked", `test -s "$OUT/`+name+`"`)},
+		"apply":       {nodeimages.Step("mark", `echo applied >> "$OUT/`+name+`"`)},
+		"apply-check": {nodeimages.Step("marked", `test -s "$OUT/`+name+`"`)},
 	})
 }
 

@@ -21,14 +21,14 @@ import (
 // uninstall removes what apply and config wrote.
 func hostFiles(t *testing.T, version string) string {
 	modes := map[string][]nodeimages.ShellStep{
-		"apply":           {step("write", `echo "applied $SKYHOOK_VERSION with $GREETING on $SKYHOOK_NODE_NAME" > "$OUT/applied"`)},
-		"apply-check":     {step("written", `grep -q "^applied $SKYHOOK_VERSION" "$OUT/applied"; echo checked >> "$OUT/checks"`)},
-		"config":          {step("copy", `cp configmaps/greeting.txt "$OUT/greeting.txt"; cp node-metadata/labels.json "$OUT/labels.json"`)},
-		"config-check":    {step("copied", `test -s "$OUT/greeting.txt"; echo checked >> "$OUT/checks"`)},
+		"apply":           {nodeimages.Step("write", `echo "applied $SKYHOOK_VERSION with $GREETING on $SKYHOOK_NODE_NAME" > "$OUT/applied"`)},
+		"apply-check":     {nodeimages.Step("written", `grep -q "^applied $SKYHOOK_VERSION" "$OUT/applied"; echo checked >> "$OUT/checks"`)},
+		"config":          {nodeimages.Step("copy", `cp configmaps/greeting.txt "$OUT/greeting.txt"; cp node-metadata/labels.json "$OUT/labels.json"`)},
+		"config-check":    {nodeimages.Step("copied", `test -s "$OUT/greeting.txt"; echo checked >> "$OUT/checks"`)},
 		"upgrade":         {{Name: "migrate", Script: `echo "upgraded from $1 to $2" > "$OUT/upgraded"`, UpgradeStep: true}},
-		"upgrade-check":   {step("migrated", `test -s "$OUT/upgraded"`)},
-		"uninstall":       {step("remove", `rm -f "$OUT/applied" "$OUT/greeting.txt"; echo "uninstalled $SKYHOOK_VERSION" > "$OUT/uninstalled"`)},
-		"uninstall-check": {step("removed", `test ! -e "$OUT/applied"`)},
+		"upgrade-check":   {nodeimages.Step("migrated", `test -s "$OUT/upgraded"`)},
+		"uninstall":       {nodeimages.Step("remove", `rm -f "$OUT/applied" "$OUT/greeting.txt"; echo "uninstalled $SKYHOOK_VERSION" > "$OUT/uninstalled"`)},
+		"uninstall-check": {nodeimages.Step("removed", `test ! -e "$OUT/applied"`)},
 	}
 	return pushPackage(t, "hostfiles", version, modes)
 }

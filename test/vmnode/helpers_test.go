@@ -25,23 +25,11 @@ import (
 // packages/<name>:<version>; it returns the image without the tag.
 func pushPackage(t testing.TB, name, version string, modes map[string][]nodeimages.ShellStep) string {
 	t.Helper()
-	spec, err := nodeimages.ShellPackage(busybox, name, version, modes)
+	img, err := registry.PushShellPackage(context.Background(), busybox, name, version, modes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := nodeimages.Package(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := "packages/" + name
-	if _, err := registry.Push(context.Background(), repo+":"+version, img); err != nil {
-		t.Fatal(err)
-	}
-	return registry.Host() + "/" + repo
-}
-
-func step(name, script string) nodeimages.ShellStep {
-	return nodeimages.ShellStep{Name: name, Script: "set -eu\n" + script}
+	return img
 }
 
 // onMachine is a Skyhook whose packages go to the one machine named.

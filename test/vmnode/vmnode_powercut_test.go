@@ -21,16 +21,16 @@ func powerCutPackage(t *testing.T, name string) string {
 	first, second := "/etc/skyhook-test/"+name+".first", "/etc/skyhook-test/"+name+".second"
 	return pushPackage(t, name, "1.0.0", map[string][]nodeimages.ShellStep{
 		"apply": {
-			step("first", `mkdir -p /etc/skyhook-test
+			nodeimages.Step("first", `mkdir -p /etc/skyhook-test
 cat /proc/sys/kernel/random/boot_id >> `+first+`
 sync `+first),
-			step("second", `if [ "$(cat /proc/sys/kernel/random/boot_id)" = "$(head -n1 `+first+`)" ]; then
+			nodeimages.Step("second", `if [ "$(cat /proc/sys/kernel/random/boot_id)" = "$(head -n1 `+first+`)" ]; then
   touch /run/skyhook-test-`+name+`.sleeping
   sleep 3600
 fi
 cat /proc/sys/kernel/random/boot_id >> `+second),
 		},
-		"apply-check": {step("both", `test -s `+first+` && test -s `+second)},
+		"apply-check": {nodeimages.Step("both", `test -s `+first+` && test -s `+second)},
 	})
 }
 

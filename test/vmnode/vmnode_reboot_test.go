@@ -15,13 +15,13 @@ import (
 // records the boot ID it ran in and whether the module is loaded.
 func rebootPackage(t *testing.T, name string) string {
 	return pushPackage(t, name, "1.0.0", map[string][]nodeimages.ShellStep{
-		"apply": {step("write", `mkdir -p /etc/skyhook-test
+		"apply": {nodeimages.Step("write", `mkdir -p /etc/skyhook-test
 cat /proc/sys/kernel/random/boot_id >> /etc/skyhook-test/`+name+`.apply
 echo dummy > /etc/modules-load.d/skyhook-test-`+name+`.conf
 test ! -d /sys/module/dummy || { echo "dummy is loaded before the reboot"; exit 9; }`)},
-		"apply-check": {step("written", `test -s /etc/skyhook-test/`+name+`.apply`)},
-		"post-interrupt": {step("after-boot", `{ cat /proc/sys/kernel/random/boot_id; test -d /sys/module/dummy && echo dummy-loaded; } >> /etc/skyhook-test/`+name+`.post`)},
-		"post-interrupt-check": {step("recorded", `test -s /etc/skyhook-test/`+name+`.post`)},
+		"apply-check":          {nodeimages.Step("written", `test -s /etc/skyhook-test/`+name+`.apply`)},
+		"post-interrupt":       {nodeimages.Step("after-boot", `{ cat /proc/sys/kernel/random/boot_id; test -d /sys/module/dummy && echo dummy-loaded; } >> /etc/skyhook-test/`+name+`.post`)},
+		"post-interrupt-check": {nodeimages.Step("recorded", `test -s /etc/skyhook-test/`+name+`.post`)},
 	})
 }
 

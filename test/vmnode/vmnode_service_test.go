@@ -43,8 +43,8 @@ func TestServiceInterruptRestartsARealUnit(t *testing.T) {
 	create(t, onMachine(name, m, map[string]skyhookv1.Package{
 		"tuning": {PackageRef: skyhookv1.PackageRef{Name: "tuning", Version: "1.0.0"},
 			Image: pushPackage(t, "tuning", "1.0.0", map[string][]nodeimages.ShellStep{
-				"apply":       {step("write", `mkdir -p /etc/skyhook-test && echo tuned >> /etc/skyhook-test/tuning`)},
-				"apply-check": {step("written", `test -s /etc/skyhook-test/tuning`)},
+				"apply":       {nodeimages.Step("write", `mkdir -p /etc/skyhook-test && echo tuned >> /etc/skyhook-test/tuning`)},
+				"apply-check": {nodeimages.Step("written", `test -s /etc/skyhook-test/tuning`)},
 			}),
 			Interrupt: &skyhookv1.Interrupt{Type: skyhookv1.InterruptService, Services: []string{"skyhook-demo.service"}}},
 	}))

@@ -115,9 +115,7 @@ func startVMNodes(ctx context.Context, c *cluster.Cluster, opts Options) (realNo
 // with the boot it ran in, the interrupt reboots the machine, and
 // post-interrupt writes the boot it ran in after.
 func vmDemoImage(busybox string) (v1.Image, error) {
-	step := func(name, script string) nodeimages.ShellStep {
-		return nodeimages.ShellStep{Name: name, Script: "set -eu\n" + script + "\n"}
-	}
+	step := nodeimages.Step
 	spec, err := nodeimages.ShellPackage(busybox, vmDemoPackage, vmDemoVersion, map[string][]nodeimages.ShellStep{
 		"apply":                {step("before", `mkdir -p /etc/skyhook-demo && echo "applied in boot $(cat /proc/sys/kernel/random/boot_id)" > /etc/skyhook-demo/before-reboot`)},
 		"apply-check":          {step("before-written", `test -s /etc/skyhook-demo/before-reboot`)},

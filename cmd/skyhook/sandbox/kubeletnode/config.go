@@ -10,6 +10,8 @@ import (
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
+
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodenet"
 )
 
 // writeContainerdConfig writes containerd's configuration (every path under
@@ -42,11 +44,7 @@ func (n *Node) writeContainerdConfig() (string, error) {
 	if n.attachment != nil {
 		subnet = n.attachment.Pods.String()
 	}
-	network := fmt.Sprintf(`{"cniVersion": "0.4.0", "name": "skyhook-real-node", "plugins": [
-  {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false,
-   "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]], "routes": [{"dst": "0.0.0.0/0"}]}},
-  {"type": "loopback"}]}
-`, subnet)
+	network := nodenet.BridgeCNIConfig("skyhook-real-node", subnet)
 	if err := writeFile(filepath.Join(cniConf, "10-skyhook.conflist"), network); err != nil {
 		return "", err
 	}

@@ -1,6 +1,7 @@
 package nodeimages
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -58,4 +59,29 @@ func ShellPackage(busybox, name, version string, modes map[string][]ShellStep) (
 		return PackageSpec{}, fmt.Errorf("the package's config.json:\n%w", problems)
 	}
 	return PackageSpec{Busybox: busybox, Config: append(data, '\n'), Files: files}, nil
+}
+
+// Step is a ShellStep whose script stops at the first command that fails
+// or the first unset variable (set -eu), as test and demo steps want.
+func Step(name, script string) ShellStep {
+	return ShellStep{Name: name, Script: "set -eu\n" + script}
+}
+
+// PushShellPackage builds a ShellPackage and pushes it as
+// packages/<name>:<version>; it returns the image without the tag, as a
+// Skyhook's package names it.
+func (r *Registry) PushShellPackage(ctx context.Context, busybox, name, version string, modes map[string][]ShellStep) (string, error) {
+	spec, err := ShellPackage(busybox, name, version, modes)
+	if err != nil {
+		return "", err
+	}
+	img, err := Package(spec)
+	if err != nil {
+		return "", err
+	}
+	repo := "packages/" + name
+	if _, err := r.Push(ctx, repo+":"+version, img); err != nil {
+		return "", err
+	}
+	return r.Host() + "/" + repo, nil
 }

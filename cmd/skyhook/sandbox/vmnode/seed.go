@@ -133,11 +133,7 @@ func (s seed) containerdConfig() string {
 // cniConfig is the bridge network of the node's pods, from its range on
 // the network (routed to from this machine and the other nodes).
 func (s seed) cniConfig() string {
-	return fmt.Sprintf(`{"cniVersion": "0.4.0", "name": "skyhook-vm-node", "plugins": [
-  {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false,
-   "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]], "routes": [{"dst": "0.0.0.0/0"}]}},
-  {"type": "loopback"}]}
-`, s.att.Pods.String())
+	return nodenet.BridgeCNIConfig("skyhook-vm-node", s.att.Pods.String())
 }
 
 // kubeconfig is the cluster's kubeconfig for the guest: the apiserver at
