@@ -9,7 +9,6 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -35,8 +34,8 @@ cat /proc/sys/kernel/random/boot_id >> `+second),
 }
 
 // TestPowerCutMidStageRunsNoCompletedStepTwice: the machine loses power
-// (qemu killed) while a stage runs its second step. The node goes
-// NotReady; powered on again it boots with another boot ID, the stage is
+// (qemu killed) while a stage runs its second step, for 20 s. Powered on
+// again it boots with another boot ID, the stage is
 // run again from the step that had not completed (the first step's
 // run-once flag survived the cut), and the package completes with the
 // node record intact and the node uncordoned.
@@ -53,10 +52,12 @@ func TestPowerCutMidStageRunsNoCompletedStepTwice(t *testing.T) {
 	})
 	cut := time.Now()
 	m.PowerOff()
-	testenv.Eventually(t, m.Name+" to be NotReady after the power cut", 3*time.Minute, func() bool {
-		return !simnode.Ready(nodeOf(t, m))
-	})
-	t.Logf("%s NotReady %s after the power cut", m.Name, time.Since(cut).Round(time.Second))
+	// Off for a while, not until the node is NotReady: this control
+	// plane's grace period is 5 minutes (KWOK's nodes beat every 20-30 s
+	// without leases), and a short outage is the harder case for the
+	// operator, which sees the stage pod's end only once the machine is
+	// back.
+	time.Sleep(20 * time.Second)
 	must(t, m.PowerOn())
 	waitSkyhook(t, name, skyhookv1.StatusComplete, 15*time.Minute)
 	t.Logf("the package completed %s after the power cut", time.Since(cut).Round(time.Second))

@@ -99,10 +99,7 @@ func startVMNodes(ctx context.Context, c *cluster.Cluster, opts Options) (realNo
 		if err != nil {
 			break
 		}
-		start := time.Now()
-		if _, err = c.AddVMNode(ctx, vmnode.Options{Name: name, PauseImage: imgs.pause, Registries: []string{reg.Host()}}); err == nil {
-			fmt.Fprintf(opts.Out, "virtual machine %s is Ready (booted in %s)\n", name, time.Since(start).Round(time.Second))
-		}
+		_, err = c.AddVMNode(ctx, vmnode.Options{Name: name, PauseImage: imgs.pause, Registries: []string{reg.Host()}})
 	}
 	if err != nil {
 		stop()

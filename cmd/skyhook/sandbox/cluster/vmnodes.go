@@ -28,12 +28,14 @@ func (c *Cluster) AddVMNode(ctx context.Context, opts vmnode.Options) (*vmnode.N
 	c.realNodesMu.Lock()
 	c.vmNodes = append(c.vmNodes, n) // Stop cleans up whatever started
 	c.realNodesMu.Unlock()
+	start := time.Now()
 	if err := n.Start(ctx, c.controlPlane(), c.log); err != nil {
 		return nil, err
 	}
 	if err := c.WaitNodesReady(ctx, 10*time.Minute, n.Name); err != nil {
 		return nil, fmt.Errorf("%w; the end of its console %s:\n%s", err, n.ConsoleLog, proc.TailFile(n.ConsoleLog, 30))
 	}
+	fmt.Fprintf(c.log, "the virtual machine %s is Ready %s after it was started\n", n.Name, time.Since(start).Round(time.Second))
 	return n, nil
 }
 

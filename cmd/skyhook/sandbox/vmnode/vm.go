@@ -89,7 +89,8 @@ type Options struct {
 	Network *nodenet.Network
 	// MemoryMB is the guest's memory; 2048 when zero.
 	MemoryMB int
-	// CPUs is the guest's CPU count; 2 when zero.
+	// CPUs is the guest's CPU count; when zero, 2 with KVM and 1
+	// emulated.
 	CPUs int
 }
 
@@ -130,7 +131,14 @@ func Prepare(ctx context.Context, clusterDir string, bin binaries.Options, opts 
 		opts.MemoryMB = 2048
 	}
 	if opts.CPUs == 0 {
-		opts.CPUs = 2
+		// Emulated, one virtual CPU: a guest of two on a loaded host of
+		// two cores stalled for minutes (soft lockups of the kubelet and
+		// iptables waiting on the other virtual CPU), and one is enough
+		// for a node's daemons. With KVM, two.
+		opts.CPUs = 1
+		if KVM() {
+			opts.CPUs = 2
+		}
 	}
 	img, err := EnsureImage(ctx, bin, log)
 	if err != nil {
@@ -215,8 +223,10 @@ func (n *Node) Accel() string {
 }
 
 // qemuArgs boot the image's kernel directly with the root on the first
-// virtio disk and the config disk second, the console on a serial port
-// logged to ConsoleLog (appended, so every boot is kept), and the tap as
+// virtual disk and the config disk second, the console on a serial port
+// logged to ConsoleLog (appended, so every boot is kept; the kernel is
+// quiet there but for errors, since every byte on an emulated serial port
+// costs the guest CPU, and systemd shows the units it starts), and the tap as
 // the guest's eth0. A reboot in the guest resets the machine in the same
 // qemu process, as a real machine's firmware would.
 func (n *Node) qemuArgs() []string {
@@ -229,7 +239,7 @@ func (n *Node) qemuArgs() []string {
 		"-machine", "q35", "-accel", accel, "-cpu", cpu,
 		"-smp", strconv.Itoa(n.opts.CPUs), "-m", strconv.Itoa(n.opts.MemoryMB),
 		"-kernel", n.image.Kernel, "-initrd", n.image.Initrd,
-		"-append", "root=/dev/vda rw console=ttyS0 net.ifnames=0 systemd.show_status=1 panic=-1",
+		"-append", "root=/dev/vda rw console=ttyS0 quiet net.ifnames=0 systemd.show_status=1 panic=-1",
 		"-drive", "file=" + n.rootDisk() + ",if=virtio,format=qcow2",
 		"-drive", "file=" + n.configDisk() + ",if=virtio,format=raw,readonly=on",
 		"-netdev", "tap,id=net0,ifname=" + n.attachment.Tap + ",script=no,downscript=no",
