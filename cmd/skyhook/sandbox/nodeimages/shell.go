@@ -23,13 +23,18 @@ type ShellStep struct {
 	// UpgradeStep marks a step of the upgrade modes that gets the previous
 	// and the new version as its two arguments.
 	UpgradeStep bool
+	// RunOnce marks a step that is not idempotent: in apply and
+	// post-interrupt the agent runs it once and skips it after (its
+	// run-once flag), where it runs an idempotent step again each time its
+	// stage runs.
+	RunOnce bool
 }
 
 // ShellPackage is the spec of a package whose steps are shell scripts, by
 // mode ("apply", "apply-check", ...): the common case of a test package,
 // without writing config.json by hand. Each step is
-// skyhook_dir/<mode>/<name>.sh, idempotent, run on the host, with no
-// arguments, and succeeds on exit code 0. The config.json is checked as the
+// skyhook_dir/<mode>/<name>.sh, idempotent unless RunOnce, run on the
+// host, with no arguments, and succeeds on exit code 0. The config.json is checked as the
 // agent would check it (so an action mode without its check mode is an
 // error here rather than in the stage pod). Add root_dir files to the
 // spec's Files before calling Package.
@@ -47,7 +52,7 @@ func ShellPackage(busybox, name, version string, modes map[string][]ShellStep) (
 			}
 			files[path.Join("skyhook_dir", p)] = File{Content: []byte(script), Mode: 0o755}
 			steps = append(steps, pkgconfig.Step{Name: s.Name, Path: p, Arguments: []string{},
-				Returncodes: []int{0}, OnHost: true, Env: map[string]string{}, Idempotence: true, UpgradeStep: s.UpgradeStep})
+				Returncodes: []int{0}, OnHost: true, Env: map[string]string{}, Idempotence: !s.RunOnce, UpgradeStep: s.UpgradeStep})
 		}
 		cfg.Modes[mode] = steps
 	}

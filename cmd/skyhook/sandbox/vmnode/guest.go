@@ -103,6 +103,10 @@ ExecStart=/bin/sleep infinity
 WantedBy=multi-user.target
 `),
 	}
+	// Units that fail, and systemd's own errors, reach the serial
+	// console (ConsoleLog), the one place a test can read a machine whose
+	// kubelet does not come up.
+	files["/etc/systemd/journald.conf.d/10-skyhook.conf"] = unit("[Journal]\nForwardToConsole=yes\nMaxLevelConsole=err\nTTYPath=/dev/ttyS0\n")
 	for _, name := range []string{"skyhook-node.service", "kubelet.service", "kube-proxy.service", "skyhook-demo.service"} {
 		path, f := wanted(name)
 		files[path] = f
