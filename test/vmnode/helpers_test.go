@@ -2,7 +2,6 @@ package vmnode
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -157,12 +156,9 @@ func bootID(t testing.TB, m *vmnode.Node) string {
 	return nodeOf(t, m).Status.NodeInfo.BootID
 }
 
-// lines counts the lines of s.
-func lines(s string) int { return len(strings.Split(strings.TrimSpace(s), "\n")) }
-
 func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
-		t.Fatal(fmt.Errorf("%w", err))
+		t.Fatal(err)
 	}
 }
