@@ -2,7 +2,6 @@ package vmnode
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"testing"
 	"time"
