@@ -176,8 +176,14 @@ func (r *SkyhookReconciler) readVisited(ctx context.Context, sk *skyhookv1.Skyho
 		if retention.Retained(pod) {
 			continue // kept for its logs only: no stage's pod any more
 		}
+		if ofAnotherObject(pod, sk) {
+			continue // a deleted rollout's of the same name: the garbage collector's
+		}
 		into := byNode
-		if !pod.DeletionTimestamp.IsZero() {
+		// A pod this operator took out (deleted, or retired for its logs)
+		// that the cache shows as it was is leaving too: judged again, a
+		// failed try would be retried a second time.
+		if !pod.DeletionTimestamp.IsZero() || r.memory.Deleted.Has(sk.UID, string(pod.UID)) {
 			into = leaving
 		}
 		pkgs := into[pod.Spec.NodeName]
@@ -226,4 +232,14 @@ func taintList(taints []corev1.Taint) string {
 		parts[i] = t.ToString()
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ofAnotherObject reports whether the pod's controller is another object
+// of the rollout's kind and name: one deleted and created again (a GitOps
+// replace) leaves pods of the same labels, and of the same names for the
+// same generation, until the garbage collector removes them. Their
+// outcomes are not this object's.
+func ofAnotherObject(pod *corev1.Pod, sk *skyhookv1.Skyhook) bool {
+	owner := metav1.GetControllerOf(pod)
+	return owner != nil && owner.Kind == skyhookv1.KindOf(sk).Kind && owner.Name == sk.Name && owner.UID != sk.UID
 }

@@ -33,7 +33,7 @@ type failedTry struct {
 // erroring with what failed.
 func (n *nodePass) failed(ctx context.Context, try failedTry, start bool) error {
 	key := skyhookv1.NodeStateKey(try.name, try.step.Version)
-	attempt := n.state[key].Restarts + 1
+	attempt := triesBefore(n.state[key], try.pod, try.step.Stage) + 1
 	retrying, err := n.retry(ctx, try.pod, try.name, try.step, start)
 	if !retrying {
 		n.progress.NodeErroring(n.work.node.Name, try.message)
@@ -84,22 +84,30 @@ func (n *nodePass) retry(ctx context.Context, pod *corev1.Pod, name string, step
 	if !start {
 		return false, nil
 	}
-	key := skyhookv1.NodeStateKey(name, step.Version)
-	entry := n.state[key]
+	tries := triesBefore(n.state[skyhookv1.NodeStateKey(name, step.Version)], pod, step.Stage)
 	if !newGeneration {
-		if entry.Restarts+1 >= n.r.MaxAttempts {
+		if tries+1 >= n.r.MaxAttempts {
 			n.progress.GaveUp(fmt.Sprintf("%s on %s", name, n.work.node.Name))
 			return false, nil
 		}
-		if n.backingOff(pod, entry.Restarts) {
+		if n.backingOff(pod, tries) {
 			return true, nil
 		}
 	}
-	restarts := entry.Restarts + 1
+	restarts := tries + 1
 	if newGeneration {
 		restarts = 0
 	}
 	return true, n.tryAgain(ctx, failedTry{pod: pod, name: name, step: step}, restarts, n.r.retire)
+}
+
+// triesBefore is how many tries of the stage came before the one the
+// failed pod ran: the record's count, or the pod's own attempt number when
+// the record is behind it. A record write lost after the next try's pod was
+// created (a conflict, an operator that died between the two) must not
+// run that try a second time.
+func triesBefore(entry skyhookv1.PackageStatus, pod *corev1.Pod, stage skyhookv1.Stage) int32 {
+	return max(entry.Restarts, int32(stageAttempt(pod, stage)))
 }
 
 // backingOff reports whether the backoff after the try the pod ran (the

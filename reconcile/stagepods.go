@@ -117,7 +117,7 @@ func (n *nodePass) createPod(ctx context.Context, spec stagepod.Spec) error {
 	}
 	err := r.Client.Create(ctx, pod)
 	if apierrors.IsAlreadyExists(err) {
-		if kept, err := r.freeKeptName(ctx, pod); kept || err != nil {
+		if kept, err := r.freeKeptName(ctx, n.sk, pod); kept || err != nil {
 			n.progress.RequeueIn(time.Second) // created once the kept pod is gone
 			return err
 		}
@@ -246,14 +246,15 @@ func (r *SkyhookReconciler) takeOut(sk *skyhookv1.Skyhook, pod *corev1.Pod, writ
 }
 
 // freeKeptName deletes the pod that holds the name of a stage pod to
-// create when it is one kept for its logs: the same stage run again (a
-// reset) has the same name. It reports whether it was one.
-func (r *SkyhookReconciler) freeKeptName(ctx context.Context, pod *corev1.Pod) (bool, error) {
+// create when it is one kept for its logs (the same stage run again, a
+// reset, has the same name) or one of a deleted rollout of the same name.
+// It reports whether it was one.
+func (r *SkyhookReconciler) freeKeptName(ctx context.Context, sk *skyhookv1.Skyhook, pod *corev1.Pod) (bool, error) {
 	var existing corev1.Pod
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), &existing); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
-	if !retention.Retained(&existing) {
+	if !retention.Retained(&existing) && !ofAnotherObject(&existing, sk) {
 		return false, nil
 	}
 	if existing.DeletionTimestamp.IsZero() {
