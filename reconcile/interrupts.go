@@ -245,15 +245,27 @@ func (n *nodePass) verifyReboot(keys []string, rec *interrupt.Record) (bool, *in
 		return finishInterrupt(n.state, keys), nil, nil
 	}
 	left := timeout - time.Since(rec.Since)
+	down, downSince := notReadySince(node)
 	if left > 0 {
+		if down {
+			n.progress.NodeRebooting(node.Name, fmt.Sprintf("rebooting for its interrupt since %s, NotReady since %s; erroring if not back Ready with a new boot ID by %s",
+				stamp(rec.Since), stamp(downSince), stamp(rec.Since.Add(timeout))))
+		}
 		n.progress.RequeueIn(left)
 		return false, rec, nil
 	}
 	markErroring(n.state, keys)
-	n.progress.NodeErroring(node.Name, fmt.Sprintf("rebooted %s ago and not back Ready with a new boot ID (was %s) within %s",
-		time.Since(rec.Since).Round(time.Second), rec.BootID, timeout))
+	message := fmt.Sprintf("rebooted %s ago (since %s) and not back Ready with a new boot ID (was %s) within %s",
+		time.Since(rec.Since).Round(time.Second), stamp(rec.Since), rec.BootID, timeout)
+	if down {
+		message += "; NotReady since " + stamp(downSince)
+	}
+	n.progress.NodeErroring(node.Name, message)
 	return false, rec, nil
 }
+
+// stamp is a moment as the status shows it.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // finishInterrupt records the interrupt complete for its packages, in the
 // interrupt stage each is in (enterInterrupt).

@@ -43,7 +43,7 @@ func (pass *rolloutPass) skipNotReady(w *nodeWork, pool *nodePool, p *report.Pro
 		p.RequeueIn(left)
 		return false
 	}
-	message := fmt.Sprintf("NotReady since %s", since.UTC().Format(time.RFC3339))
+	message := "NotReady since " + stamp(since)
 	if active {
 		message += fmt.Sprintf("; skipped after %s, resumes when it is back", r.NotReadyTimeout)
 		for _, pods := range w.pods {

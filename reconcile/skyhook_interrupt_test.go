@@ -429,10 +429,12 @@ func TestRebootNotBackInTimeIsErroring(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
 	got := waitSkyhook(t, "slowboot", time.Minute, func(s *skyhookv1.Skyhook) bool {
-		return s.Status.Status == skyhookv1.StatusErroring && len(s.Status.NodesNeedingAttention) > 0
+		return s.Status.Status == skyhookv1.StatusErroring && len(s.Status.NodesNeedingAttention) > 0 &&
+			strings.Contains(s.Status.NodesNeedingAttention[0].Message, "NotReady since")
 	})
-	if msg := got.Status.NodesNeedingAttention[0].Message; !strings.Contains(msg, "not back Ready with a new boot ID") {
-		t.Errorf("attention %q; want the reboot named", msg)
+	if msg := got.Status.NodesNeedingAttention[0].Message; !strings.Contains(msg, "not back Ready with a new boot ID") ||
+		!strings.Contains(msg, "NotReady since "+readySince(getNode(t, "slowboot-0")).UTC().Format(time.RFC3339)) {
+		t.Errorf("attention %q; want the reboot named, and since when the node is NotReady", msg)
 	}
 	if isNodeReady(getNode(t, "slowboot-0")) {
 		t.Fatal("the node is already back; the test proves nothing")
@@ -543,4 +545,14 @@ func TestInterruptRestartLimit(t *testing.T) {
 			t.Errorf("node status %q under %s, want erroring", status, k.ref("restartlimit").StatusKey())
 		}
 	})
+}
+
+// readySince is when the node's Ready condition last changed.
+func readySince(n *corev1.Node) time.Time {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
 }

@@ -114,6 +114,11 @@ func (p *Progress) NodeRetrying(node, message string) {
 	p.Retrying = append(p.Retrying, skyhookv1.NodeAttention{Name: node, Status: skyhookv1.StatusInProgress, Message: message})
 }
 
+// NodeRebooting notes a node whose reboot the rollout waits for while it
+// is down: in progress, needing attention, so that a machine that does not
+// come back is named with since when before the reboot timeout ends.
+func (p *Progress) NodeRebooting(node, message string) { p.NodeRetrying(node, message) }
+
 func (p *Progress) NodeErroring(node, message string) {
 	p.Erroring = append(p.Erroring, skyhookv1.NodeAttention{Name: node, Status: skyhookv1.StatusErroring, Message: message})
 }
