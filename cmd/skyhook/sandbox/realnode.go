@@ -75,28 +75,15 @@ type realNodeImages struct{ agent, pause string }
 // package images, and adds the real node. The returned function stops the
 // registry; Cluster.Stop stops the node.
 func startRealNode(ctx context.Context, c *cluster.Cluster, opts Options) (realNodeImages, func(), error) {
-	var imgs realNodeImages
 	// The agent's records from an earlier up would make it skip steps.
 	if err := os.RemoveAll(opts.path(realNodeHostDir)); err != nil {
-		return imgs, nil, err
+		return realNodeImages{}, nil, err
 	}
-	fmt.Fprintln(opts.Out, "building the real node's images (agent, pause, demo package) and serving them on loopback")
-	busybox, err := nodeimages.Busybox(ctx, opts.Out)
-	if err != nil {
-		return imgs, nil, err
-	}
-	reg, err := nodeimages.StartRegistry(nodeimages.RegistryOptions{})
+	imgs, reg, err := serveStageImages(ctx, opts, "the real node's", realDemoRepo+":"+realDemoVersion, realDemoImage)
 	if err != nil {
 		return imgs, nil, err
 	}
 	stop := func() { _ = reg.Close() }
-	if imgs.agent, err = pushBuilt(ctx, reg, "skyhook/agent:"+nodeimages.AgentVersion, func() (v1.Image, error) { return nodeimages.AgentImage(ctx, nil) }); err == nil {
-		imgs.pause, err = pushPauseAndDemo(ctx, reg, busybox)
-	}
-	if err != nil {
-		stop()
-		return imgs, nil, err
-	}
 	if _, err := c.AddRealNode(ctx, kubeletnode.Options{Name: RealNodeName, PauseImage: imgs.pause, Registries: []string{reg.Host()}}); err != nil {
 		stop()
 		return imgs, nil, fmt.Errorf("adding the real node: %w", err)
@@ -112,12 +99,42 @@ func startRealNode(ctx context.Context, c *cluster.Cluster, opts Options) (realN
 // pushPauseAndDemo pushes what every real node pulls besides the agent:
 // the pause image, whose reference it returns, and the real demo's package.
 func pushPauseAndDemo(ctx context.Context, reg *nodeimages.Registry, busybox string) (string, error) {
+	return pushPauseAnd(ctx, reg, busybox, realDemoRepo+":"+realDemoVersion, realDemoImage)
+}
+
+// pushPauseAnd pushes the pause image and the demo package built from
+// busybox as demoRef; it returns the pause image's reference.
+func pushPauseAnd(ctx context.Context, reg *nodeimages.Registry, busybox, demoRef string, demo func(busybox string) (v1.Image, error)) (string, error) {
 	pause, err := pushBuilt(ctx, reg, "skyhook/pause:sandbox", func() (v1.Image, error) { return nodeimages.Pause(busybox) })
 	if err != nil {
 		return "", err
 	}
-	_, err = pushBuilt(ctx, reg, realDemoRepo+":"+realDemoVersion, func() (v1.Image, error) { return realDemoImage(busybox) })
+	_, err = pushBuilt(ctx, reg, demoRef, func() (v1.Image, error) { return demo(busybox) })
 	return pause, err
+}
+
+// serveStageImages starts a registry on this machine serving what the
+// stage pods of nodes that pull need: the agent and pause images and the
+// demo package (demo, pushed as demoRef).
+func serveStageImages(ctx context.Context, opts Options, whose, demoRef string, demo func(busybox string) (v1.Image, error)) (realNodeImages, *nodeimages.Registry, error) {
+	var imgs realNodeImages
+	fmt.Fprintf(opts.Out, "building %s images (agent, pause, demo package) and serving them on this machine\n", whose)
+	busybox, err := nodeimages.Busybox(ctx, opts.Out)
+	if err != nil {
+		return imgs, nil, err
+	}
+	reg, err := nodeimages.StartRegistry(nodeimages.RegistryOptions{})
+	if err != nil {
+		return imgs, nil, err
+	}
+	if imgs.agent, err = pushBuilt(ctx, reg, "skyhook/agent:"+nodeimages.AgentVersion, func() (v1.Image, error) { return nodeimages.AgentImage(ctx, nil) }); err == nil {
+		imgs.pause, err = pushPauseAnd(ctx, reg, busybox, demoRef, demo)
+	}
+	if err != nil {
+		_ = reg.Close()
+		return imgs, nil, err
+	}
+	return imgs, reg, nil
 }
 
 // pushBuilt builds an image and pushes it as repoAndTag, returning its

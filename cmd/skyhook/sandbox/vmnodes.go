@@ -79,22 +79,11 @@ func prepareVMNodes(ctx context.Context, opts Options) error {
 // machines. The returned function stops the registry; Cluster.Stop powers
 // the machines off.
 func startVMNodes(ctx context.Context, c *cluster.Cluster, opts Options) (realNodeImages, func(), error) {
-	var imgs realNodeImages
-	fmt.Fprintln(opts.Out, "building the virtual machines' images (agent, pause, demo package) and serving them on this machine")
-	busybox, err := nodeimages.Busybox(ctx, opts.Out)
-	if err != nil {
-		return imgs, nil, err
-	}
-	reg, err := nodeimages.StartRegistry(nodeimages.RegistryOptions{})
+	imgs, reg, err := serveStageImages(ctx, opts, "the virtual machines'", vmDemoRepo+":"+vmDemoVersion, vmDemoImage)
 	if err != nil {
 		return imgs, nil, err
 	}
 	stop := func() { _ = reg.Close() }
-	if imgs.agent, err = pushBuilt(ctx, reg, "skyhook/agent:"+nodeimages.AgentVersion, func() (v1.Image, error) { return nodeimages.AgentImage(ctx, nil) }); err == nil {
-		if imgs.pause, err = pushBuilt(ctx, reg, "skyhook/pause:sandbox", func() (v1.Image, error) { return nodeimages.Pause(busybox) }); err == nil {
-			_, err = pushBuilt(ctx, reg, vmDemoRepo+":"+vmDemoVersion, func() (v1.Image, error) { return vmDemoImage(busybox) })
-		}
-	}
 	for _, name := range opts.vmNodes() {
 		if err != nil {
 			break

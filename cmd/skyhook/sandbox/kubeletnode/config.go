@@ -61,26 +61,9 @@ state = %[2]q
 [plugins."io.containerd.internal.v1.opt"]
   path = %[5]q
 
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = %[6]q
-  restrict_oom_score_adj = true
-  stream_server_address = "127.0.0.1"
-  stream_server_port = "0"
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = %[7]q
-    conf_dir = %[8]q
-  [plugins."io.containerd.grpc.v1.cri".registry]
-    config_path = %[9]q
-`, filepath.Join(n.Dir, "containerd", "root"), filepath.Join(n.Dir, "containerd", "state"),
+%[6]s`, filepath.Join(n.Dir, "containerd", "root"), filepath.Join(n.Dir, "containerd", "state"),
 		n.ContainerdSocket, n.ContainerdSocket+".ttrpc", filepath.Join(n.Dir, "containerd", "opt"),
-		n.opts.PauseImage, cniBin, cniConf, hostsDir)
+		CRIConfig(CRI{Pause: n.opts.PauseImage, CNIBin: cniBin, CNIConf: cniConf, Registries: hostsDir, SharedHost: true}))
 	path := filepath.Join(n.Dir, "containerd.toml")
 	return path, writeFile(path, config)
 }
@@ -141,4 +124,45 @@ func writeFile(path, content string) error {
 		return err
 	}
 	return os.WriteFile(path, []byte(strings.TrimLeft(content, "\n")), 0o644)
+}
+
+// CRI is what containerd's CRI plugin needs to run a node's pods.
+type CRI struct {
+	// Pause is the sandbox image; Registries the directory of
+	// containerd's hosts.toml files.
+	Pause, Registries string
+	// CNIBin and CNIConf are the CNI plugins' and configurations'
+	// directories.
+	CNIBin, CNIConf string
+	// SystemdCgroup puts pods under systemd's slices (a machine whose
+	// PID 1 is systemd); else cgroupfs.
+	SystemdCgroup bool
+	// SharedHost is a node sharing this machine with others: its
+	// streaming server stays on loopback on a free port, and it leaves
+	// the OOM score adjustment of this machine's processes alone.
+	SharedHost bool
+}
+
+// CRIConfig is the CRI plugin's section of containerd's configuration
+// (version 2): overlayfs, runc, the CNI and registry directories.
+func CRIConfig(c CRI) string {
+	shared := ""
+	if c.SharedHost {
+		shared = "  restrict_oom_score_adj = true\n  stream_server_address = \"127.0.0.1\"\n  stream_server_port = \"0\"\n"
+	}
+	return fmt.Sprintf(`[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = %q
+%s  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = %t
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = %q
+    conf_dir = %q
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = %q
+`, c.Pause, shared, c.SystemdCgroup, c.CNIBin, c.CNIConf, c.Registries)
 }

@@ -263,16 +263,10 @@ func (nw *Network) freeSlot() int {
 func (nw *Network) connect(nsFD int, a *Attachment) error {
 	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: a.hostEnd, MasterIndex: nw.bridge.Attrs().Index},
 		PeerName: "eth0", PeerNamespace: netlink.NsFd(nsFD)}
-	if err := netlink.LinkAdd(veth); err != nil {
-		return fmt.Errorf("creating the veth pair %s: %w", a.hostEnd, err)
-	}
-	hostEnd, err := netlink.LinkByName(a.hostEnd)
-	if err != nil {
+	if _, err := addUp(veth, "the veth pair "+a.hostEnd); err != nil {
 		return err
 	}
-	if err := netlink.LinkSetUp(hostEnd); err != nil {
-		return err
-	}
+	var err error
 	if a.handle, err = netlink.NewHandleAt(netns.NsHandle(nsFD)); err != nil {
 		return fmt.Errorf("reaching the node's namespace: %w", err)
 	}
@@ -414,4 +408,17 @@ func Bridges() ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// addUp creates the link on this machine and brings it up; what names it
+// in the error.
+func addUp(link netlink.Link, what string) (netlink.Link, error) {
+	if err := netlink.LinkAdd(link); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", what, err)
+	}
+	made, err := netlink.LinkByName(link.Attrs().Name)
+	if err != nil {
+		return nil, err
+	}
+	return made, netlink.LinkSetUp(made)
 }

@@ -51,14 +51,7 @@ func (nw *Network) AttachTap(node string) (*Attachment, error) {
 func (nw *Network) connectTap(a *Attachment) error {
 	tap := &netlink.Tuntap{LinkAttrs: netlink.LinkAttrs{Name: a.hostEnd, MasterIndex: nw.bridge.Attrs().Index},
 		Mode: netlink.TUNTAP_MODE_TAP, Flags: netlink.TUNTAP_NO_PI | netlink.TUNTAP_VNET_HDR}
-	if err := netlink.LinkAdd(tap); err != nil {
-		return fmt.Errorf("creating the tap device %s (root required): %w", a.hostEnd, err)
-	}
-	link, err := netlink.LinkByName(a.hostEnd)
-	if err != nil {
-		return err
-	}
-	if err := netlink.LinkSetUp(link); err != nil {
+	if _, err := addUp(tap, "the tap device "+a.hostEnd+" (root required)"); err != nil {
 		return err
 	}
 	for _, other := range nw.nodes {

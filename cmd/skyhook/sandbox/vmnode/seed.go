@@ -111,23 +111,8 @@ func (s seed) kubeletEnv() string {
 // images survive a reboot), systemd's cgroups (systemd is PID 1 here),
 // the pause image and registries from the host, the CNI bridge.
 func (s seed) containerdConfig() string {
-	return fmt.Sprintf(`version = 2
-
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = %q
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = true
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
-    conf_dir = %q
-  [plugins."io.containerd.grpc.v1.cri".registry]
-    config_path = %q
-`, s.pause, configDir+"/cni", configDir+"/registries")
+	return "version = 2\n\n" + kubeletnode.CRIConfig(kubeletnode.CRI{Pause: s.pause, CNIBin: "/usr/lib/cni",
+		CNIConf: configDir + "/cni", Registries: configDir + "/registries", SystemdCgroup: true})
 }
 
 // cniConfig is the bridge network of the node's pods, from its range on
