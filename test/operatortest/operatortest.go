@@ -16,17 +16,24 @@ import (
 // ctx ends, its log in <cluster dir>/logs/operator.log; it returns once the
 // apiserver routes admission through its webhooks.
 func Start(ctx context.Context, c *cluster.Cluster, opts operator.Options) error {
+	_, err := start(ctx, c, opts)
+	return err
+}
+
+// start is Start, returning what reports the operator's end.
+func start(ctx context.Context, c *cluster.Cluster, opts operator.Options) (<-chan error, error) {
 	if err := testenv.OperatorLogs(c); err != nil {
-		return err
+		return nil, err
 	}
 	if opts.Namespace == "" {
 		opts.Namespace = operator.DefaultNamespace
 	}
 	if err := operator.EnsureNamespace(ctx, c.Config, opts.Namespace); err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := operator.StartLocal(ctx, c.Config, opts); err != nil {
-		return fmt.Errorf("starting the operator: %w", err)
+	done, err := operator.StartLocal(ctx, c.Config, opts)
+	if err != nil {
+		return nil, fmt.Errorf("starting the operator: %w", err)
 	}
-	return nil
+	return done, nil
 }

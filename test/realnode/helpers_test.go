@@ -3,14 +3,11 @@ package realnode
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -71,22 +68,11 @@ func kube(t testing.TB) client.Client { return testenv.Client(t, env) }
 // this machine.
 func create(t testing.TB, sk *skyhookv1.Skyhook) {
 	t.Helper()
-	c := kube(t)
-	if err := c.Create(context.Background(), sk); err != nil {
-		t.Fatalf("creating Skyhook %s: %v", sk.Name, err)
-	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		if err := c.Delete(ctx, &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: sk.Name}}); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("deleting Skyhook %s: %v", sk.Name, err)
-		}
-		testenv.Eventually(t, "Skyhook "+sk.Name+" to be gone", 2*time.Minute, func() bool {
-			err := c.Get(ctx, client.ObjectKey{Name: sk.Name}, &skyhookv1.Skyhook{})
-			return apierrors.IsNotFound(err)
-		})
+	t.Cleanup(func() { // after the Skyhook is gone (cleanups run last first)
 		_ = os.RemoveAll(filepath.Join("/var/lib/skyhook", sk.Name))
 		uncordon(t)
 	})
+	testenv.CreateSkyhook(t, env, sk, 2*time.Minute)
 }
 
 // update changes the Skyhook's spec, retrying on conflicts.
@@ -154,12 +140,7 @@ func readHost(t testing.TB, path string) string {
 // cli runs this repository's skyhook CLI against the cluster.
 func cli(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(cliPath, append([]string{"--kubeconfig", env.Kubeconfig}, args...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("skyhook %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return testenv.CLI(t, cliPath, env, args...)
 }
 
 // uncordon makes the real node schedulable again after an interrupt that

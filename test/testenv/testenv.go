@@ -146,6 +146,18 @@ func Build(out, pkg string, flags ...string) error {
 // commands).
 func BuildCLI(out string) error { return Build(out, "./cmd/skyhook") }
 
+// CLI runs the skyhook command built at path (BuildCLI) against the
+// cluster and returns what it printed; it fails the test when the command
+// fails.
+func CLI(t testing.TB, path string, c *cluster.Cluster, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(path, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("skyhook %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
 // OperatorLogs sends the controller-runtime log of an operator running in
 // the test process to <cluster dir>/logs/operator.log.
 func OperatorLogs(c *cluster.Cluster) error {
