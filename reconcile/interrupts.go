@@ -140,6 +140,11 @@ func (n *nodePass) runInterrupt(ctx context.Context, due []string, rec *interrup
 	}
 	switch outcome := n.outcome(first, pod, stagepod.Stages(pod)[0]); outcome.Result {
 	case stagepod.Running:
+		if down, _ := notReadySince(n.work.node); down && rec.Interrupt.Type == skyhookv1.InterruptReboot {
+			// The machine went down as it rebooted: its pod cannot say
+			// it ended until it is back.
+			n.awaitReboot(rec.Packages, rec)
+		}
 		return false, rec, nil
 	case stagepod.Succeeded:
 		if rec.Interrupt.Type == skyhookv1.InterruptReboot && !upstreamjob.Interrupted(pod) {
@@ -240,10 +245,20 @@ func (n *nodePass) interruptPod(due []string) (string, lifecycle.Step, *corev1.P
 // with a new boot ID; past the reboot timeout the packages are erroring
 // (and still complete if the node comes back later).
 func (n *nodePass) verifyReboot(keys []string, rec *interrupt.Record) (bool, *interrupt.Record, error) {
-	node, timeout := n.work.node, n.r.RebootTimeout
+	node := n.work.node
 	if node.Status.NodeInfo.BootID != rec.BootID && ready(node) == corev1.ConditionTrue {
 		return finishInterrupt(n.state, keys), nil, nil
 	}
+	n.awaitReboot(keys, rec)
+	return false, rec, nil
+}
+
+// awaitReboot waits for a node whose reboot is under way, from the
+// record's start: while it is down it is named with since when; past the
+// reboot timeout its packages are erroring (and still complete if it comes
+// back later).
+func (n *nodePass) awaitReboot(keys []string, rec *interrupt.Record) {
+	node, timeout := n.work.node, n.r.RebootTimeout
 	left := timeout - time.Since(rec.Since)
 	down, downSince := notReadySince(node)
 	if left > 0 {
@@ -252,7 +267,7 @@ func (n *nodePass) verifyReboot(keys []string, rec *interrupt.Record) (bool, *in
 				stamp(rec.Since), stamp(downSince), stamp(rec.Since.Add(timeout))))
 		}
 		n.progress.RequeueIn(left)
-		return false, rec, nil
+		return
 	}
 	markErroring(n.state, keys)
 	message := fmt.Sprintf("rebooted %s ago (since %s) and not back Ready with a new boot ID (was %s) within %s",
@@ -261,7 +276,6 @@ func (n *nodePass) verifyReboot(keys []string, rec *interrupt.Record) (bool, *in
 		message += "; NotReady since " + stamp(downSince)
 	}
 	n.progress.NodeErroring(node.Name, message)
-	return false, rec, nil
 }
 
 // stamp is a moment as the status shows it.

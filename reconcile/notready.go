@@ -35,7 +35,7 @@ func (pass *rolloutPass) skipNotReady(w *nodeWork, pool *nodePool, p *report.Pro
 	if !down || nodeComplete(sk, w) {
 		return false
 	}
-	if rec := interrupt.Read(w.node, pass.ref); rec != nil && rec.Phase == interrupt.PhaseVerify {
+	if rebootUnderWay(interrupt.Read(w.node, pass.ref)) {
 		return false
 	}
 	active := pass.nodeActive(w)
@@ -58,6 +58,16 @@ func (pass *rolloutPass) skipNotReady(w *nodeWork, pool *nodePool, p *report.Pro
 	w.now = skyhookv1.StatusBlocked
 	p.NodeBlocked(w.node.Name, message)
 	return true
+}
+
+// rebootUnderWay reports whether the node's interrupt record is a reboot
+// that may be under way: verified, or its pod started (a machine that
+// goes down as it reboots never reports its pod's end). Such a node is the
+// interrupt path's, with the reboot timeout: skipped as NotReady, its
+// interrupt pod would go and the reboot be asked for again.
+func rebootUnderWay(rec *interrupt.Record) bool {
+	return rec != nil && (rec.Phase == interrupt.PhaseVerify ||
+		rec.Phase == interrupt.PhaseInterrupt && rec.Interrupt.Type == skyhookv1.InterruptReboot)
 }
 
 // ready is the node's Ready condition (Unknown when it has none).
