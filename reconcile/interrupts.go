@@ -270,8 +270,9 @@ func (n *nodePass) awaitReboot(keys []string, rec *interrupt.Record) {
 		return
 	}
 	markErroring(n.state, keys)
-	message := fmt.Sprintf("rebooted %s ago (since %s) and not back Ready with a new boot ID (was %s) within %s",
-		time.Since(rec.Since).Round(time.Second), stamp(rec.Since), rec.BootID, timeout)
+	// No "ago": the status is not rewritten as time passes.
+	message := fmt.Sprintf("rebooting since %s and not back Ready with a new boot ID (was %s) within %s",
+		stamp(rec.Since), rec.BootID, timeout)
 	if down {
 		message += "; NotReady since " + stamp(downSince)
 	}

@@ -2,12 +2,12 @@ package vmnode
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,22 +44,7 @@ func onMachine(name string, m *vmnode.Node, packages map[string]skyhookv1.Packag
 func kube(t testing.TB) client.Client { return testenv.Client(t, env) }
 
 // create creates the Skyhook and deletes it when the test ends.
-func create(t testing.TB, sk *skyhookv1.Skyhook) {
-	t.Helper()
-	c := kube(t)
-	if err := c.Create(context.Background(), sk); err != nil {
-		t.Fatalf("creating Skyhook %s: %v", sk.Name, err)
-	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		if err := c.Delete(ctx, &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: sk.Name}}); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("deleting Skyhook %s: %v", sk.Name, err)
-		}
-		testenv.Eventually(t, "Skyhook "+sk.Name+" to be gone", 3*time.Minute, func() bool {
-			return apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Name: sk.Name}, &skyhookv1.Skyhook{}))
-		})
-	})
-}
+func create(t testing.TB, sk *skyhookv1.Skyhook) { testenv.CreateSkyhook(t, env, sk, 3*time.Minute) }
 
 // waitSkyhook waits until the Skyhook's status is the one given.
 func waitSkyhook(t testing.TB, name string, status skyhookv1.Status, timeout time.Duration) {
@@ -159,5 +144,14 @@ func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// ranOnceIn checks that a step that adds the boot ID it ran in to the
+// machine's file ran once, in the boot given.
+func ranOnceIn(t testing.TB, m *vmnode.Node, file, boot, what string) {
+	t.Helper()
+	if got := strings.TrimSpace(guestRun(t, m, "cat "+file)); got != boot {
+		t.Errorf("on %s %s ran in the boots %q, want once, in %s", m.Name, what, got, boot)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,6 +46,9 @@ var (
 	env *cluster.Cluster
 	// machines are the virtual machine nodes.
 	machines []*vmnode.Node
+	// op is the operator, in this process; a test may restart it with
+	// options of its own.
+	op *operatortest.Operator
 	// registry serves the agent, pause and package images.
 	registry *nodeimages.Registry
 	busybox  string
@@ -92,7 +96,13 @@ func run(m *testing.M) int {
 	if err != nil {
 		panic(err)
 	}
-	return clustertest.Main(m, cluster.Options{CRDs: crds, Nodes: simnode.Numbered("sim", 1, nil), RealNodeNetwork: true, Log: os.Stderr}, &env,
+	return clustertest.Main(m, cluster.Options{CRDs: crds, Nodes: simnode.Numbered("sim", 1, nil), RealNodeNetwork: true, Log: os.Stderr,
+		// The scheduler places the installed operator's pods.
+		Scheduler: true,
+		// The machines' kubelets renew a Lease every 10 s: a machine that
+		// stays down is NotReady in Kubernetes' usual 50 s, not the 5 min
+		// the simulated nodes' heartbeats need.
+		Scale: cluster.Scale{NodeMonitorGracePeriod: 50 * time.Second}}, &env,
 		func(ctx context.Context, c *cluster.Cluster) error {
 			for i := range machineCount {
 				n, err := c.AddVMNode(ctx, vmnode.Options{Name: fmt.Sprintf("vm-%d", i), PauseImage: images.pause, Registries: []string{registry.Host()}})
@@ -104,7 +114,8 @@ func run(m *testing.M) int {
 			if err := operator.EnsureNamespace(ctx, c.Config, namespace); err != nil {
 				return err
 			}
-			return operatortest.Start(ctx, c, operator.Options{Namespace: namespace, AgentImage: images.agent, PauseImage: images.pause})
+			op, err = operatortest.StartRestartable(ctx, c, operator.Options{Namespace: namespace, AgentImage: images.agent, PauseImage: images.pause})
+			return err
 		})
 }
 
