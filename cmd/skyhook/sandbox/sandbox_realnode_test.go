@@ -59,7 +59,7 @@ func TestSandboxRealNode(t *testing.T) {
 	}
 
 	status := run("sandbox", "status")
-	for _, want := range []string{"containerd-real-node", "kubelet-real-node", "kube-apiserver", "3/3 Ready", "real node registry       127.0.0.1:"} {
+	for _, want := range []string{"containerd-real-node", "kubelet-real-node", "kube-apiserver", "3/3 Ready", "nodes' registry          127.0.0.1:"} {
 		if !strings.Contains(status, want) {
 			t.Errorf("status lacks %q:\n%s", want, status)
 		}

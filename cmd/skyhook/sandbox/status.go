@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,8 +20,10 @@ import (
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/chartinstall"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/kubeletnode"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodenet"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/vmnode"
 )
 
 // Down stops the supervisor and every process of the sandbox.
@@ -59,6 +62,12 @@ func cleanUp(opts Options) error {
 	// Cluster.Stop removes them, unless it was killed.
 	for _, k := range kubeletnode.CleanUp(opts.path(clusterDir)) {
 		fmt.Fprintf(opts.Out, "cleaned up leftover %s\n", k)
+	}
+	for _, d := range vmnode.CleanUp(opts.path(clusterDir)) {
+		fmt.Fprintf(opts.Out, "removed the disk %s\n", d)
+	}
+	for _, b := range nodenet.ReclaimStale() {
+		fmt.Fprintf(opts.Out, "deleted leftover network %s\n", b)
 	}
 	if _, ok := registryHost(opts); ok {
 		removeRealDemoCopies()
@@ -112,7 +121,7 @@ func Status(ctx context.Context, opts Options) error {
 		fmt.Fprintf(opts.Out, "prometheus               %s", url)
 	}
 	if host, ok := registryHost(opts); ok {
-		fmt.Fprintf(opts.Out, "real node registry       %s (plain HTTP)\n", host)
+		fmt.Fprintf(opts.Out, "nodes' registry          %s (plain HTTP)\n", host)
 	}
 	return printVMNodes(ctx, opts)
 }
@@ -198,6 +207,16 @@ The operator runs on them, installed with its chart (release %[4]s):
 Prometheus scrapes it (the chart's ServiceMonitor and alerts); its API and
 UI, from this machine: %[7]s
 `, opts.realNodes(), kubeletnode.Label, kubeletnode.LabelValue, chartinstall.ReleaseName, kubectl, opts.namespace(), strings.TrimSpace(string(url)))
+		return
+	}
+	if host, ok := registryHost(opts); ok && opts.VMNodes > 0 {
+		fmt.Fprintf(opts.Out, `
+Virtual machines %[1]v (label %[2]s=%[3]s): each boots its own kernel with
+systemd, and the steps of Skyhooks that select it run on its own disk; a
+reboot interrupt reboots it (docs/sandbox.md). Serial consoles:
+%[4]s
+They pull images from %[5]s (plain HTTP).
+`, opts.vmNodes(), kubeletnode.Label, vmnode.LabelValue, filepath.Join(opts.StateDir, "cluster", "nodes", "<name>", "console.log"), host)
 		return
 	}
 	if host, ok := registryHost(opts); ok {

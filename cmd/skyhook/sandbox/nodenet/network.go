@@ -210,21 +210,40 @@ func (nw *Network) setUpBridge() error {
 	return nil
 }
 
-// reclaimStale deletes the bridge of that name if a process of this
-// package made it and has died.
-func reclaimStale(name string) {
+// reclaimStale deletes the bridge of that name, with its taps, if a
+// process of this package made it and has died; it reports whether it did.
+func reclaimStale(name string) bool {
 	link, err := netlink.LinkByName(name)
 	if err != nil {
-		return
+		return false
 	}
 	pid, ok := strings.CutPrefix(link.Attrs().Alias, aliasPrefix)
 	if !ok {
-		return // not ours, or just created and not yet marked
+		return false // not ours, or just created and not yet marked
 	}
 	if n, err := strconv.Atoi(pid); err == nil && !proc.Alive(n) {
 		_ = netlink.LinkDel(link)
 		deleteTaps(strings.TrimPrefix(name, bridgePrefix))
+		return true
 	}
+	return false
+}
+
+// ReclaimStale deletes the networks (bridge and taps) whose process died
+// without closing them, as a killed sandbox supervisor leaves them; a new
+// network reclaims its own name anyway. It returns the bridges deleted.
+func ReclaimStale() []string {
+	links, err := netlink.LinkList()
+	if err != nil {
+		return nil
+	}
+	var done []string
+	for _, l := range links {
+		if name := l.Attrs().Name; strings.HasPrefix(name, bridgePrefix) && reclaimStale(name) {
+			done = append(done, name)
+		}
+	}
+	return done
 }
 
 // Attach joins the node whose network namespace nsFD is to the network:

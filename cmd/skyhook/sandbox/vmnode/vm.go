@@ -306,6 +306,23 @@ func (n *Node) Stop() {
 	}
 }
 
+// CleanUp removes the disks of the machines under a cluster's directory
+// (their overlays and config disks; the consoles stay, with the other
+// logs) and returns what it removed: a sandbox that is down keeps no disk
+// but the image in the cache.
+func CleanUp(clusterDir string) []string {
+	var done []string
+	for _, pattern := range []string{"root.qcow2", "config.img"} {
+		disks, _ := filepath.Glob(filepath.Join(clusterDir, "nodes", "*", pattern))
+		for _, d := range disks {
+			if os.Remove(d) == nil {
+				done = append(done, d)
+			}
+		}
+	}
+	return done
+}
+
 func mustLookPath(name string) string {
 	if p, err := exec.LookPath(name); err == nil {
 		return p
