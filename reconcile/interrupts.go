@@ -279,9 +279,6 @@ func (n *nodePass) awaitReboot(keys []string, rec *interrupt.Record) {
 	n.progress.NodeErroring(node.Name, message)
 }
 
-// stamp is a moment as the status shows it.
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
 // finishInterrupt records the interrupt complete for its packages, in the
 // interrupt stage each is in (enterInterrupt).
 func finishInterrupt(state skyhookv1.NodeState, keys []string) bool {

@@ -70,6 +70,9 @@ func rebootUnderWay(rec *interrupt.Record) bool {
 		rec.Phase == interrupt.PhaseInterrupt && rec.Interrupt.Type == skyhookv1.InterruptReboot)
 }
 
+// stamp is a moment as the status shows it.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
 // ready is the node's Ready condition (Unknown when it has none).
 func ready(n *corev1.Node) corev1.ConditionStatus {
 	for _, c := range n.Status.Conditions {
