@@ -86,6 +86,33 @@ var (
 // and returns what it printed. It fails the test when the script fails.
 func guestRun(t testing.TB, m *vmnode.Node, script string) string {
 	t.Helper()
+	ctx := context.Background()
+	pods := env.Clientset.CoreV1().Pods("default")
+	name := guestStart(t, m, script)
+	defer func() { _ = pods.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}) }()
+	var phase corev1.PodPhase
+	testenv.Eventually(t, "the command on "+m.Name+" to end", 3*time.Minute, func() bool {
+		p, err := pods.Get(ctx, name, metav1.GetOptions{})
+		if err == nil {
+			phase = p.Status.Phase
+		}
+		return phase == corev1.PodSucceeded || phase == corev1.PodFailed
+	})
+	logs, err := pods.GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("the logs of the command on %s: %v", m.Name, err)
+	}
+	if phase != corev1.PodSucceeded {
+		t.Fatalf("on %s, %q failed:\n%s", m.Name, script, logs)
+	}
+	return string(logs)
+}
+
+// guestStart starts the script as guestRun does and returns its pod's
+// name without waiting for it: for a command whose effect (a reboot) may
+// come before its pod's end is reported. The pod goes when the test ends.
+func guestStart(t testing.TB, m *vmnode.Node, script string) string {
+	t.Helper()
 	toolImageOnce.Do(func() {
 		img, err := nodeimages.Program(busybox, busybox, "busybox")
 		if err == nil {
@@ -115,23 +142,8 @@ func guestRun(t testing.TB, m *vmnode.Node, script string) string {
 	if err != nil {
 		t.Fatalf("running on %s: %v", m.Name, err)
 	}
-	defer func() { _ = pods.Delete(ctx, created.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}) }()
-	var phase corev1.PodPhase
-	testenv.Eventually(t, "the command on "+m.Name+" to end", 3*time.Minute, func() bool {
-		p, err := pods.Get(ctx, created.Name, metav1.GetOptions{})
-		if err == nil {
-			phase = p.Status.Phase
-		}
-		return phase == corev1.PodSucceeded || phase == corev1.PodFailed
-	})
-	logs, err := pods.GetLogs(created.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
-	if err != nil {
-		t.Fatalf("the logs of the command on %s: %v", m.Name, err)
-	}
-	if phase != corev1.PodSucceeded {
-		t.Fatalf("on %s, %q failed:\n%s", m.Name, script, logs)
-	}
-	return string(logs)
+	t.Cleanup(func() { _ = pods.Delete(ctx, created.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}) })
+	return created.Name
 }
 
 // bootID is the machine's boot ID as its kubelet reports it.
