@@ -216,7 +216,7 @@ systemd, and the steps of Skyhooks that select it run on its own disk; a
 reboot interrupt reboots it (docs/sandbox.md). Serial consoles:
 %[4]s
 They pull images from %[5]s (plain HTTP).
-`, opts.vmNodes(), kubeletnode.Label, vmnode.LabelValue, filepath.Join(opts.StateDir, "cluster", "nodes", "<name>", "console.log"), host)
+`, opts.vmNodes(), kubeletnode.Label, vmnode.LabelValue, filepath.Join(opts.path(clusterDir), "nodes", "<name>", "console.log"), host)
 		return
 	}
 	if host, ok := registryHost(opts); ok {

@@ -282,7 +282,7 @@ func (nw *Network) freeSlot() int {
 func (nw *Network) connect(nsFD int, a *Attachment) error {
 	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: a.hostEnd, MasterIndex: nw.bridge.Attrs().Index},
 		PeerName: "eth0", PeerNamespace: netlink.NsFd(nsFD)}
-	if _, err := addUp(veth, "the veth pair "+a.hostEnd); err != nil {
+	if err := addUp(veth, "the veth pair "+a.hostEnd); err != nil {
 		return err
 	}
 	var err error
@@ -431,13 +431,13 @@ func Bridges() ([]string, error) {
 
 // addUp creates the link on this machine and brings it up; what names it
 // in the error.
-func addUp(link netlink.Link, what string) (netlink.Link, error) {
+func addUp(link netlink.Link, what string) error {
 	if err := netlink.LinkAdd(link); err != nil {
-		return nil, fmt.Errorf("creating %s: %w", what, err)
+		return fmt.Errorf("creating %s: %w", what, err)
 	}
 	made, err := netlink.LinkByName(link.Attrs().Name)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return made, netlink.LinkSetUp(made)
+	return netlink.LinkSetUp(made)
 }

@@ -51,7 +51,7 @@ func (nw *Network) AttachTap(node string) (*Attachment, error) {
 func (nw *Network) connectTap(a *Attachment) error {
 	tap := &netlink.Tuntap{LinkAttrs: netlink.LinkAttrs{Name: a.hostEnd, MasterIndex: nw.bridge.Attrs().Index},
 		Mode: netlink.TUNTAP_MODE_TAP, Flags: netlink.TUNTAP_NO_PI | netlink.TUNTAP_VNET_HDR}
-	if _, err := addUp(tap, "the tap device "+a.hostEnd+" (root required)"); err != nil {
+	if err := addUp(tap, "the tap device "+a.hostEnd+" (root required)"); err != nil {
 		return err
 	}
 	for _, other := range nw.nodes {
