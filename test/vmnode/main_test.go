@@ -104,12 +104,13 @@ func run(m *testing.M) int {
 		// the simulated nodes' heartbeats need.
 		Scale: cluster.Scale{NodeMonitorGracePeriod: 50 * time.Second}}, &env,
 		func(ctx context.Context, c *cluster.Cluster) error {
+			var opts []vmnode.Options
 			for i := range machineCount {
-				n, err := c.AddVMNode(ctx, vmnode.Options{Name: fmt.Sprintf("vm-%d", i), PauseImage: images.pause, Registries: []string{registry.Host()}})
-				if err != nil {
-					return err
-				}
-				machines = append(machines, n)
+				opts = append(opts, vmnode.Options{Name: fmt.Sprintf("vm-%d", i), PauseImage: images.pause, Registries: []string{registry.Host()}})
+			}
+			var err error
+			if machines, err = c.AddVMNodes(ctx, opts...); err != nil {
+				return err
 			}
 			if err := operator.EnsureNamespace(ctx, c.Config, namespace); err != nil {
 				return err

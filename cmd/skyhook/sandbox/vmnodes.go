@@ -84,13 +84,11 @@ func startVMNodes(ctx context.Context, c *cluster.Cluster, opts Options) (realNo
 		return imgs, nil, err
 	}
 	stop := func() { _ = reg.Close() }
+	var machines []vmnode.Options
 	for _, name := range opts.vmNodes() {
-		if err != nil {
-			break
-		}
-		_, err = c.AddVMNode(ctx, vmnode.Options{Name: name, PauseImage: imgs.pause, Registries: []string{reg.Host()}})
+		machines = append(machines, vmnode.Options{Name: name, PauseImage: imgs.pause, Registries: []string{reg.Host()}})
 	}
-	if err != nil {
+	if _, err := c.AddVMNodes(ctx, machines...); err != nil {
 		stop()
 		return imgs, nil, err
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/vmnode"
 )
@@ -37,6 +39,30 @@ func (c *Cluster) AddVMNode(ctx context.Context, opts vmnode.Options) (*vmnode.N
 	}
 	fmt.Fprintf(c.log, "the virtual machine %s is Ready %s after it was started\n", n.Name, time.Since(start).Round(time.Second))
 	return n, nil
+}
+
+// AddVMNodes boots the machines side by side, as AddVMNode boots one, and
+// returns them in the order of opts. Booting them one after another cost
+// a minute or more per machine under emulation, most of it the guest
+// waiting on its own disk and network, time that overlaps well. The first
+// error is returned; Stop powers off whatever started.
+func (c *Cluster) AddVMNodes(ctx context.Context, opts ...vmnode.Options) ([]*vmnode.Node, error) {
+	if len(opts) > 0 {
+		// The node image is built once, before the machines race for it.
+		if _, err := vmnode.EnsureImage(ctx, c.binaryOptions, c.log); err != nil {
+			return nil, err
+		}
+	}
+	nodes := make([]*vmnode.Node, len(opts))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, o := range opts {
+		g.Go(func() error {
+			n, err := c.AddVMNode(gctx, o)
+			nodes[i] = n
+			return err
+		})
+	}
+	return nodes, g.Wait()
 }
 
 // VMNodes are the virtual machine nodes added to the cluster.
