@@ -92,6 +92,7 @@ func Handlers(scheme *runtime.Scheme, opts Options) map[string]*admission.Webhoo
 		MutateNodeWrightDeploymentPolicyPath:   admission.WithDefaulter[*nodewrightv1.DeploymentPolicy](scheme, nodeWrightPolicyDefaulter{}),
 		ValidateNodeWrightDeploymentPolicyPath: admission.WithValidator[*nodewrightv1.DeploymentPolicy](scheme, &nodeWrightPolicyValidator{opts}),
 		ValidateImageTrustPolicyPath:           admission.WithValidator[*skyhookv1.ImageTrustPolicy](scheme, trustPolicyValidator{}),
+		ValidateNodeDisruptionBudgetPath:       admission.WithValidator[*skyhookv1.NodeDisruptionBudget](scheme, budgetValidator{}),
 	}
 }
 
