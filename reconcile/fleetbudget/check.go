@@ -27,7 +27,10 @@ func (b *Budget) counts(n Node) bool {
 // cap is reached ("" for the budget's own cap, or the domains' count when
 // Domains is set), the slots taken of those allowed, and by which rollouts.
 type Hold struct {
-	Budget         string
+	Budget string
+	// Ahead is a rollout that waits for the budget before this one
+	// (Ledger): the slot is its.
+	Ahead          string
 	Domain         string
 	Domains        bool
 	Taken, Allowed int
@@ -36,6 +39,9 @@ type Hold struct {
 
 // Message says the hold in a rollout's words.
 func (h Hold) Message() string {
+	if h.Ahead != "" {
+		return fmt.Sprintf("waits behind %s for NodeDisruptionBudget %s", h.Ahead, h.Budget)
+	}
 	where := ""
 	switch {
 	case h.Domains:

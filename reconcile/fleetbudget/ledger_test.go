@@ -1,0 +1,68 @@
+package fleetbudget
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+)
+
+// A start granted and not yet in the cache counts: two rollouts' passes
+// cannot both take the last slot. Once the cache shows the node, the cache
+// counts it, and a grant the cache never shows is forgotten.
+func TestLedgerCountsGrantsTheCacheDoesNotShowYet(t *testing.T) {
+	b := budget(t, "one", skyhookv1.NodeDisruptionBudgetSpec{MaxUnavailable: intstr.FromInt32(1)})
+	fleet := []Node{node("a", "z1", "", false), node("b", "z1", "", false)}
+	var l Ledger
+	if _, ok := l.Ask(now, []*Budget{b}, fleet, Rollout{Name: "Skyhook/x", Priority: 200}, fleet[0], true); !ok {
+		t.Fatal("a: the first slot")
+	}
+	h, ok := l.Ask(now, []*Budget{b}, fleet, Rollout{Name: "NodeWright/y", Priority: 200}, fleet[1], true)
+	if ok || h.Taken != 1 || h.By["Skyhook/x"] != 1 {
+		t.Errorf("b while a's start is not in the cache: %+v %v; want held by x's grant", h, ok)
+	}
+	if _, ok := l.Ask(now.Add(GrantMemory+time.Second), []*Budget{b}, fleet, Rollout{Name: "NodeWright/y", Priority: 200}, fleet[1], true); !ok {
+		t.Error("a grant the cache never showed is forgotten after GrantMemory")
+	}
+}
+
+// Rollouts held by a budget wait in line, the lower priority number first,
+// then the longer wait; one behind does not take the slot that frees.
+func TestLedgerServesTheLineInOrder(t *testing.T) {
+	b := budget(t, "one", skyhookv1.NodeDisruptionBudgetSpec{MaxUnavailable: intstr.FromInt32(1)})
+	fleet := []Node{node("a", "z1", "Skyhook/first", true), node("b", "z1", "", false), node("c", "z1", "", false), node("d", "z1", "", false)}
+	budgets := []*Budget{b}
+	var l Ledger
+	late, urgent, early := Rollout{Name: "Skyhook/late", Priority: 200}, Rollout{Name: "NodeWright/urgent", Priority: 100}, Rollout{Name: "Skyhook/early", Priority: 200}
+	for i, r := range []Rollout{early, late, urgent} {
+		if _, ok := l.Ask(now.Add(time.Duration(i)*time.Second), budgets, fleet, r, fleet[1+i], true); ok {
+			t.Fatalf("%s took a slot held by a", r.Name)
+		}
+	}
+	if got := strings.Join(l.Waiting(), "; "); !strings.HasPrefix(got, "NodeWright/urgent (priority 100") || strings.Index(got, "Skyhook/early") > strings.Index(got, "Skyhook/late") {
+		t.Errorf("the line: %s; want urgent, then early, then late", got)
+	}
+	fleet[0].TakenBy = "" // a is done: one slot frees
+	later := now.Add(10 * time.Second)
+	h, ok := l.Ask(later, budgets, fleet, late, fleet[2], true)
+	if ok || h.Ahead != "NodeWright/urgent" || !strings.Contains(h.Message(), "waits behind NodeWright/urgent for NodeDisruptionBudget one") {
+		t.Errorf("late asks first: %+v %v (%s); want it behind urgent", h, ok, h.Message())
+	}
+	if _, ok := l.Ask(later, budgets, fleet, early, fleet[1], true); ok {
+		t.Error("early took the slot before urgent, whose priority number is lower")
+	}
+	if _, ok := l.Ask(later, budgets, fleet, urgent, fleet[3], true); !ok {
+		t.Fatal("urgent, first in line, did not get the slot")
+	}
+	// A minute later urgent is done with d (its grant is forgotten, the
+	// cache shows d in service): the slot frees again.
+	if _, ok := l.Ask(later.Add(time.Minute), budgets, fleet, late, fleet[2], true); ok {
+		t.Error("late took the next slot before early, which has waited longer")
+	}
+	if _, ok := l.Ask(later.Add(time.Minute), budgets, fleet, early, fleet[1], true); !ok {
+		t.Error("early, next in line, did not get the slot")
+	}
+}
