@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,8 +55,9 @@ type PlannedNode struct {
 // PlanRollout computes a Plan with the reconciler's own decisions: the
 // lifecycle of each package (nextStep), the blocked rules (ignore label,
 // untolerated taints, NotReady), the priority of other Skyhooks, and the
-// budget or the DeploymentPolicy's compartments and batch sizes.
-func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.DeploymentPolicy, others []skyhookv1.Skyhook, runtimeTaints []corev1.Taint) (*Plan, error) {
+// budget or the DeploymentPolicy's compartments and batch sizes; without a
+// DeploymentPolicy, the NodeDisruptionBudgets too (plan_fleet.go).
+func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.DeploymentPolicy, others []skyhookv1.Skyhook, runtimeTaints []corev1.Taint, budgets []skyhookv1.NodeDisruptionBudget) (*Plan, error) {
 	sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
 	if err != nil {
 		return nil, fmt.Errorf("spec.nodeSelectors: %w", err)
@@ -89,9 +91,15 @@ func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.D
 	}
 	if policy == nil {
 		size := max(1, budget.Cap(sk.Spec.InterruptionBudget, len(work)+len(p.Complete)))
-		for i := 0; i < len(work); i += size {
-			b := PlannedBatch{Number: i/size + 1}
-			for _, n := range work[i:min(i+size, len(work))] {
+		waves := budgetWaves(work, size)
+		if fp := newFleetPlan(sk, nodes, budgets, time.Now()); fp != nil {
+			var held []skyhookv1.NodeAttention
+			waves, held = fp.waves(work, size, func(n *corev1.Node) bool { return sk.Spec.RuntimeRequired || stagesOf[n.Name].Interrupt != "" })
+			p.Blocked = append(p.Blocked, held...)
+		}
+		for i, wave := range waves {
+			b := PlannedBatch{Number: i + 1}
+			for _, n := range wave {
 				b.Nodes = append(b.Nodes, stagesOf[n.Name])
 			}
 			p.Batches = append(p.Batches, b)
@@ -126,6 +134,15 @@ func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.D
 		}
 	}
 	return p, nil
+}
+
+// budgetWaves cuts the nodes, in order, into waves of the budget's size.
+func budgetWaves(work []*corev1.Node, size int) [][]*corev1.Node {
+	var waves [][]*corev1.Node
+	for i := 0; i < len(work); i += size {
+		waves = append(waves, work[i:min(i+size, len(work))])
+	}
+	return waves
 }
 
 // blockedBecause says why the reconciler would not work on the node now.

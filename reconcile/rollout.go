@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -71,7 +72,11 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	capacity := pass.capacity(view)
 	gate := pass.policyGate(view)
 	p := report.Progress{HeldBy: heldEverywhere(ahead)}
-	starting, err := pass.admit(ctx, view, gate, ahead, &p)
+	fleetGate, err := pass.fleetGate(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	starting, err := pass.admit(ctx, view, admission{policy: gate, fleet: fleetGate, ahead: ahead}, &p)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -97,10 +102,15 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	for _, w := range starting {
 		view.put(pass, w, now)
 	}
+	pass.releaseFleetSlots(g.work)
 	for _, w := range append(g.work, starting...) {
 		p.NoteApplying(w.report.Applying, w.report.ApplyingNode)
 	}
-	return pass.report(ctx, view, gate, p, capacity)
+	result, err = pass.report(ctx, view, gate, p, capacity)
+	if fleetGate != nil && fleetGate.held > 0 && (result.RequeueAfter == 0 || result.RequeueAfter > fleetRecheck) {
+		result.RequeueAfter = fleetRecheck
+	}
+	return result, err
 }
 
 // newPass reads what the pass needs once: the package snapshots (writing
@@ -190,11 +200,23 @@ func (pass *rolloutPass) replace(w *nodeWork, outdated []*corev1.Pod, pool *node
 	pool.deletePods(outdated)
 }
 
+// admission is what decides whether a waiting node starts, besides the
+// rollout's own budget: the DeploymentPolicy's batches (nil without a
+// policy), the NodeDisruptionBudgets (nil when there are none) and the
+// Skyhooks that go first on a node.
+type admission struct {
+	policy *policyGate
+	fleet  *fleetGate
+	ahead  []skyhookAhead
+}
+
 // admit picks the waiting nodes that start now, from the head of the
 // queue (name order): not while paused, within the budget or the policy's
-// batches, and only once the Skyhooks that go first are complete on the
-// node. A node held behind another Skyhook is marked waiting.
-func (pass *rolloutPass) admit(ctx context.Context, view *fleetView, gate *policyGate, ahead []skyhookAhead, p *report.Progress) ([]*nodeWork, error) {
+// batches and the NodeDisruptionBudgets, and only once the Skyhooks that
+// go first are complete on the node. A node held behind another Skyhook is
+// marked waiting.
+func (pass *rolloutPass) admit(ctx context.Context, view *fleetView, a admission, p *report.Progress) ([]*nodeWork, error) {
+	gate, ahead := a.policy, a.ahead
 	if pass.paused {
 		return nil, nil
 	}
@@ -227,6 +249,10 @@ func (pass *rolloutPass) admit(ctx context.Context, view *fleetView, gate *polic
 		}
 		if gate != nil && !gate.allows(w) {
 			return true // its compartment's batch is full, still running or halted
+		}
+		if ok, e := pass.fleetAllows(ctx, a.fleet, w, p); e != nil || !ok {
+			err = e
+			return e == nil // held by a NodeDisruptionBudget: the next node may be in another domain
 		}
 		active++
 		pass.r.memory.Started.Add(pass.sk.UID, w.node.Name)
@@ -282,6 +308,7 @@ func (pass *rolloutPass) nodeActive(w *nodeWork) bool {
 func (pass *rolloutPass) report(ctx context.Context, view *fleetView, gate *policyGate, passWide report.Progress, capacity int) (ctrl.Result, error) {
 	p := view.progress()
 	p.HeldBy, p.Behind, p.Applying, p.ApplyingNode = passWide.HeldBy, passWide.Behind, passWide.Applying, passWide.ApplyingNode
+	p.FleetHeld, p.FleetHold = passWide.FleetHeld, passWide.FleetHold
 	outcome := pass.finishPolicy(gate, p.Complete == p.Selected)
 	report.Policy(pass.sk, outcome)
 	for _, note := range outcome.HaltedNow {
@@ -292,7 +319,11 @@ func (pass *rolloutPass) report(ctx context.Context, view *fleetView, gate *poli
 		return ctrl.Result{}, err
 	}
 	p.BlockedNodes = view.Index.Count(skyhookv1.StatusBlocked) + view.Index.Len(fleet.Malformed)
+	heldBefore := conditions.GetMessage(pass.sk, skyhookv1.FleetBudgetHeldCondition)
 	report.Summarise(pass.sk, p, report.Rollout{Paused: pass.paused, MaxAttempts: pass.r.MaxAttempts})
+	if held := conditions.GetMessage(pass.sk, skyhookv1.FleetBudgetHeldCondition); held != "" && held != heldBefore {
+		pass.r.record(pass.sk, report.Event{Type: corev1.EventTypeNormal, Reason: "FleetBudgetHeld", Action: "Rollout", Note: held})
+	}
 	reportNodes(&pass.sk.Status, view)
 	pass.sk.Status.CompartmentStatuses = report.CompartmentStatuses(outcome, p, capacity)
 	observe(pass.sk, view, p, capacity, pass.policy)

@@ -122,3 +122,39 @@ func TestCheckTheMostRestrictiveActiveBudgetWins(t *testing.T) {
 		t.Error("the window starts at 22:00")
 	}
 }
+
+// Count tallies a budget for its status: selected, allowed and disrupted
+// overall and per domain, by rollout; outside its window a budget allows
+// every node, and NextChange says when the window opens.
+func TestCountTalliesByRolloutAndDomain(t *testing.T) {
+	one := intstr.FromInt32(1)
+	b := budget(t, "racks", skyhookv1.NodeDisruptionBudgetSpec{MaxUnavailable: intstr.FromString("50%"),
+		Topology: &skyhookv1.DisruptionTopology{Key: "rack", MaxUnavailablePerDomain: &one}})
+	fleet := []Node{node("a", "z1", "Skyhook/x", true), node("b", "z1", "", false), node("c", "z2", "NodeWright/y", true), node("d", "z2", "NodeWright/y", false)}
+	for i := range fleet {
+		fleet[i].Labels = map[string]string{"rack": fleet[i].Labels["zone"]}
+	}
+	got := b.Count(fleet, now)
+	if !got.Active || got.Selected != 4 || got.Allowed != 2 || got.Disrupted != 2 {
+		t.Errorf("tally %+v; want active, 4 selected, 2 allowed, 2 disrupted (d runs a stage that disturbs nothing)", got)
+	}
+	if len(got.ByRollout["Skyhook/x"]) != 1 || len(got.ByRollout["NodeWright/y"]) != 1 {
+		t.Errorf("by rollout %v", got.ByRollout)
+	}
+	if d := got.Domains["z2"]; d.Selected != 2 || d.Disrupted != 1 || d.Allowed != 1 {
+		t.Errorf("domain z2 %+v; want 2 selected, 1 disrupted, 1 allowed", d)
+	}
+
+	nightly := budget(t, "nightly", skyhookv1.NodeDisruptionBudgetSpec{MaxUnavailable: intstr.FromInt32(1),
+		Windows: []skyhookv1.DisruptionWindow{{Schedule: "0 22 * * *", Duration: metav1.Duration{Duration: 2 * time.Hour}}}})
+	noon := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	if got := nightly.Count(fleet, noon); got.Active || got.Allowed != 4 {
+		t.Errorf("at noon %+v; want inactive, every node allowed", got)
+	}
+	if next := nightly.NextChange(noon); !next.Equal(time.Date(2026, 12, 7, 22, 0, 0, 0, time.UTC)) {
+		t.Errorf("next change at noon: %s; want 22:00", next)
+	}
+	if next := nightly.NextChange(noon.Add(11 * time.Hour)); !next.Equal(time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("next change at 23:00: %s; want midnight, the window's end", next)
+	}
+}

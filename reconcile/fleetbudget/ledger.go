@@ -32,56 +32,84 @@ type Rollout struct {
 type grant struct {
 	rollout string
 	at      time.Time
+	// shown: the cache has shown the node taken by the rollout since.
+	shown bool
 }
 
 type waiter struct {
 	Rollout
 	since, seen time.Time
 	budget      string
+	// domain is the failure domain whose cap holds the rollout; "" when
+	// the budget's own cap or its count of domains does.
+	domain string
 }
 
 // GrantMemory is how long a granted start counts before the cache shows
-// the node out of service; WaiterMemory how long a rollout keeps its place
-// in line without asking again.
+// the node taken by its rollout; WaiterMemory how long a rollout keeps its
+// place in line without asking again.
 const (
 	GrantMemory  = 30 * time.Second
 	WaiterMemory = 2 * time.Minute
 )
 
 // Ask reports whether the rollout may start the node now, and when not,
-// why; a granted start counts as out of service until the cache shows it
-// (fleet) or GrantMemory passes.
+// why. A start granted for interrupting work counts as out of service from
+// the grant until the cache shows the node no longer taken by the rollout,
+// or does not show it taken within GrantMemory: a package whose interrupt
+// comes after stages that disturb nothing (a configMap change's
+// configInterrupts) would otherwise leave its slot free until its cordon.
+// The grants live in the leader's memory; a new leader counts cordons and
+// the stages the budgets count, as the cache shows them.
 func (l *Ledger) Ask(now time.Time, budgets []*Budget, fleet []Node, r Rollout, candidate Node, interrupting bool) (Hold, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.forget(now, fleet)
 	view := l.withGrants(fleet)
 	if h, ok := Check(budgets, view, candidate, interrupting, now); !ok {
-		l.wait(now, r, h.Budget)
+		l.wait(now, r, h)
 		return h, false
 	}
 	if ahead, ok := l.ahead(r, budgets, candidate, now); ok {
 		return Hold{Budget: ahead.budget, Ahead: ahead.Name}, false
 	}
 	delete(l.waiting, r.Name)
-	if l.granted == nil {
-		l.granted = map[string]grant{}
+	if interrupting {
+		if l.granted == nil {
+			l.granted = map[string]grant{}
+		}
+		l.granted[candidate.Name] = grant{rollout: r.Name, at: now}
 	}
-	l.granted[candidate.Name] = grant{rollout: r.Name, at: now}
 	return Hold{}, true
 }
 
-// forget drops the grants the cache shows now (or too old to wait for)
-// and the waiters that stopped asking.
-func (l *Ledger) forget(now time.Time, fleet []Node) {
-	shown := map[string]bool{}
-	for _, n := range fleet {
-		if n.TakenBy != "" {
-			shown[n.Name] = true
+// Release drops the rollout's grants of the nodes it is done with: a grant
+// the cache never showed taken (the node's whole turn fell between two
+// asks) would otherwise count until GrantMemory passes.
+func (l *Ledger) Release(rollout string, nodes []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, node := range nodes {
+		if g, ok := l.granted[node]; ok && g.rollout == rollout {
+			delete(l.granted, node)
 		}
 	}
+}
+
+// forget drops the grants whose node the cache no longer shows taken by
+// their rollout (or never showed within GrantMemory), and the waiters that
+// stopped asking.
+func (l *Ledger) forget(now time.Time, fleet []Node) {
+	takenBy := make(map[string]string, len(fleet))
+	for _, n := range fleet {
+		takenBy[n.Name] = n.TakenBy
+	}
 	for node, g := range l.granted {
-		if shown[node] || now.Sub(g.at) > GrantMemory {
+		switch {
+		case takenBy[node] == g.rollout:
+			g.shown = true
+			l.granted[node] = g
+		case g.shown || now.Sub(g.at) > GrantMemory:
 			delete(l.granted, node)
 		}
 	}
@@ -99,7 +127,7 @@ func (l *Ledger) withGrants(fleet []Node) []Node {
 	}
 	view := make([]Node, len(fleet))
 	for i, n := range fleet {
-		if g, ok := l.granted[n.Name]; ok && n.TakenBy == "" {
+		if g, ok := l.granted[n.Name]; ok && (n.TakenBy == "" || n.TakenBy == g.rollout) {
 			n.TakenBy, n.Interrupting = g.rollout, true
 		}
 		view[i] = n
@@ -107,8 +135,9 @@ func (l *Ledger) withGrants(fleet []Node) []Node {
 	return view
 }
 
-// wait puts the rollout in line for the budget, keeping its place.
-func (l *Ledger) wait(now time.Time, r Rollout, budget string) {
+// wait puts the rollout in line for the budget that holds it, keeping its
+// place.
+func (l *Ledger) wait(now time.Time, r Rollout, h Hold) {
 	if l.waiting == nil {
 		l.waiting = map[string]waiter{}
 	}
@@ -116,18 +145,19 @@ func (l *Ledger) wait(now time.Time, r Rollout, budget string) {
 	if !ok {
 		w = waiter{Rollout: r, since: now}
 	}
-	w.Priority, w.seen, w.budget = r.Priority, now, budget
+	w.Priority, w.seen, w.budget, w.domain = r.Priority, now, h.Budget, h.Domain
 	l.waiting[r.Name] = w
 }
 
 // ahead is a rollout waiting before r in line for a budget that selects the
-// candidate and is active.
+// candidate and is active; one held by a domain's cap is ahead only for
+// candidates in that domain, so a slot in another domain is not left idle.
 func (l *Ledger) ahead(r Rollout, budgets []*Budget, candidate Node, now time.Time) (waiter, bool) {
 	mine, inLine := l.waiting[r.Name]
 	var first waiter
 	found := false
 	for _, w := range l.waiting {
-		if w.Name == r.Name || !budgetSelects(budgets, w.budget, candidate, now) {
+		if w.Name == r.Name || !budgetSelects(budgets, w, candidate, now) {
 			continue
 		}
 		if inLine && !before(w, mine) || !inLine && w.Priority > r.Priority {
@@ -152,10 +182,13 @@ func before(a, b waiter) bool {
 	return a.Name < b.Name
 }
 
-func budgetSelects(budgets []*Budget, name string, n Node, now time.Time) bool {
+// budgetSelects reports whether the budget the waiter waits for holds the
+// candidate too: it selects it and is active, and the candidate is in the
+// waiter's domain when a domain's cap holds the waiter.
+func budgetSelects(budgets []*Budget, w waiter, n Node, now time.Time) bool {
 	for _, b := range budgets {
-		if b.Name == name {
-			return b.Selects(n.Labels) && b.Active(now)
+		if b.Name == w.budget {
+			return b.Selects(n.Labels) && b.Active(now) && (w.domain == "" || n.Labels[b.topologyKey] == w.domain)
 		}
 	}
 	return false

@@ -11,8 +11,8 @@ import (
 )
 
 // A start granted and not yet in the cache counts: two rollouts' passes
-// cannot both take the last slot. Once the cache shows the node, the cache
-// counts it, and a grant the cache never shows is forgotten.
+// cannot both take the last slot. A grant the cache never shows is
+// forgotten.
 func TestLedgerCountsGrantsTheCacheDoesNotShowYet(t *testing.T) {
 	b := budget(t, "one", skyhookv1.NodeDisruptionBudgetSpec{MaxUnavailable: intstr.FromInt32(1)})
 	fleet := []Node{node("a", "z1", "", false), node("b", "z1", "", false)}
@@ -26,6 +26,11 @@ func TestLedgerCountsGrantsTheCacheDoesNotShowYet(t *testing.T) {
 	}
 	if _, ok := l.Ask(now.Add(GrantMemory+time.Second), []*Budget{b}, fleet, Rollout{Name: "NodeWright/y", Priority: 200}, fleet[1], true); !ok {
 		t.Error("a grant the cache never showed is forgotten after GrantMemory")
+	}
+	// One its rollout says it is done with frees at once.
+	l.Release("NodeWright/y", []string{"b"})
+	if _, ok := l.Ask(now.Add(GrantMemory+2*time.Second), []*Budget{b}, fleet, Rollout{Name: "Skyhook/x", Priority: 200}, fleet[0], true); !ok {
+		t.Error("a grant its rollout released still counts")
 	}
 }
 
@@ -64,5 +69,46 @@ func TestLedgerServesTheLineInOrder(t *testing.T) {
 	}
 	if _, ok := l.Ask(later.Add(time.Minute), budgets, fleet, early, fleet[1], true); !ok {
 		t.Error("early, next in line, did not get the slot")
+	}
+}
+
+// A start granted for interrupting work holds its slot while the cache
+// shows the node running a stage that disturbs nothing yet (its interrupt
+// comes later), and frees it when the rollout is done with the node.
+func TestLedgerHoldsAGrantWhileItsRolloutRunsOnTheNode(t *testing.T) {
+	b := budget(t, "one", skyhookv1.NodeDisruptionBudgetSpec{MaxUnavailable: intstr.FromInt32(1)})
+	fleet := []Node{node("a", "z1", "", false), node("b", "z1", "", false)}
+	budgets := []*Budget{b}
+	x, y := Rollout{Name: "Skyhook/x", Priority: 200}, Rollout{Name: "Skyhook/y", Priority: 200}
+	var l Ledger
+	if _, ok := l.Ask(now, budgets, fleet, x, fleet[0], true); !ok {
+		t.Fatal("a: the first slot")
+	}
+	fleet[0].TakenBy = "Skyhook/x" // its config stage runs; no cordon yet
+	later := now.Add(GrantMemory + time.Minute)
+	if h, ok := l.Ask(later, budgets, fleet, y, fleet[1], true); ok || h.By["Skyhook/x"] != 1 {
+		t.Errorf("b while x runs on a before its interrupt: %+v %v; want held by x", h, ok)
+	}
+	fleet[0].TakenBy = "" // x is done with a
+	if _, ok := l.Ask(later.Add(time.Second), budgets, fleet, y, fleet[1], true); !ok {
+		t.Error("b once x is done with a: still held")
+	}
+}
+
+// A rollout held by one domain's cap waits in line for that domain only: a
+// rollout whose node is in another domain with room takes it.
+func TestLedgerLineIsPerDomain(t *testing.T) {
+	one := intstr.FromInt32(1)
+	b := budget(t, "zones", skyhookv1.NodeDisruptionBudgetSpec{MaxUnavailable: intstr.FromInt32(3),
+		Topology: &skyhookv1.DisruptionTopology{Key: "zone", MaxUnavailablePerDomain: &one}})
+	fleet := []Node{node("a1", "z1", "Skyhook/x", true), node("a2", "z1", "", false), node("b1", "z2", "", false)}
+	budgets := []*Budget{b}
+	var l Ledger
+	h, ok := l.Ask(now, budgets, fleet, Rollout{Name: "Skyhook/first", Priority: 100}, fleet[1], true)
+	if ok || h.Domain != "z1" {
+		t.Fatalf("a2 while a1 is out: %+v %v; want held by zone z1", h, ok)
+	}
+	if h, ok := l.Ask(now, budgets, fleet, Rollout{Name: "Skyhook/second", Priority: 200}, fleet[2], true); !ok {
+		t.Errorf("b1 in zone z2, which has room: %+v; want it to start though first waits for z1", h)
 	}
 }

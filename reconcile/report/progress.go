@@ -47,6 +47,10 @@ type Progress struct {
 	// Behind counts, per Skyhook that goes first, the nodes that wait for
 	// it to finish there (priority).
 	Behind map[string]int
+	// FleetHeld counts the waiting nodes a NodeDisruptionBudget held back
+	// in the pass; FleetHold says why the first of them was.
+	FleetHeld int
+	FleetHold string
 	// HeldBy is a Skyhook that goes first with sequencing all and is not
 	// complete everywhere: it holds every node of this one.
 	HeldBy string
@@ -145,6 +149,23 @@ func (p *Progress) WaitsForWindow(next, now time.Time) {
 		p.NextWindow = next
 	}
 	p.RequeueIn(next.Sub(now))
+}
+
+// WaitForFleetBudget counts a waiting node a NodeDisruptionBudget holds
+// back, hold saying why.
+func (p *Progress) WaitForFleetBudget(hold string) {
+	if p.FleetHeld == 0 {
+		p.FleetHold = hold
+	}
+	p.FleetHeld++
+}
+
+// fleetSummary says how many nodes wait for a NodeDisruptionBudget.
+func (p *Progress) fleetSummary() string {
+	if p.FleetHeld == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d waiting for a NodeDisruptionBudget", p.FleetHeld)
 }
 
 // WaitBehind counts a node waiting for the Skyhook first to finish there.
