@@ -111,12 +111,12 @@ func (pass *rolloutPass) interrupts(w *nodeWork) bool {
 	return false
 }
 
-// releaseFleetSlots tells the ledger the nodes the pass found done, so
-// their slots free now.
+// releaseFleetSlots tells the ledger the nodes the pass found done, or
+// waiting again (yielded to workloads), so their slots free now.
 func (pass *rolloutPass) releaseFleetSlots(work []*nodeWork) {
 	var done []string
 	for _, w := range work {
-		if w.now == skyhookv1.StatusComplete {
+		if w.now == skyhookv1.StatusComplete || w.now == skyhookv1.StatusWaiting { // done, or yielded to workloads
 			done = append(done, w.node.Name)
 		}
 	}

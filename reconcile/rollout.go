@@ -139,7 +139,7 @@ func (pass *rolloutPass) followActive(ctx context.Context, work []*nodeWork) err
 		w.finishing = len(finished) > 0
 		pool.retirePods(finished)
 		pass.replace(w, outdatedPods(pass.sk, w), pool)
-		if pass.skipNotReady(w, pool, &w.report) || pass.skippedDrain(w, &w.report) {
+		if pass.skipNotReady(w, pool, &w.report) || pass.skippedDrain(w, &w.report) || pass.yieldedNode(w, &w.report) {
 			continue
 		}
 		switch {
@@ -198,77 +198,6 @@ func (pass *rolloutPass) replace(w *nodeWork, outdated []*corev1.Pod, pool *node
 		pass.r.reportReplaced(pass.sk, w.node.Name, pod)
 	}
 	pool.deletePods(outdated)
-}
-
-// admission is what decides whether a waiting node starts, besides the
-// rollout's own budget: the DeploymentPolicy's batches (nil without a
-// policy), the NodeDisruptionBudgets (nil when there are none) and the
-// Skyhooks that go first on a node.
-type admission struct {
-	policy *policyGate
-	fleet  *fleetGate
-	ahead  []skyhookAhead
-}
-
-// admit picks the waiting nodes that start now, from the head of the
-// queue (name order): not while paused, within the budget or the policy's
-// batches and the NodeDisruptionBudgets, and only once the Skyhooks that
-// go first are complete on the node. A node held behind another Skyhook is
-// marked waiting.
-func (pass *rolloutPass) admit(ctx context.Context, view *fleetView, a admission, p *report.Progress) ([]*nodeWork, error) {
-	gate, ahead := a.policy, a.ahead
-	if pass.paused {
-		return nil, nil
-	}
-	active, capacity := view.Index.Active(), pass.capacity(view)
-	var starting, marked []*nodeWork
-	var err error
-	view.Index.Ascend(skyhookv1.StatusWaiting, func(name string) bool {
-		if gate == nil && active >= capacity {
-			return false // the budget is full: the rest of the queue waits
-		}
-		if gate != nil && gate.closed() {
-			return false
-		}
-		w := view.Works[name]
-		if found, e := pass.refresh(ctx, w); e != nil || !found {
-			err = e
-			return e == nil
-		}
-		mark := skyhookv1.Status("")
-		defer func() {
-			if w.mark != mark {
-				w.mark = mark
-				marked = append(marked, w)
-			}
-		}()
-		if first := waitingFor(ahead, w.node); first != "" {
-			p.WaitBehind(first) // a Skyhook of lower priority number is not done here yet
-			mark = skyhookv1.StatusWaiting
-			return true
-		}
-		if gate != nil && !gate.allows(w) {
-			return true // its compartment's batch is full, still running or halted
-		}
-		if ok, e := pass.fleetAllows(ctx, a.fleet, w, p); e != nil || !ok {
-			err = e
-			return e == nil // held by a NodeDisruptionBudget: the next node may be in another domain
-		}
-		active++
-		pass.r.memory.Started.Add(pass.sk.UID, w.node.Name)
-		starting = append(starting, w)
-		return true
-	})
-	now := time.Now()
-	for _, w := range marked {
-		view.put(pass, w, now)
-	}
-	for _, w := range starting {
-		w.restart()
-		w.report.Active = 1
-		w.now = skyhookv1.StatusInProgress
-	}
-	return starting, err
 }
 
 // capacity is the interruption budget as a number of the view's nodes.

@@ -24,6 +24,11 @@ const (
 	// by a NodeDisruptionBudget; its message names the budget, the domain,
 	// the slots taken of those allowed and by which rollouts.
 	FleetBudgetHeldCondition = "FleetBudgetHeld"
+
+	// WaitingForWorkloadsCondition is True while nodes have given their
+	// budget slot back to workloads that must not be interrupted
+	// (drain.onTimeout Yield); its message says how many and since when.
+	WaitingForWorkloadsCondition = "WaitingForWorkloads"
 )
 
 // Condition types of explicit uninstall, named as NodeWright names them.

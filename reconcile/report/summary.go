@@ -16,7 +16,7 @@ import (
 func OwnedConditions(kind skyhookv1.RolloutKind) []string {
 	return append([]string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition,
 		skyhookv1.NodesBlockedCondition, skyhookv1.RolloutHaltedCondition, skyhookv1.DrainBlockedCondition,
-		skyhookv1.InterruptWindowClosedCondition, skyhookv1.FleetBudgetHeldCondition, skyhookv1.UninstallInProgressCondition, skyhookv1.UninstallFailedCondition,
+		skyhookv1.InterruptWindowClosedCondition, skyhookv1.FleetBudgetHeldCondition, skyhookv1.WaitingForWorkloadsCondition, skyhookv1.UninstallInProgressCondition, skyhookv1.UninstallFailedCondition,
 		skyhookv1.BlockedCondition, skyhookv1.DeletionBlockedCondition}, upstreamConditionTypes(kind)...)
 }
 
@@ -46,6 +46,7 @@ func summariseFlux(sk *skyhookv1.Skyhook, p Progress, r Rollout) {
 	reportBlocked(sk, p.Blocked)
 	reportWindow(sk, p.WindowWaits, p.NextWindow)
 	reportFleetBudget(sk, p.FleetHeld, p.FleetHold)
+	reportYielded(sk, p.Yielded, p.YieldedSince)
 	reportUninstalls(sk, p.Uninstalling, p.UninstallFailing)
 	reportDependencies(sk)
 	reportDrains(sk, p.DrainBlocked, p.Selected) // after the dependencies: their Blocked reason goes first
