@@ -22,6 +22,13 @@ func TestNodeOfReadsEveryKindsKeys(t *testing.T) {
 		{"a Skyhook's stage", map[string]string{"skyhook.nvidia.com/status_driver": "in_progress"}, nil, Node{Name: "n", TakenBy: "Skyhook/driver"}},
 		{"an erroring one still holds it", map[string]string{"skyhook.nvidia.com/status_driver": "erroring"}, nil, Node{Name: "n", TakenBy: "Skyhook/driver"}},
 		{"complete frees it", map[string]string{"skyhook.nvidia.com/status_driver": "complete"}, nil, Node{Name: "n"}},
+		{"a drain recorded before its cordon", map[string]string{"skyhook.nvidia.com/status_driver": "in_progress"},
+			map[string]string{"skyhook.nvidia.com/interrupt_driver": `{"generation":1,"phase":"drain","since":"2026-12-07T12:00:00Z","packages":["d|1"],"interrupt":{"type":"reboot"}}`},
+			Node{Name: "n", TakenBy: "Skyhook/driver", Interrupting: true}},
+		{"yielded to workloads, still cordoned", map[string]string{"skyhook.nvidia.com/status_driver": "waiting"},
+			map[string]string{"skyhook.nvidia.com/cordon_driver": "true",
+				"skyhook.nvidia.com/interrupt_driver": `{"generation":1,"phase":"yielded","since":"2026-12-07T12:00:00Z","packages":["d|1"],"interrupt":{"type":"reboot"}}`},
+			Node{Name: "n"}},
 		{"the cordon wins over another's stage", map[string]string{"skyhook.nvidia.com/status_a": "in_progress"},
 			map[string]string{"skyhook.nvidia.com/cordon_b": "true"}, Node{Name: "n", TakenBy: "Skyhook/b", Interrupting: true}},
 	} {
