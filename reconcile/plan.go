@@ -55,8 +55,8 @@ type PlannedNode struct {
 // PlanRollout computes a Plan with the reconciler's own decisions: the
 // lifecycle of each package (nextStep), the blocked rules (ignore label,
 // untolerated taints, NotReady), the priority of other Skyhooks, and the
-// budget or the DeploymentPolicy's compartments and batch sizes; without a
-// DeploymentPolicy, the NodeDisruptionBudgets too (plan_fleet.go).
+// budget or the DeploymentPolicy's compartments and batch sizes, and the
+// NodeDisruptionBudgets (plan_fleet.go).
 func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.DeploymentPolicy, others []skyhookv1.Skyhook, runtimeTaints []corev1.Taint, budgets []skyhookv1.NodeDisruptionBudget) (*Plan, error) {
 	sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
 	if err != nil {
@@ -89,12 +89,14 @@ func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.D
 		stagesOf[n.Name] = planned
 		work = append(work, n)
 	}
+	fp := newFleetPlan(sk, nodes, budgets, time.Now())
+	interrupts := func(n *corev1.Node) bool { return sk.Spec.RuntimeRequired || stagesOf[n.Name].Interrupt != "" }
 	if policy == nil {
 		size := max(1, budget.Cap(sk.Spec.InterruptionBudget, len(work)+len(p.Complete)))
 		waves := budgetWaves(work, size)
-		if fp := newFleetPlan(sk, nodes, budgets, time.Now()); fp != nil {
+		if fp != nil {
 			var held []skyhookv1.NodeAttention
-			waves, held = fp.waves(work, size, func(n *corev1.Node) bool { return sk.Spec.RuntimeRequired || stagesOf[n.Name].Interrupt != "" })
+			waves, held = fp.waves(work, size, interrupts)
 			p.Blocked = append(p.Blocked, held...)
 		}
 		for i, wave := range waves {
@@ -124,11 +126,16 @@ func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.D
 		left := byCompartment[name]
 		for number := 1; len(left) > 0; number++ {
 			room := max(1, compartment.Room(b, counts[name], 0, st.BatchSize))
+			take, rest, held := fp.batch(left[:min(room, len(left))], interrupts)
+			p.Blocked = append(p.Blocked, held...)
+			left = append(rest, left[min(room, len(left)):]...)
+			if len(take) == 0 {
+				break // the budgets allow none of the rest
+			}
 			batch := PlannedBatch{Compartment: name, Number: number}
-			for _, n := range left[:min(room, len(left))] {
+			for _, n := range take {
 				batch.Nodes = append(batch.Nodes, stagesOf[n.Name])
 			}
-			left = left[min(room, len(left)):]
 			p.Batches = append(p.Batches, batch)
 			st = compartment.Open(strategy, st, compartment.Outcome{Members: len(batch.Nodes), Succeeded: len(batch.Nodes)}, 0)
 		}

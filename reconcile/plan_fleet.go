@@ -101,3 +101,21 @@ func heldNodes(nodes []*corev1.Node, hold fleetbudget.Hold) []skyhookv1.NodeAtte
 	}
 	return out
 }
+
+// batch is the part of a DeploymentPolicy batch the budgets let start
+// together; rest go back to the head of the compartment's queue, held are
+// nodes no budget lets start at all. With no budgets (nil) the batch is
+// whole.
+func (fp *fleetPlan) batch(nodes []*corev1.Node, interrupts func(*corev1.Node) bool) (take, rest []*corev1.Node, held []skyhookv1.NodeAttention) {
+	if fp == nil || len(nodes) == 0 {
+		return nodes, nil, nil
+	}
+	waves, held := fp.waves(nodes, len(nodes), interrupts)
+	if len(waves) == 0 {
+		return nil, nil, held
+	}
+	for _, w := range waves[1:] {
+		rest = append(rest, w...)
+	}
+	return waves[0], rest, held
+}

@@ -37,6 +37,18 @@ func TestPlanCountsTheFleetBudget(t *testing.T) {
 		t.Errorf("waves %q; want one node per zone in each: a1 b1 | a2 b2", got)
 	}
 
+	batchOf4 := int32(4)
+	policy := &skyhookv1.DeploymentPolicy{ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		Spec: skyhookv1.DeploymentPolicySpec{Default: skyhookv1.PolicyDefault{Budget: skyhookv1.DeploymentBudget{Count: &batchOf4},
+			Strategy: &skyhookv1.DeploymentStrategy{Fixed: &skyhookv1.FixedStrategy{BatchSettings: skyhookv1.BatchSettings{InitialBatch: &batchOf4}}}}}}
+	plan, err = PlanRollout(sk, nodes, policy, nil, nil, budgets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := waveNames(plan); got != "a1 b1 | a2 b2" {
+		t.Errorf("with a DeploymentPolicy batch of 4: batches %q; want the budget's one per zone: a1 b1 | a2 b2", got)
+	}
+
 	other := zoned("c1", "z2") // not the rollout's, cordoned by another
 	delete(other.Labels, "pool")
 	other.Annotations = map[string]string{"skyhook.nvidia.com/cordon_kernel": "true"}
