@@ -85,7 +85,7 @@
 // (reconcile/packageset/impersonate.go).
 //
 // +kubebuilder:rbac:groups=skyhook.nvidia.com,resources=skyhooks;deploymentpolicies;packagesets,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=skyhook.nvidia.com,resources=imagetrustpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=skyhook.nvidia.com,resources=imagetrustpolicies;nodedisruptionbudgets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=skyhook.nvidia.com,resources=skyhooks/status;deploymentpolicies/status;packagesets/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=skyhook.nvidia.com,resources=skyhooks/finalizers;packagesets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=nodewright.nvidia.com,resources=nodewrights;deploymentpolicies,verbs=get;list;watch;create;update;patch;delete

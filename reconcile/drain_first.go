@@ -53,6 +53,8 @@ func (n *nodePass) drainFirst(ctx context.Context, name string, step lifecycle.S
 			return false, nil
 		case interrupt.PhaseInterrupt, interrupt.PhaseVerify:
 			return true, nil // an interrupt under way drained the node already
+		case interrupt.PhaseYielded:
+			rec = retryAfterYield(rec) // admitted again: a try
 		}
 	}
 	if rec == nil || rec.Generation != sk.Generation || rec.Phase != interrupt.PhaseDrain {

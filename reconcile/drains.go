@@ -84,6 +84,9 @@ func (n *nodePass) drainNode(ctx context.Context, rec *interrupt.Record) (bool, 
 			rec.Phase = interrupt.PhaseSkipped
 			return false, rec, r.releaseCordon(ctx, sk, node)
 		}
+		if yieldsNow(rec, onTimeout, timedOut, res.Blockers) {
+			return n.yield(ctx, rec)
+		}
 		return false, rec, nil
 	}
 	rec.Phase, rec.Since, rec.BootID = interrupt.PhaseInterrupt, time.Now().UTC(), node.Status.NodeInfo.BootID

@@ -87,6 +87,8 @@ func (n *nodePass) interruptNode(ctx context.Context, due []string, rec *interru
 		return n.drainStopped(rec)
 	case interrupt.PhaseDrain:
 		return n.drainNode(ctx, rec)
+	case interrupt.PhaseYielded: // admitted again: a try
+		return n.drainNode(ctx, retryAfterYield(rec))
 	case interrupt.PhaseInterrupt:
 		return n.runInterrupt(ctx, due, rec)
 	case interrupt.PhaseVerify:

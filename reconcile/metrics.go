@@ -70,8 +70,16 @@ var (
 		Help: "Nodes the rollout passes read and judged again.",
 	}, ownLabels())
 
+	yieldedGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "skyhook_nodes_yielded",
+		Help: "Nodes of a rollout that gave their budget slot back to workloads that must not be interrupted (drain.onTimeout Yield).",
+	}, ownLabels())
+	yieldedSinceGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "skyhook_nodes_yielded_since_seconds",
+		Help: "Unix time since which the longest-waiting node that yielded to workloads has waited; absent when none waits.",
+	}, ownLabels())
 	allGauges = []*prometheus.GaugeVec{nodesGauge, packagesGauge, budgetGauge, compartmentNodesGauge,
-		compartmentBatchGauge, compartmentBatchSizeGauge, compartmentFailuresGauge, compartmentHaltedGauge}
+		compartmentBatchGauge, compartmentBatchSizeGauge, compartmentFailuresGauge, compartmentHaltedGauge, yieldedGauge, yieldedSinceGauge}
 )
 
 // Stage pods' ends, each counted once (stageEnds): how long they ran and
@@ -160,6 +168,10 @@ func observe(sk *skyhookv1.Skyhook, view *fleetView, p report.Progress, capacity
 	set(nodesGauge, float64(tainted), "blocked")
 	set(nodesGauge, float64(p.Ignored), "ignored")
 	set(budgetGauge, float64(capacity))
+	set(yieldedGauge, float64(p.Yielded))
+	if p.Yielded > 0 {
+		set(yieldedSinceGauge, float64(p.YieldedSince.Unix()))
+	}
 	for t, n := range view.Index.Tallies() {
 		series.Add(packagesGauge, float64(n), ownValues(rollout, t.Name, t.Version, string(t.Stage), string(t.State))...)
 	}

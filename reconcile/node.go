@@ -32,6 +32,11 @@ func (n *nodePass) advance(ctx context.Context) error {
 	if rec != nil && rec.Phase == interrupt.PhaseSkipped {
 		status = skyhookv1.StatusBlocked // given up for this generation (drain.onTimeout: Skip)
 	}
+	if rec.Yielded(n.sk.Generation) {
+		status = skyhookv1.StatusWaiting // its slot given back to workloads (drain.onTimeout: Yield)
+		n.progress.NodeYielded(rec.WaitingSince)
+		n.progress.RequeueIn(yieldRecheck)
+	}
 	n.work.now, n.work.written = status, n.state
 	if uninstalling, failing := report.CountUninstalls(n.sk, n.state); uninstalling {
 		n.progress.Uninstalling++

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,8 +55,9 @@ type PlannedNode struct {
 // PlanRollout computes a Plan with the reconciler's own decisions: the
 // lifecycle of each package (nextStep), the blocked rules (ignore label,
 // untolerated taints, NotReady), the priority of other Skyhooks, and the
-// budget or the DeploymentPolicy's compartments and batch sizes.
-func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.DeploymentPolicy, others []skyhookv1.Skyhook, runtimeTaints []corev1.Taint) (*Plan, error) {
+// budget or the DeploymentPolicy's compartments and batch sizes, and the
+// NodeDisruptionBudgets (plan_fleet.go).
+func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.DeploymentPolicy, others []skyhookv1.Skyhook, runtimeTaints []corev1.Taint, budgets []skyhookv1.NodeDisruptionBudget) (*Plan, error) {
 	sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
 	if err != nil {
 		return nil, fmt.Errorf("spec.nodeSelectors: %w", err)
@@ -87,11 +89,19 @@ func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.D
 		stagesOf[n.Name] = planned
 		work = append(work, n)
 	}
+	fp := newFleetPlan(sk, nodes, budgets, time.Now())
+	interrupts := func(n *corev1.Node) bool { return sk.Spec.RuntimeRequired || stagesOf[n.Name].Interrupt != "" }
 	if policy == nil {
 		size := max(1, budget.Cap(sk.Spec.InterruptionBudget, len(work)+len(p.Complete)))
-		for i := 0; i < len(work); i += size {
-			b := PlannedBatch{Number: i/size + 1}
-			for _, n := range work[i:min(i+size, len(work))] {
+		waves := budgetWaves(work, size)
+		if fp != nil {
+			var held []skyhookv1.NodeAttention
+			waves, held = fp.waves(work, size, interrupts)
+			p.Blocked = append(p.Blocked, held...)
+		}
+		for i, wave := range waves {
+			b := PlannedBatch{Number: i + 1}
+			for _, n := range wave {
 				b.Nodes = append(b.Nodes, stagesOf[n.Name])
 			}
 			p.Batches = append(p.Batches, b)
@@ -116,16 +126,30 @@ func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.D
 		left := byCompartment[name]
 		for number := 1; len(left) > 0; number++ {
 			room := max(1, compartment.Room(b, counts[name], 0, st.BatchSize))
+			take, rest, held := fp.batch(left[:min(room, len(left))], interrupts)
+			p.Blocked = append(p.Blocked, held...)
+			left = append(rest, left[min(room, len(left)):]...)
+			if len(take) == 0 {
+				break // the budgets allow none of the rest
+			}
 			batch := PlannedBatch{Compartment: name, Number: number}
-			for _, n := range left[:min(room, len(left))] {
+			for _, n := range take {
 				batch.Nodes = append(batch.Nodes, stagesOf[n.Name])
 			}
-			left = left[min(room, len(left)):]
 			p.Batches = append(p.Batches, batch)
 			st = compartment.Open(strategy, st, compartment.Outcome{Members: len(batch.Nodes), Succeeded: len(batch.Nodes)}, 0)
 		}
 	}
 	return p, nil
+}
+
+// budgetWaves cuts the nodes, in order, into waves of the budget's size.
+func budgetWaves(work []*corev1.Node, size int) [][]*corev1.Node {
+	var waves [][]*corev1.Node
+	for i := 0; i < len(work); i += size {
+		waves = append(waves, work[i:min(i+size, len(work))])
+	}
+	return waves
 }
 
 // blockedBecause says why the reconciler would not work on the node now.

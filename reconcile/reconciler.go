@@ -9,6 +9,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/drain"
+	"github.com/skyhook-go/skyhook/reconcile/fleetbudget"
 	"github.com/skyhook-go/skyhook/reconcile/memory"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/reconcile/taints"
@@ -93,6 +94,9 @@ type SkyhookReconciler struct {
 	// memory is what the reconciler remembers between passes, of each
 	// Skyhook (reconcile/memory): forget drops all of it.
 	memory memory.Memory[*nodeWork]
+	// fleet serves the NodeDisruptionBudgets' slots to the passes of every
+	// rollout (fleet_budget.go).
+	fleet fleetbudget.Ledger
 	// throttle remembers the evictions PodDisruptionBudgets refused lately,
 	// by pod, so drains ask again at most every 30 s; it forgets by itself.
 	throttle *drain.Throttle

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -71,7 +72,11 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	capacity := pass.capacity(view)
 	gate := pass.policyGate(view)
 	p := report.Progress{HeldBy: heldEverywhere(ahead)}
-	starting, err := pass.admit(ctx, view, gate, ahead, &p)
+	fleetGate, err := pass.fleetGate(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	starting, err := pass.admit(ctx, view, admission{policy: gate, fleet: fleetGate, ahead: ahead}, &p)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -97,10 +102,15 @@ func (r *SkyhookReconciler) rollout(ctx context.Context, sk *skyhookv1.Skyhook) 
 	for _, w := range starting {
 		view.put(pass, w, now)
 	}
+	pass.releaseFleetSlots(g.work)
 	for _, w := range append(g.work, starting...) {
 		p.NoteApplying(w.report.Applying, w.report.ApplyingNode)
 	}
-	return pass.report(ctx, view, gate, p, capacity)
+	result, err = pass.report(ctx, view, gate, p, capacity)
+	if fleetGate != nil && fleetGate.held > 0 && (result.RequeueAfter == 0 || result.RequeueAfter > fleetRecheck) {
+		result.RequeueAfter = fleetRecheck
+	}
+	return result, err
 }
 
 // newPass reads what the pass needs once: the package snapshots (writing
@@ -129,7 +139,7 @@ func (pass *rolloutPass) followActive(ctx context.Context, work []*nodeWork) err
 		w.finishing = len(finished) > 0
 		pool.retirePods(finished)
 		pass.replace(w, outdatedPods(pass.sk, w), pool)
-		if pass.skipNotReady(w, pool, &w.report) || pass.skippedDrain(w, &w.report) {
+		if pass.skipNotReady(w, pool, &w.report) || pass.skippedDrain(w, &w.report) || pass.yieldedNode(w, &w.report) {
 			continue
 		}
 		switch {
@@ -190,61 +200,6 @@ func (pass *rolloutPass) replace(w *nodeWork, outdated []*corev1.Pod, pool *node
 	pool.deletePods(outdated)
 }
 
-// admit picks the waiting nodes that start now, from the head of the
-// queue (name order): not while paused, within the budget or the policy's
-// batches, and only once the Skyhooks that go first are complete on the
-// node. A node held behind another Skyhook is marked waiting.
-func (pass *rolloutPass) admit(ctx context.Context, view *fleetView, gate *policyGate, ahead []skyhookAhead, p *report.Progress) ([]*nodeWork, error) {
-	if pass.paused {
-		return nil, nil
-	}
-	active, capacity := view.Index.Active(), pass.capacity(view)
-	var starting, marked []*nodeWork
-	var err error
-	view.Index.Ascend(skyhookv1.StatusWaiting, func(name string) bool {
-		if gate == nil && active >= capacity {
-			return false // the budget is full: the rest of the queue waits
-		}
-		if gate != nil && gate.closed() {
-			return false
-		}
-		w := view.Works[name]
-		if found, e := pass.refresh(ctx, w); e != nil || !found {
-			err = e
-			return e == nil
-		}
-		mark := skyhookv1.Status("")
-		defer func() {
-			if w.mark != mark {
-				w.mark = mark
-				marked = append(marked, w)
-			}
-		}()
-		if first := waitingFor(ahead, w.node); first != "" {
-			p.WaitBehind(first) // a Skyhook of lower priority number is not done here yet
-			mark = skyhookv1.StatusWaiting
-			return true
-		}
-		if gate != nil && !gate.allows(w) {
-			return true // its compartment's batch is full, still running or halted
-		}
-		active++
-		pass.r.memory.Started.Add(pass.sk.UID, w.node.Name)
-		starting = append(starting, w)
-		return true
-	})
-	now := time.Now()
-	for _, w := range marked {
-		view.put(pass, w, now)
-	}
-	for _, w := range starting {
-		w.restart()
-		w.report.Active = 1
-		w.now = skyhookv1.StatusInProgress
-	}
-	return starting, err
-}
-
 // capacity is the interruption budget as a number of the view's nodes.
 func (pass *rolloutPass) capacity(view *fleetView) int {
 	return budget.Cap(pass.sk.Spec.InterruptionBudget, view.Index.Len(fleet.Work))
@@ -282,6 +237,7 @@ func (pass *rolloutPass) nodeActive(w *nodeWork) bool {
 func (pass *rolloutPass) report(ctx context.Context, view *fleetView, gate *policyGate, passWide report.Progress, capacity int) (ctrl.Result, error) {
 	p := view.progress()
 	p.HeldBy, p.Behind, p.Applying, p.ApplyingNode = passWide.HeldBy, passWide.Behind, passWide.Applying, passWide.ApplyingNode
+	p.FleetHeld, p.FleetHold = passWide.FleetHeld, passWide.FleetHold
 	outcome := pass.finishPolicy(gate, p.Complete == p.Selected)
 	report.Policy(pass.sk, outcome)
 	for _, note := range outcome.HaltedNow {
@@ -292,7 +248,11 @@ func (pass *rolloutPass) report(ctx context.Context, view *fleetView, gate *poli
 		return ctrl.Result{}, err
 	}
 	p.BlockedNodes = view.Index.Count(skyhookv1.StatusBlocked) + view.Index.Len(fleet.Malformed)
+	heldBefore := conditions.GetMessage(pass.sk, skyhookv1.FleetBudgetHeldCondition)
 	report.Summarise(pass.sk, p, report.Rollout{Paused: pass.paused, MaxAttempts: pass.r.MaxAttempts})
+	if held := conditions.GetMessage(pass.sk, skyhookv1.FleetBudgetHeldCondition); held != "" && held != heldBefore {
+		pass.r.record(pass.sk, report.Event{Type: corev1.EventTypeNormal, Reason: "FleetBudgetHeld", Action: "Rollout", Note: held})
+	}
 	reportNodes(&pass.sk.Status, view)
 	pass.sk.Status.CompartmentStatuses = report.CompartmentStatuses(outcome, p, capacity)
 	observe(pass.sk, view, p, capacity, pass.policy)

@@ -93,7 +93,8 @@ func (r *SkyhookReconciler) setupKind(mgr ctrl.Manager, k *rollouts.Kind) error 
 			return o.GetNamespace() == r.Namespace
 		}))).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsForNode(k)), builder.WithPredicates(nodeChanged)).
-		Watches(k.Policy(), handler.EnqueueRequestsFromMapFunc(r.rolloutsForPolicy(k)))
+		Watches(k.Policy(), handler.EnqueueRequestsFromMapFunc(r.rolloutsForPolicy(k))).
+		Watches(&skyhookv1.NodeDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsForBudget(k)), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	for _, other := range rollouts.Kinds { // the rollouts that go first may be of any kind
 		b = b.Watches(other.New(), handler.EnqueueRequestsFromMapFunc(r.rolloutsAfter(k, other)))
 	}
@@ -168,6 +169,17 @@ func (r *SkyhookReconciler) rolloutsForPolicy(k *rollouts.Kind) handler.MapFunc 
 			if sk.Spec.DeploymentPolicy != o.GetName() {
 				return false
 			}
+			r.memory.Changes.All(skyhookv1.RefOf(sk))
+			return true
+		})
+	}
+}
+
+// rolloutsForBudget maps a NodeDisruptionBudget, made or changed, to every
+// rollout of the kind: a budget may select any node.
+func (r *SkyhookReconciler) rolloutsForBudget(k *rollouts.Kind) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []ctrl.Request {
+		return r.rolloutsWhere(ctx, k, func(sk *skyhookv1.Skyhook) bool {
 			r.memory.Changes.All(skyhookv1.RefOf(sk))
 			return true
 		})

@@ -92,6 +92,7 @@ func Handlers(scheme *runtime.Scheme, opts Options) map[string]*admission.Webhoo
 		MutateNodeWrightDeploymentPolicyPath:   admission.WithDefaulter[*nodewrightv1.DeploymentPolicy](scheme, nodeWrightPolicyDefaulter{}),
 		ValidateNodeWrightDeploymentPolicyPath: admission.WithValidator[*nodewrightv1.DeploymentPolicy](scheme, &nodeWrightPolicyValidator{opts}),
 		ValidateImageTrustPolicyPath:           admission.WithValidator[*skyhookv1.ImageTrustPolicy](scheme, trustPolicyValidator{}),
+		ValidateNodeDisruptionBudgetPath:       admission.WithValidator[*skyhookv1.NodeDisruptionBudget](scheme, budgetValidator{}),
 	}
 }
 
@@ -128,7 +129,8 @@ func (v *SkyhookValidator) Handle(ctx context.Context, req admission.Request) ad
 		errs, warnings = append(errs, updateErrs...), updateWarnings
 	}
 	if v.opts.Policies != nil {
-		enforced, audited := v.opts.Policies.Current().Evaluate(ctx, sk, req.Object.Raw)
+		who := policy.Requester{Username: req.UserInfo.Username, Groups: req.UserInfo.Groups}
+		enforced, audited := v.opts.Policies.Current().Evaluate(ctx, sk, req.Object.Raw, who)
 		errs = append(errs, enforced...)
 		warnings = append(warnings, v.audit(sk, audited, req.DryRun != nil && *req.DryRun)...)
 	}

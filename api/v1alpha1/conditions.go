@@ -19,6 +19,16 @@ const (
 	// interrupt for the DeploymentPolicy's interrupt window; its message
 	// says when the window opens next.
 	InterruptWindowClosedCondition = "InterruptWindowClosed"
+
+	// FleetBudgetHeldCondition is True while waiting nodes are held back
+	// by a NodeDisruptionBudget; its message names the budget, the domain,
+	// the slots taken of those allowed and by which rollouts.
+	FleetBudgetHeldCondition = "FleetBudgetHeld"
+
+	// WaitingForWorkloadsCondition is True while nodes have given their
+	// budget slot back to workloads that must not be interrupted
+	// (drain.onTimeout Yield); its message says how many and since when.
+	WaitingForWorkloadsCondition = "WaitingForWorkloads"
 )
 
 // Condition types of explicit uninstall, named as NodeWright names them.

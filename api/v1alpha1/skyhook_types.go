@@ -133,7 +133,7 @@ const (
 )
 
 // DrainOnTimeout is what happens to a drain that has not finished in time.
-// +kubebuilder:validation:Enum=Wait;Delete;Skip
+// +kubebuilder:validation:Enum=Wait;Delete;Skip;Yield
 type DrainOnTimeout string
 
 // The drain timeout actions.
@@ -149,6 +149,13 @@ const (
 	// budget slot goes to the next node. It also ends a wait for pods
 	// matching podNonInterruptLabels, which stay.
 	DrainSkip DrainOnTimeout = "Skip"
+	// DrainYield gives the node's budget slot back while pods matching
+	// podNonInterruptLabels, or a PodDisruptionBudget, hold it: the node
+	// waits behind the rollout's other nodes and is looked at again when a
+	// slot is free, at most every 30 seconds, until the pods end or say
+	// they may be interrupted (the skyhook.nvidia.com/interruptible
+	// annotation). It keeps its cordon unless uncordonWhileYielded.
+	DrainYield DrainOnTimeout = "Yield"
 )
 
 // DrainOptions tune the drain before an interrupt. Pods matching
@@ -162,10 +169,17 @@ type DrainOptions struct {
 	// +optional
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
-	// OnTimeout is Wait (the default), Delete or Skip.
+	// OnTimeout is Wait (the default), Delete, Skip or Yield.
 	// +kubebuilder:default=Wait
 	// +optional
 	OnTimeout DrainOnTimeout `json:"onTimeout,omitempty"`
+
+	// UncordonWhileYielded takes the cordon off a node that yielded
+	// (onTimeout Yield) until it is tried again, so its workloads may be
+	// rescheduled there meanwhile; by default it stays cordoned, as
+	// NodeWright keeps a node whose drain waits.
+	// +optional
+	UncordonWhileYielded bool `json:"uncordonWhileYielded,omitempty"`
 }
 
 // DrainConfig is NodeWright's drain settings. Each bool is a pointer so

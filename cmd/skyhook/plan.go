@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -53,7 +54,11 @@ before it by priority, and its DeploymentPolicy is of its own group.`,
 			if err != nil {
 				return err
 			}
-			plan, err := reconcile.PlanRollout(sk, nodes.Items, policy, values(others), stagepod.DefaultRuntimeRequiredTaints())
+			var budgets skyhookv1.NodeDisruptionBudgetList
+			if err := c.List(cmd.Context(), &budgets); err != nil && !meta.IsNoMatchError(err) {
+				return err // a cluster without the CRD has no budgets
+			}
+			plan, err := reconcile.PlanRollout(sk, nodes.Items, policy, values(others), stagepod.DefaultRuntimeRequiredTaints(), budgets.Items)
 			if err != nil {
 				return err
 			}

@@ -120,7 +120,7 @@ func readStatus(ctx context.Context, c client.Client, name string) (*statusView,
 	if view.NodesNeedingAttention == nil {
 		view.NodesNeedingAttention = []skyhookv1.NodeAttention{}
 	}
-	for _, t := range []string{skyhookv1.NodesBlockedCondition, skyhookv1.DrainBlockedCondition, skyhookv1.RolloutHaltedCondition, skyhookv1.InterruptWindowClosedCondition} {
+	for _, t := range []string{skyhookv1.NodesBlockedCondition, skyhookv1.DrainBlockedCondition, skyhookv1.RolloutHaltedCondition, skyhookv1.InterruptWindowClosedCondition, skyhookv1.FleetBudgetHeldCondition, skyhookv1.WaitingForWorkloadsCondition} {
 		if conditions.IsTrue(sk, t) {
 			view.Blocking = append(view.Blocking, conditionView{Type: t, Message: conditions.GetMessage(sk, t)})
 		}

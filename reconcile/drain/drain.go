@@ -6,8 +6,9 @@
 // v0.20, whose fleets this operator takes over (Decide): finished pods,
 // the operator's own stage pods, pods that tolerate the cordon, DaemonSet
 // pods (with ignoreDaemonSets), kube-system and mirror pods stay;
-// terminating pods are waited for; a pod matching podNonInterruptLabels
-// holds the whole node; a pod no controller recreates (unless force) or
+// terminating pods are waited for; a pod that says it may be interrupted
+// now goes (Interruptible); a pod matching podNonInterruptLabels holds the
+// whole node; a pod no controller recreates (unless force) or
 // one with emptyDir data (unless deleteEmptyDirData) blocks it; the rest
 // are evicted through the Eviction API, so PodDisruptionBudgets hold, or
 // deleted with disableEviction. A budget's refusal is a wait, not an
@@ -37,6 +38,19 @@ import (
 
 // MirrorPodAnnotation marks a static pod's mirror; the kubelet owns it.
 const MirrorPodAnnotation = "kubernetes.io/config.mirror"
+
+// InterruptibleAnnotations, set to "true" on a pod, say the workload may be
+// interrupted now (a training job after its checkpoint, say): a pod
+// matching podNonInterruptLabels no longer holds the node, and the pod is
+// deleted rather than evicted, so its PodDisruptionBudget does not hold it
+// either. Either prefix serves every kind of rollout: a workload need not
+// know which one drains its node.
+var InterruptibleAnnotations = []string{"skyhook.nvidia.com/interruptible", "nodewright.nvidia.com/interruptible"}
+
+// Interruptible reports whether the pod says it may be interrupted now.
+func Interruptible(pod *corev1.Pod) bool {
+	return slices.ContainsFunc(InterruptibleAnnotations, func(key string) bool { return pod.Annotations[key] == "true" })
+}
 
 // Why a pod holds a drain: NodeWright's reasons (its drainBlocked_
 // annotation and DrainBlocked condition say them), and this operator's for
@@ -133,6 +147,8 @@ func Decide(pod *corev1.Pod, opts Options) (Verdict, string) {
 		return Stay, ""
 	case !pod.DeletionTimestamp.IsZero():
 		return Wait, "" // NodeWright v0.19: a terminating pod holds the drain until it is gone
+	case Interruptible(pod):
+		return Remove, "" // the workload says it may go now
 	case opts.NonInterrupt != nil && !opts.NonInterrupt.Empty() && opts.NonInterrupt.Matches(labels.Set(pod.Labels)):
 		return Block, ReasonNonInterrupt
 	case opts.Force:
@@ -186,11 +202,11 @@ func remove(ctx context.Context, c client.Client, pods []*corev1.Pod, opts Optio
 	grace := gracePeriod(opts.Config)
 	for _, pod := range pods {
 		// A delete does not ask the budgets: nothing to wait for.
-		if detail, refused := opts.Throttle.Refused(pod.UID); refused && !disableEviction {
+		if detail, refused := opts.Throttle.Refused(pod.UID); refused && !disableEviction && !Interruptible(pod) {
 			res.Blockers = append(res.Blockers, Blocker{Namespace: pod.Namespace, Name: pod.Name, Reason: ReasonPodDisruptionBudget, Detail: detail})
 			continue
 		}
-		detail, err := evict(ctx, c, pod, disableEviction, grace)
+		detail, err := evict(ctx, c, pod, disableEviction || Interruptible(pod), grace)
 		if err != nil {
 			return err
 		}

@@ -58,6 +58,17 @@ func TestDecideFollowsNodeWrightsOrder(t *testing.T) {
 		{"mirror pod", running("default", "static", func(p *corev1.Pod) { p.Annotations = map[string]string{MirrorPodAnnotation: "x"} }), Options{}, Stay, ""},
 		{"terminating", running("default", "leaving", func(p *corev1.Pod) { p.DeletionTimestamp = &now }), Options{}, Wait, ""},
 		{"non-interrupt", running("default", "train", func(p *corev1.Pod) { p.Labels = map[string]string{"app": "training"} }), Options{NonInterrupt: training}, Block, ReasonNonInterrupt},
+		{"non-interrupt, interruptible now", running("default", "train", func(p *corev1.Pod) {
+			p.Labels = map[string]string{"app": "training"}
+			p.Annotations = map[string]string{"skyhook.nvidia.com/interruptible": "true"}
+		}), Options{NonInterrupt: training}, Remove, ""},
+		{"non-interrupt, NodeWright's annotation not true", running("default", "train", func(p *corev1.Pod) {
+			p.Labels = map[string]string{"app": "training"}
+			p.Annotations = map[string]string{"nodewright.nvidia.com/interruptible": "later"}
+		}), Options{NonInterrupt: training}, Block, ReasonNonInterrupt},
+		{"bare pod, force false, interruptible now", running("default", "bare", bare, func(p *corev1.Pod) {
+			p.Annotations = map[string]string{"nodewright.nvidia.com/interruptible": "true"}
+		}), Options{Config: off}, Remove, ""},
 		{"bare pod", running("default", "bare", bare), Options{}, Remove, ""},
 		{"bare pod, force false", running("default", "bare", bare), Options{Config: off}, Block, ReasonUnmanagedPod},
 		{"emptyDir", running("default", "scratch", emptyDir), Options{}, Remove, ""},

@@ -35,6 +35,11 @@ const (
 	// (NodeWright's): the node is erroring and stays cordoned; nothing more
 	// is evicted until a reset or a new generation.
 	PhaseDrainTimedOut Phase = "drain-timed-out"
+	// PhaseYielded: the drain outlived drain.timeout held by workloads
+	// (podNonInterruptLabels, a PodDisruptionBudget) and drain.onTimeout
+	// is Yield: the node gave its budget slot back and waits to be tried
+	// again (Since is when it yielded, WaitingSince when its wait began).
+	PhaseYielded Phase = "yielded"
 )
 
 // Record is a node's interrupt in progress for one Skyhook, kept on the
@@ -54,6 +59,18 @@ type Record struct {
 	HeldReported bool `json:"heldReported,omitempty"`
 	// LimitReported: an event said the interrupt failed its last try.
 	LimitReported bool `json:"limitReported,omitempty"`
+	// WaitingSince is when the node began to wait for workloads it yielded
+	// to (drain.onTimeout Yield), kept across its tries; Yields counts
+	// them. A node tried again after a yield yields again at once if the
+	// workloads still hold it.
+	WaitingSince time.Time `json:"waitingSince,omitzero"`
+	Yields       int       `json:"yields,omitempty"`
+}
+
+// Yielded reports whether the record is a node that gave its slot back to
+// workloads, in this generation.
+func (r *Record) Yielded(generation int64) bool {
+	return r != nil && r.Phase == PhaseYielded && r.Generation == generation
 }
 
 // For reports whether the record is the interrupt of these packages in
@@ -65,7 +82,7 @@ func (r *Record) For(generation int64, packages []string) bool {
 // Known reports whether p is one of the phases above.
 func (p Phase) Known() bool {
 	switch p {
-	case PhaseDrain, PhaseInterrupt, PhaseVerify, PhaseSkipped, PhaseDrained, PhaseDrainTimedOut:
+	case PhaseDrain, PhaseInterrupt, PhaseVerify, PhaseSkipped, PhaseDrained, PhaseDrainTimedOut, PhaseYielded:
 		return true
 	}
 	return false
@@ -88,8 +105,11 @@ func Read(node *corev1.Node, rollout skyhookv1.RolloutRef) *Record {
 	// A time Go reads but cannot write back (an offset such as -24:59, or
 	// a year past 9999 once in UTC) would make every later write of the
 	// record fail: it is no record this operator wrote.
-	r.Since = r.Since.UTC()
+	r.Since, r.WaitingSince = r.Since.UTC(), r.WaitingSince.UTC()
 	if _, err := r.Since.MarshalJSON(); err != nil {
+		return nil
+	}
+	if _, err := r.WaitingSince.MarshalJSON(); err != nil {
 		return nil
 	}
 	return &r

@@ -47,6 +47,14 @@ type Progress struct {
 	// Behind counts, per Skyhook that goes first, the nodes that wait for
 	// it to finish there (priority).
 	Behind map[string]int
+	// Yielded counts the nodes that gave their slot back to workloads
+	// (drain.onTimeout Yield), waiting since YieldedSince (the longest).
+	Yielded      int
+	YieldedSince time.Time
+	// FleetHeld counts the waiting nodes a NodeDisruptionBudget held back
+	// in the pass; FleetHold says why the first of them was.
+	FleetHeld int
+	FleetHold string
 	// HeldBy is a Skyhook that goes first with sequencing all and is not
 	// complete everywhere: it holds every node of this one.
 	HeldBy string
@@ -147,6 +155,32 @@ func (p *Progress) WaitsForWindow(next, now time.Time) {
 	p.RequeueIn(next.Sub(now))
 }
 
+// WaitForFleetBudget counts a waiting node a NodeDisruptionBudget holds
+// back, hold saying why.
+func (p *Progress) WaitForFleetBudget(hold string) {
+	if p.FleetHeld == 0 {
+		p.FleetHold = hold
+	}
+	p.FleetHeld++
+}
+
+// fleetSummary says how many nodes wait for a NodeDisruptionBudget.
+func (p *Progress) fleetSummary() string {
+	if p.FleetHeld == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d waiting for a NodeDisruptionBudget", p.FleetHeld)
+}
+
+// NodeYielded counts a node that gave its slot back to workloads, waiting
+// for them since since.
+func (p *Progress) NodeYielded(since time.Time) {
+	p.Yielded++
+	if p.YieldedSince.IsZero() || since.Before(p.YieldedSince) {
+		p.YieldedSince = since
+	}
+}
+
 // WaitBehind counts a node waiting for the Skyhook first to finish there.
 func (p *Progress) WaitBehind(first string) {
 	if p.Behind == nil {
@@ -174,6 +208,10 @@ func (p *Progress) AddLists(local Progress) {
 	p.DrainBlocked = append(p.DrainBlocked, local.DrainBlocked...)
 	p.Untolerated = append(p.Untolerated, local.Untolerated...)
 	p.WindowWaits += local.WindowWaits
+	if local.Yielded > 0 {
+		p.Yielded += local.Yielded - 1
+		p.NodeYielded(local.YieldedSince)
+	}
 	p.Uninstalling += local.Uninstalling
 	p.UninstallFailing += local.UninstallFailing
 	if !local.NextWindow.IsZero() && (p.NextWindow.IsZero() || local.NextWindow.Before(p.NextWindow)) {
@@ -185,7 +223,7 @@ func (p *Progress) AddLists(local Progress) {
 // (see AddLists).
 func (p *Progress) Noteworthy() bool {
 	return len(p.Malformed)+len(p.Erroring)+len(p.Retrying)+len(p.Stalled)+len(p.Blocked)+len(p.DrainBlocked)+len(p.Untolerated)+
-		p.WindowWaits+p.Uninstalling+p.UninstallFailing > 0
+		p.WindowWaits+p.Yielded+p.Uninstalling+p.UninstallFailing > 0
 }
 
 // SortByNode puts the lists in a stable order: the status must not change

@@ -16,7 +16,7 @@ import (
 func OwnedConditions(kind skyhookv1.RolloutKind) []string {
 	return append([]string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition,
 		skyhookv1.NodesBlockedCondition, skyhookv1.RolloutHaltedCondition, skyhookv1.DrainBlockedCondition,
-		skyhookv1.InterruptWindowClosedCondition, skyhookv1.UninstallInProgressCondition, skyhookv1.UninstallFailedCondition,
+		skyhookv1.InterruptWindowClosedCondition, skyhookv1.FleetBudgetHeldCondition, skyhookv1.WaitingForWorkloadsCondition, skyhookv1.UninstallInProgressCondition, skyhookv1.UninstallFailedCondition,
 		skyhookv1.BlockedCondition, skyhookv1.DeletionBlockedCondition}, upstreamConditionTypes(kind)...)
 }
 
@@ -45,6 +45,8 @@ func summariseFlux(sk *skyhookv1.Skyhook, p Progress, r Rollout) {
 	s.NodesNeedingAttention = append(append(append([]skyhookv1.NodeAttention{}, p.Erroring...), p.Retrying...), p.Blocked...)
 	reportBlocked(sk, p.Blocked)
 	reportWindow(sk, p.WindowWaits, p.NextWindow)
+	reportFleetBudget(sk, p.FleetHeld, p.FleetHold)
+	reportYielded(sk, p.Yielded, p.YieldedSince)
 	reportUninstalls(sk, p.Uninstalling, p.UninstallFailing)
 	reportDependencies(sk)
 	reportDrains(sk, p.DrainBlocked, p.Selected) // after the dependencies: their Blocked reason goes first
@@ -79,7 +81,7 @@ func summariseFlux(sk *skyhookv1.Skyhook, p Progress, r Rollout) {
 		s.Status = skyhookv1.StatusInProgress
 	}
 	conditions.Delete(sk, meta.StalledCondition)
-	msg := fmt.Sprintf("%d/%d nodes complete, %d in progress%s", p.Complete, p.Selected, p.Active, p.behindSummary())
+	msg := fmt.Sprintf("%d/%d nodes complete, %d in progress%s%s", p.Complete, p.Selected, p.Active, p.behindSummary(), p.fleetSummary())
 	conditions.MarkReconciling(sk, meta.ProgressingReason, "%s", msg)
 	conditions.MarkFalse(sk, meta.ReadyCondition, meta.ProgressingReason, "%s", msg)
 }

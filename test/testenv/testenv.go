@@ -31,9 +31,9 @@ import (
 
 // Client returns a controller-runtime client for the cluster, with the
 // operator's scheme (built-in and Skyhook kinds).
-func Client(t testing.TB, c *cluster.Cluster) client.Client {
+func Client(t testing.TB, c *cluster.Cluster) client.WithWatch {
 	t.Helper()
-	cl, err := client.New(c.Config, client.Options{Scheme: scheme.New()})
+	cl, err := client.NewWithWatch(c.Config, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,12 +133,36 @@ func (s *Set) Names() []string {
 
 var engine = jsonengine.New()
 
+// Requester is who asks for the rollout, as the apiserver authenticated
+// them: policies see it as $requester, with username, groups and
+// serviceAccount ("namespace/name" for a ServiceAccount, such as the one a
+// PackageSet impersonates; "" otherwise).
+type Requester struct {
+	Username string
+	Groups   []string
+}
+
+// binding is $requester.
+func (r Requester) binding() map[string]any {
+	groups := make([]any, len(r.Groups))
+	for i, g := range r.Groups {
+		groups[i] = g
+	}
+	sa := ""
+	if rest, ok := strings.CutPrefix(r.Username, "system:serviceaccount:"); ok {
+		if ns, name, found := strings.Cut(rest, ":"); found {
+			sa = ns + "/" + name
+		}
+	}
+	return map[string]any{"username": r.Username, "groups": groups, "serviceAccount": sa}
+}
+
 // Evaluate runs every policy against sk and returns, as field errors, the
 // violations of Enforce policies and the rules that could not be evaluated
 // (enforced), and the violations of Audit policies (audited). raw is sk as
 // JSON when the caller has it (an admission request), which saves encoding
 // it again.
-func (s *Set) Evaluate(ctx context.Context, sk *skyhookv1.Skyhook, raw []byte) (enforced, audited field.ErrorList) {
+func (s *Set) Evaluate(ctx context.Context, sk *skyhookv1.Skyhook, raw []byte, who Requester) (enforced, audited field.ErrorList) {
 	if len(s.policies) == 0 {
 		return nil, nil
 	}
@@ -150,7 +174,7 @@ func (s *Set) Evaluate(ctx context.Context, sk *skyhookv1.Skyhook, raw []byte) (
 	resp := engine.Run(ctx, jsonengine.Request{
 		Resource: resource,
 		Policies: s.policies,
-		Bindings: map[string]any{"packages": packages},
+		Bindings: map[string]any{"packages": packages, "requester": who.binding()},
 	})
 	for _, pr := range resp.Policies {
 		action, _ := ActionOf(pr.Policy) // Parse refused unknown actions
@@ -233,6 +257,24 @@ func packagesBinding(resource map[string]any, names []string) []any {
 	return out
 }
 
+// plainPath is a violation's path in the object, up to its first
+// expression: "all[0].check.spec.nodeSelectors.(length($mine) ...)" is
+// spec.nodeSelectors.
+func plainPath(p string) *field.Path {
+	if _, check, found := strings.Cut(p, ".check."); found {
+		p = check // the assertion's own place in the policy, "all[0].check.", goes
+	}
+	if cut := strings.IndexAny(p, "(~"); cut >= 0 {
+		p = p[:cut]
+	}
+	p = strings.Trim(p, ".")
+	if p == "" {
+		return field.NewPath("spec")
+	}
+	parts := strings.Split(p, ".")
+	return field.NewPath(parts[0], parts[1:]...)
+}
+
 // packageIndex finds "$packages)[i]" in a violation's path.
 var packageIndex = regexp.MustCompile(`\$packages\)\[(\d+)\]`)
 
@@ -248,7 +290,7 @@ func fieldPath(p string, names []string, packages []any) (*field.Path, any) {
 		i, err = strconv.Atoi(m[1])
 	}
 	if m == nil || err != nil || i >= len(names) {
-		return field.NewPath(strings.TrimPrefix(p, ".")), nil
+		return plainPath(p), nil
 	}
 	out := field.NewPath("spec", "packages", names[i])
 	var value any = packages[i]

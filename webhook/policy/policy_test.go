@@ -41,7 +41,7 @@ func skyhook(t testing.TB, packages string) *skyhookv1.Skyhook {
 
 func TestDefaultPolicies(t *testing.T) {
 	set := defaultSet(t)
-	if got := strings.Join(set.Names(), ","); got != "deny-docker-hub,require-registry-host" {
+	if got := strings.Join(set.Names(), ","); got != "deny-docker-hub,require-registry-host,tenant-node-selectors" {
 		t.Fatalf("default policies %s", got)
 	}
 	enforced, audited := set.Evaluate(context.Background(), skyhook(t, `
@@ -50,7 +50,7 @@ func TestDefaultPolicies(t *testing.T) {
     local: {version: 1.0.0, image: "localhost/x"}
     short: {version: 1.0.0, image: ubuntu}
     hub: {version: 1.0.0, image: docker.io/library/ubuntu}
-`), nil)
+`), nil, Requester{})
 	// The shipped policies audit: NodeWright accepts such images.
 	if len(enforced) != 0 {
 		t.Errorf("enforced by the shipped policies: %v", enforced)
@@ -92,7 +92,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	enforced, audited := NewSet(ps...).Evaluate(context.Background(), skyhook(t, "    x: {version: 1.0.0, image: quay.io/x}\n"), nil)
+	enforced, audited := NewSet(ps...).Evaluate(context.Background(), skyhook(t, "    x: {version: 1.0.0, image: quay.io/x}\n"), nil, Requester{})
 	if len(enforced) != 1 || len(audited) != 0 || !strings.Contains(enforced[0].Error(), "policy only-ghcr, rule ghcr") {
 		t.Errorf("Enforce: enforced %v, audited %v", enforced, audited)
 	}
@@ -110,6 +110,56 @@ func TestParseRejectsWhatIsNotAPolicy(t *testing.T) {
 	} {
 		if _, err := Parse([]byte(doc)); err == nil {
 			t.Errorf("accepted:\n%s", doc)
+		}
+	}
+}
+
+// The tenant policy with a list filled in: a tenant (by group or by
+// ServiceAccount) may select only the nodes of its entry, an admin who
+// matches no entry anything; the refusal names the selector.
+func TestTenantNodeSelectors(t *testing.T) {
+	files, err := policies.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(files["tenant-node-selectors.yaml"]), "      variable: []",
+		"      variable:\n      - {group: team-a, nodeLabels: {pool: team-a}}\n      - {serviceAccount: team-b/flux, nodeLabels: {pool: team-b, tier: gpu}}", 1)
+	text = strings.Replace(text, "validation-failure-action: Audit", "validation-failure-action: Enforce", 1)
+	ps, err := Parse([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := NewSet(ps...)
+	rollout := func(labels string) *skyhookv1.Skyhook {
+		sk := &skyhookv1.Skyhook{}
+		if err := yaml.UnmarshalStrict([]byte("metadata: {name: p}\nspec:\n  nodeSelectors: {matchLabels: "+labels+"}\n  packages:\n    x: {version: 1.0.0, image: ghcr.io/x/x}\n"), sk); err != nil {
+			t.Fatal(err)
+		}
+		return sk
+	}
+	teamA := Requester{Username: "alice", Groups: []string{"system:authenticated", "team-a"}}
+	flux := Requester{Username: "system:serviceaccount:team-b:flux", Groups: []string{"system:serviceaccounts"}}
+	admin := Requester{Username: "admin", Groups: []string{"system:masters"}}
+	for _, tc := range []struct {
+		what    string
+		who     Requester
+		labels  string
+		refused bool
+	}{
+		{"team-a on its pool", teamA, "{pool: team-a, zone: a}", false},
+		{"team-a on team-b's pool", teamA, "{pool: team-b}", true},
+		{"team-a on every node", teamA, "{}", true},
+		{"team-b's ServiceAccount on its pool and tier", flux, "{pool: team-b, tier: gpu}", false},
+		{"team-b's ServiceAccount without its tier", flux, "{pool: team-b}", true},
+		{"an admin anywhere", admin, "{}", false},
+	} {
+		enforced, _ := set.Evaluate(context.Background(), rollout(tc.labels), nil, tc.who)
+		if refused := len(enforced) > 0; refused != tc.refused {
+			t.Errorf("%s: refused %v (%v), want %v", tc.what, refused, enforced, tc.refused)
+			continue
+		}
+		if tc.refused && !strings.HasPrefix(enforced[0].Error(), "spec.nodeSelectors: ") {
+			t.Errorf("%s: %q does not name spec.nodeSelectors", tc.what, enforced[0])
 		}
 	}
 }

@@ -32,6 +32,7 @@ import (
 
 	"github.com/skyhook-go/skyhook/api/scheme"
 	"github.com/skyhook-go/skyhook/reconcile"
+	"github.com/skyhook-go/skyhook/reconcile/budgetstatus"
 	"github.com/skyhook-go/skyhook/reconcile/packageset"
 	"github.com/skyhook-go/skyhook/reconcile/retention"
 	skyhookwebhook "github.com/skyhook-go/skyhook/webhook"
@@ -237,6 +238,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		PodPerStage: opts.PodPerStage,
 		PackageRuns: opts.PackageRuns,
 	}).SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	if err := (&budgetstatus.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
 	if err := mgr.Add(&retention.Sweeper{Client: mgr.GetClient(), Namespace: opts.Namespace, Interval: retentionSweep}); err != nil {
