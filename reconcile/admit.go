@@ -5,6 +5,8 @@ import (
 	"time"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/budget"
+	"github.com/skyhook-go/skyhook/reconcile/fleet"
 	"github.com/skyhook-go/skyhook/reconcile/report"
 )
 
@@ -107,4 +109,9 @@ func (ad *admitter) consider(ctx context.Context, name string, retry bool) bool 
 	pass.r.memory.Started.Add(pass.sk.UID, w.node.Name)
 	ad.starting = append(ad.starting, w)
 	return true
+}
+
+// capacity is the interruption budget as a number of the view's nodes.
+func (pass *rolloutPass) capacity(view *fleetView) int {
+	return budget.Cap(pass.sk.Spec.InterruptionBudget, view.Index.Len(fleet.Work))
 }

@@ -28,6 +28,11 @@
 //	pass.go                what a pass carries (rolloutPass) and one node's turn (nodePass)
 //	rollout.go             one pass (rollout): follow the visited nodes, admit waiting ones
 //	                       within the budget, report
+//	admit.go               which waiting nodes start: the budget, the policy's batches, the
+//	                       NodeDisruptionBudgets, the Skyhooks that go first; retries last
+//	fleet_budget.go        the NodeDisruptionBudgets in a pass: the ledger's answer, the
+//	                       slots released
+//	yield.go               drain.onTimeout Yield: a node held by workloads gives its slot back
 //	fleet_view.go          what the passes know of every node between them (fleetView over
 //	                       memory.View and fleet.Index), and what a pass's basis is
 //	gather.go              what a pass reads: the visited nodes, their records and stage
@@ -63,6 +68,7 @@
 //	metrics_nodewright.go  NodeWright's gauges under both its names (nodewright_*, the
 //	                       deprecated skyhook_*), and which kind publishes a name's series
 //	plan.go                PlanRollout: what a rollout would do, for `skyhook plan`
+//	plan_fleet.go          the plan's waves and batches under the NodeDisruptionBudgets
 //
 // test/layout checks that this map names every file of the package.
 //

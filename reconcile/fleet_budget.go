@@ -79,7 +79,8 @@ func (pass *rolloutPass) fleetAllows(ctx context.Context, g *fleetGate, w *nodeW
 		}
 		g.read = true
 	}
-	hold, ok := pass.r.fleet.Ask(time.Now(), g.budgets, g.nodes, g.rollout, fleetbudget.NodeOf(w.node), pass.interrupts(w))
+	hold, ok := pass.r.fleet.Ask(time.Now(), fleetbudget.Question{Budgets: g.budgets, Fleet: g.nodes, Rollout: g.rollout,
+		Candidate: fleetbudget.NodeOf(w.node), Interrupting: pass.interrupts(w)})
 	if !ok {
 		g.held++
 		p.WaitForFleetBudget(hold.Message())

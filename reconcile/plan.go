@@ -35,6 +35,17 @@ type Plan struct {
 	Complete []string `json:"complete,omitempty"`
 }
 
+// PlanInput is the cluster as a plan reads it: every node, the rollout's
+// DeploymentPolicy (nil for none), the other rollouts, the taints that
+// gate runtime-required rollouts, and the NodeDisruptionBudgets.
+type PlanInput struct {
+	Nodes         []corev1.Node
+	Policy        *skyhookv1.DeploymentPolicy
+	Others        []skyhookv1.Skyhook
+	RuntimeTaints []corev1.Taint
+	Budgets       []skyhookv1.NodeDisruptionBudget
+}
+
 // PlannedBatch is one batch (or wave) of nodes.
 type PlannedBatch struct {
 	Compartment string        `json:"compartment,omitempty"`
@@ -57,7 +68,8 @@ type PlannedNode struct {
 // untolerated taints, NotReady), the priority of other Skyhooks, and the
 // budget or the DeploymentPolicy's compartments and batch sizes, and the
 // NodeDisruptionBudgets (plan_fleet.go).
-func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.DeploymentPolicy, others []skyhookv1.Skyhook, runtimeTaints []corev1.Taint, budgets []skyhookv1.NodeDisruptionBudget) (*Plan, error) {
+func PlanRollout(sk *skyhookv1.Skyhook, in PlanInput) (*Plan, error) {
+	nodes, policy, others, runtimeTaints := in.Nodes, in.Policy, in.Others, in.RuntimeTaints
 	sel, err := metav1.LabelSelectorAsSelector(&sk.Spec.NodeSelector)
 	if err != nil {
 		return nil, fmt.Errorf("spec.nodeSelectors: %w", err)
@@ -89,7 +101,7 @@ func PlanRollout(sk *skyhookv1.Skyhook, nodes []corev1.Node, policy *skyhookv1.D
 		stagesOf[n.Name] = planned
 		work = append(work, n)
 	}
-	fp := newFleetPlan(sk, nodes, budgets, time.Now())
+	fp := newFleetPlan(sk, nodes, in.Budgets, time.Now())
 	interrupts := func(n *corev1.Node) bool { return sk.Spec.RuntimeRequired || stagesOf[n.Name].Interrupt != "" }
 	if policy == nil {
 		size := max(1, budget.Cap(sk.Spec.InterruptionBudget, len(work)+len(p.Complete)))

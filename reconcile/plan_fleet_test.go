@@ -29,7 +29,7 @@ func TestPlanCountsTheFleetBudget(t *testing.T) {
 	budgets := []skyhookv1.NodeDisruptionBudget{{ObjectMeta: metav1.ObjectMeta{Name: "zones"}, Spec: skyhookv1.NodeDisruptionBudgetSpec{
 		MaxUnavailable: intstr.FromInt32(2), Topology: &skyhookv1.DisruptionTopology{Key: "zone", MaxUnavailablePerDomain: &one}}}}
 
-	plan, err := PlanRollout(sk, nodes, nil, nil, nil, budgets)
+	plan, err := PlanRollout(sk, PlanInput{Nodes: nodes, Budgets: budgets})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestPlanCountsTheFleetBudget(t *testing.T) {
 	policy := &skyhookv1.DeploymentPolicy{ObjectMeta: metav1.ObjectMeta{Name: "p"},
 		Spec: skyhookv1.DeploymentPolicySpec{Default: skyhookv1.PolicyDefault{Budget: skyhookv1.DeploymentBudget{Count: &batchOf4},
 			Strategy: &skyhookv1.DeploymentStrategy{Fixed: &skyhookv1.FixedStrategy{BatchSettings: skyhookv1.BatchSettings{InitialBatch: &batchOf4}}}}}}
-	plan, err = PlanRollout(sk, nodes, policy, nil, nil, budgets)
+	plan, err = PlanRollout(sk, PlanInput{Nodes: nodes, Policy: policy, Budgets: budgets})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestPlanCountsTheFleetBudget(t *testing.T) {
 	other := zoned("c1", "z2") // not the rollout's, cordoned by another
 	delete(other.Labels, "pool")
 	other.Annotations = map[string]string{"skyhook.nvidia.com/cordon_kernel": "true"}
-	plan, err = PlanRollout(sk, append(nodes, other), nil, nil, nil, budgets)
+	plan, err = PlanRollout(sk, PlanInput{Nodes: append(nodes, other), Budgets: budgets})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestPlanCountsTheFleetBudget(t *testing.T) {
 	none := intstr.FromInt32(0)
 	budgets[0].Spec.MaxUnavailable = none
 	budgets[0].Spec.Topology = nil
-	plan, err = PlanRollout(sk, nodes, nil, nil, nil, budgets)
+	plan, err = PlanRollout(sk, PlanInput{Nodes: nodes, Budgets: budgets})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
-	"github.com/skyhook-go/skyhook/reconcile/budget"
 	"github.com/skyhook-go/skyhook/reconcile/cordon"
 	"github.com/skyhook-go/skyhook/reconcile/fleet"
 	"github.com/skyhook-go/skyhook/reconcile/report"
@@ -198,11 +197,6 @@ func (pass *rolloutPass) replace(w *nodeWork, outdated []*corev1.Pod, pool *node
 		pass.r.reportReplaced(pass.sk, w.node.Name, pod)
 	}
 	pool.deletePods(outdated)
-}
-
-// capacity is the interruption budget as a number of the view's nodes.
-func (pass *rolloutPass) capacity(view *fleetView) int {
-	return budget.Cap(pass.sk.Spec.InterruptionBudget, view.Index.Len(fleet.Work))
 }
 
 // nodeActive reports whether work on the node has begun and not finished:

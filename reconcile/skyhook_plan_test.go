@@ -52,7 +52,7 @@ spec:
 	if err := c.List(ctx, &nodes, client.MatchingLabels{"pool": "plan"}); err != nil {
 		t.Fatal(err)
 	}
-	plan, err := reconcile.PlanRollout(sk, nodes.Items, policy, nil, stagepod.DefaultRuntimeRequiredTaints(), nil)
+	plan, err := reconcile.PlanRollout(sk, reconcile.PlanInput{Nodes: nodes.Items, Policy: policy, RuntimeTaints: stagepod.DefaultRuntimeRequiredTaints()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,8 @@ before it by priority, and its DeploymentPolicy is of its own group.`,
 			if err := c.List(cmd.Context(), &budgets); err != nil && !meta.IsNoMatchError(err) {
 				return err // a cluster without the CRD has no budgets
 			}
-			plan, err := reconcile.PlanRollout(sk, nodes.Items, policy, values(others), stagepod.DefaultRuntimeRequiredTaints(), budgets.Items)
+			plan, err := reconcile.PlanRollout(sk, reconcile.PlanInput{Nodes: nodes.Items, Policy: policy, Others: values(others),
+				RuntimeTaints: stagepod.DefaultRuntimeRequiredTaints(), Budgets: budgets.Items})
 			if err != nil {
 				return err
 			}

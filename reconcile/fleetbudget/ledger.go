@@ -29,6 +29,17 @@ type Rollout struct {
 	Priority int
 }
 
+// Question is a rollout asking to start a node: the budgets, every node as
+// they count it (the cache's view), the rollout, the node, and whether its
+// work there interrupts (cordons, drains or taints it).
+type Question struct {
+	Budgets      []*Budget
+	Fleet        []Node
+	Rollout      Rollout
+	Candidate    Node
+	Interrupting bool
+}
+
 type grant struct {
 	rollout string
 	at      time.Time
@@ -61,7 +72,8 @@ const (
 // configInterrupts) would otherwise leave its slot free until its cordon.
 // The grants live in the leader's memory; a new leader counts cordons and
 // the stages the budgets count, as the cache shows them.
-func (l *Ledger) Ask(now time.Time, budgets []*Budget, fleet []Node, r Rollout, candidate Node, interrupting bool) (Hold, bool) {
+func (l *Ledger) Ask(now time.Time, q Question) (Hold, bool) {
+	budgets, fleet, r, candidate, interrupting := q.Budgets, q.Fleet, q.Rollout, q.Candidate, q.Interrupting
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.forget(now, fleet)
