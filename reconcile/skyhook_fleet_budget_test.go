@@ -250,7 +250,11 @@ func TestFleetBudgetAppliesInItsWindowAndTheMostRestrictiveWins(t *testing.T) {
 	if err := c.Update(ctx, sk); err != nil {
 		t.Fatal(err)
 	}
-	held := waitSkyhook(t, pool, time.Minute, func(s *skyhookv1.Skyhook) bool { return conditions.IsTrue(s, skyhookv1.FleetBudgetHeldCondition) })
+	// The nodes turn from complete to waiting pass by pass: the condition
+	// counts them as they come.
+	held := waitSkyhook(t, pool, time.Minute, func(s *skyhookv1.Skyhook) bool {
+		return strings.HasPrefix(conditions.GetMessage(s, skyhookv1.FleetBudgetHeldCondition), "3 nodes wait")
+	})
 	if msg := conditions.GetMessage(held, skyhookv1.FleetBudgetHeldCondition); !strings.Contains(msg, "3 nodes wait: held by NodeDisruptionBudget "+pool+"-freeze: 0 of 0 taken") {
 		t.Errorf("FleetBudgetHeld says %q; want the 3 nodes held by the freeze", msg)
 	}

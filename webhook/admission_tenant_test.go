@@ -56,7 +56,7 @@ func TestTenantMaySelectOnlyItsNodes(t *testing.T) {
 		return skyhookv1.SkyhookSpec{NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": pool}},
 			Packages: skyhookv1.Packages{"tuning": {PackageRef: skyhookv1.PackageRef{Version: "1.0.0"}, Image: "ghcr.io/x/tuning"}}}
 	}
-	want := "spec.nodeSelectors: Invalid value"
+	want := "spec.nodeSelectors.matchLabels reaches beyond the nodes this requester may disrupt"
 	rule := "policy tenant-node-selectors, rule tenants-select-their-nodes"
 	var err2 error
 	deadline := time.Now().Add(15 * time.Second)
@@ -68,7 +68,11 @@ func TestTenantMaySelectOnlyItsNodes(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	if err2 == nil || !strings.Contains(err2.Error(), want) || !strings.Contains(err2.Error(), rule) {
-		t.Fatalf("a Skyhook on team-a's pool by team-b's ServiceAccount: %v; want refused, naming spec.nodeSelectors and the rule", err2)
+		t.Fatalf("a Skyhook on team-a's pool by team-b's ServiceAccount: %v; want refused, naming spec.nodeSelectors.matchLabels and the rule", err2)
+	}
+	err = tenant.Create(ctx, &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "everywhere"}, Spec: skyhookv1.SkyhookSpec{Packages: spec("team-b").Packages}}, client.DryRunAll)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a Skyhook without nodeSelectors (every node) by team-b's ServiceAccount: %v; want refused", err)
 	}
 	err = tenant.Create(ctx, &nodewrightv1.NodeWright{ObjectMeta: metav1.ObjectMeta{Name: "reach"}, Spec: spec("team-a")}, client.DryRunAll)
 	if err == nil || !strings.Contains(err.Error(), want) {

@@ -158,8 +158,22 @@ func TestTenantNodeSelectors(t *testing.T) {
 			t.Errorf("%s: refused %v (%v), want %v", tc.what, refused, enforced, tc.refused)
 			continue
 		}
-		if tc.refused && !strings.HasPrefix(enforced[0].Error(), "spec.nodeSelectors: ") {
-			t.Errorf("%s: %q does not name spec.nodeSelectors", tc.what, enforced[0])
+		if tc.refused && !strings.Contains(enforced[0].Error(), "spec.nodeSelectors.matchLabels reaches beyond the nodes this requester may disrupt") {
+			t.Errorf("%s: %q does not name spec.nodeSelectors.matchLabels", tc.what, enforced[0])
+		}
+	}
+}
+
+// As shipped, with no tenants listed, the tenant policy limits nobody.
+func TestTenantNodeSelectorsAsShippedLimitNobody(t *testing.T) {
+	sk := &skyhookv1.Skyhook{}
+	if err := yaml.UnmarshalStrict([]byte("metadata: {name: p}\nspec:\n  packages:\n    x: {version: 1.0.0, image: ghcr.io/x/x}\n"), sk); err != nil {
+		t.Fatal(err) // no nodeSelectors: every node
+	}
+	for _, who := range []Requester{{}, {Username: "admin", Groups: []string{"system:masters", "system:authenticated"}}, {Username: "system:serviceaccount:team-b:flux"}} {
+		enforced, audited := defaultSet(t).Evaluate(context.Background(), sk, nil, who)
+		if len(enforced)+len(audited) != 0 {
+			t.Errorf("%+v: enforced %v, audited %v; want nothing", who, enforced, audited)
 		}
 	}
 }
