@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,54 +22,17 @@ import (
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
-// cordonWatcher follows a pool's nodes and keeps the most of them seen
-// cordoned at once, overall and in one domain (the value of a label).
-type cordonWatcher struct {
-	mu           sync.Mutex
-	domainKey    string
-	cordoned     map[string]string // node → domain, while cordoned
-	most         int
-	mostInDomain int
-}
-
-func watchCordons(t *testing.T, pool, domainKey string) *cordonWatcher {
+// watchCordons follows the pool's nodes: the most cordoned at once,
+// overall and in one domain.
+func watchCordons(t *testing.T, pool, domainKey string) *testenv.CordonWatcher {
 	t.Helper()
-	w, err := env.Clientset.CoreV1().Nodes().Watch(context.Background(), metav1.ListOptions{LabelSelector: "pool=" + pool})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := testenv.WatchCordons(ctx, env, "pool="+pool, domainKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(w.Stop)
-	cw := &cordonWatcher{domainKey: domainKey, cordoned: map[string]string{}}
-	go func() {
-		for ev := range w.ResultChan() {
-			if n, ok := ev.Object.(*corev1.Node); ok {
-				cw.observe(n, ev.Type != watch.Deleted && n.Spec.Unschedulable)
-			}
-		}
-	}()
-	return cw
-}
-
-func (cw *cordonWatcher) observe(n *corev1.Node, cordoned bool) {
-	cw.mu.Lock()
-	defer cw.mu.Unlock()
-	if !cordoned {
-		delete(cw.cordoned, n.Name)
-		return
-	}
-	cw.cordoned[n.Name] = n.Labels[cw.domainKey]
-	cw.most = max(cw.most, len(cw.cordoned))
-	perDomain := map[string]int{}
-	for _, d := range cw.cordoned {
-		perDomain[d]++
-		cw.mostInDomain = max(cw.mostInDomain, perDomain[d])
-	}
-}
-
-func (cw *cordonWatcher) peaks() (overall, inDomain int) {
-	cw.mu.Lock()
-	defer cw.mu.Unlock()
-	return cw.most, cw.mostInDomain
+	return w
 }
 
 // fleetBudget makes a NodeDisruptionBudget, deleted when the test ends.
@@ -137,7 +99,7 @@ func TestFleetBudgetCapsRolloutsThatShareNodes(t *testing.T) {
 		return conditions.IsTrue(nw, meta.ReadyCondition) && nw.Status.ObservedGeneration == nw.Generation
 	})
 
-	overall, inDomain := cordons.peaks()
+	overall, inDomain := cordons.Peaks()
 	if overall > 2 || inDomain > 1 {
 		t.Errorf("at most %d nodes cordoned at once, %d in one zone; the fleet budget allows 2, 1 per zone", overall, inDomain)
 	}
@@ -224,7 +186,7 @@ func TestFleetBudgetAppliesInItsWindowAndTheMostRestrictiveWins(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Delete(ctx, sk) })
 	waitSkyhook(t, pool, 2*time.Minute, isReady)
-	if most, _ := cordons.peaks(); most != 1 {
+	if most, _ := cordons.Peaks(); most != 1 {
 		t.Errorf("outside the freeze's window: at most %d nodes cordoned at once, want the other budget's 1", most)
 	}
 	var freeze skyhookv1.NodeDisruptionBudget

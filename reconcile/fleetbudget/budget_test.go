@@ -12,7 +12,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
-func budget(t *testing.T, name string, spec skyhookv1.NodeDisruptionBudgetSpec) *Budget {
+func budget(t testing.TB, name string, spec skyhookv1.NodeDisruptionBudgetSpec) *Budget {
 	t.Helper()
 	b, errs := Compile(&skyhookv1.NodeDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec})
 	if len(errs) > 0 {

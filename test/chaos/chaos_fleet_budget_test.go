@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nodewrightv1 "github.com/skyhook-go/skyhook/api/nodewright/v1alpha1"
@@ -49,7 +47,10 @@ func TestFleetBudgetHoldsAcrossLeaderChanges(t *testing.T) {
 	defer ops.stop()
 	env.SimulateHosts(ctx, time.Second)
 	labelFleet(t)
-	cordons := watchFleetCordons(t, ctx)
+	cordons, err := testenv.WatchCordons(ctx, env, fleetLabel+"=yes", "zone")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	one := func(o client.Object) {
 		if err := c.Create(ctx, o); err != nil {
@@ -89,7 +90,7 @@ func TestFleetBudgetHoldsAcrossLeaderChanges(t *testing.T) {
 			t.Logf("killed replica %d (kill %d)", victim, kills)
 		}
 	}
-	overall, zone := cordons.peaks()
+	overall, zone := cordons.Peaks()
 	t.Logf("at most %d of the %d nodes cordoned at once, %d in one zone, across %d kills", overall, fleetLen, zone, kills)
 	if overall > fleetMax || zone > fleetZone {
 		t.Errorf("at most %d nodes cordoned at once, %d in one zone; the NodeDisruptionBudget allows %d, %d per zone", overall, zone, fleetMax, fleetZone)
@@ -132,71 +133,4 @@ func fleetDone(ctx context.Context, c client.Client) bool {
 	}
 	nw := &nodewrightv1.NodeWright{}
 	return c.Get(ctx, client.ObjectKey{Name: "fc-runtime"}, nw) == nil && nw.Status.Status == skyhookv1.StatusComplete && conditions.IsReady(nw)
-}
-
-// fleetCordons keeps the most of the fleet's nodes seen cordoned at once,
-// overall and in one zone, from every node event the watch delivers.
-type fleetCordons struct {
-	mu             sync.Mutex
-	cordoned       map[string]string // node → zone
-	most, mostZone int
-}
-
-func watchFleetCordons(t *testing.T, ctx context.Context) *fleetCordons {
-	t.Helper()
-	w, err := env.Clientset.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: fleetLabel + "=yes"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fc := &fleetCordons{cordoned: map[string]string{}}
-	go func() {
-		// The apiserver ends watches every 20 to 40 s here: the watch is
-		// made again from the last version seen, so no event is missed.
-		for {
-			last := fc.follow(w)
-			if ctx.Err() != nil {
-				return
-			}
-			if w, err = env.Clientset.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: fleetLabel + "=yes", ResourceVersion: last}); err != nil {
-				time.Sleep(time.Second)
-				if w, err = env.Clientset.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: fleetLabel + "=yes"}); err != nil {
-					return
-				}
-			}
-		}
-	}()
-	return fc
-}
-
-// follow reads the watch until it ends and returns the last resource
-// version it saw.
-func (fc *fleetCordons) follow(w watch.Interface) string {
-	last := ""
-	for ev := range w.ResultChan() {
-		n, ok := ev.Object.(*corev1.Node)
-		if !ok {
-			continue
-		}
-		last = n.ResourceVersion
-		fc.mu.Lock()
-		if ev.Type != watch.Deleted && n.Spec.Unschedulable {
-			fc.cordoned[n.Name] = n.Labels["zone"]
-		} else {
-			delete(fc.cordoned, n.Name)
-		}
-		fc.most = max(fc.most, len(fc.cordoned))
-		zones := map[string]int{}
-		for _, z := range fc.cordoned {
-			zones[z]++
-			fc.mostZone = max(fc.mostZone, zones[z])
-		}
-		fc.mu.Unlock()
-	}
-	return last
-}
-
-func (fc *fleetCordons) peaks() (overall, zone int) {
-	fc.mu.Lock()
-	defer fc.mu.Unlock()
-	return fc.most, fc.mostZone
 }
