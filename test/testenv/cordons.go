@@ -30,22 +30,28 @@ func WatchCordons(ctx context.Context, c *cluster.Cluster, selector, domainKey s
 	w := &CordonWatcher{domainKey: domainKey, cordoned: map[string]string{}}
 	factory := informers.NewSharedInformerFactoryWithOptions(c.Clientset, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
-	informer := factory.Core().V1().Nodes().Informer()
+	return w, follow(ctx, factory, factory.Core().V1().Nodes().Informer(), w.observe)
+}
+
+// follow calls observe with every object the informer sees, present or
+// deleted (a deletion it missed the end of included), and returns once its
+// cache has synced.
+func follow(ctx context.Context, factory informers.SharedInformerFactory, informer cache.SharedIndexInformer, observe func(o any, present bool)) error {
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { w.observe(o, true) },
-		UpdateFunc: func(_, o any) { w.observe(o, true) },
+		AddFunc:    func(o any) { observe(o, true) },
+		UpdateFunc: func(_, o any) { observe(o, true) },
 		DeleteFunc: func(o any) {
 			if gone, ok := o.(cache.DeletedFinalStateUnknown); ok {
 				o = gone.Obj
 			}
-			w.observe(o, false)
+			observe(o, false)
 		},
 	}); err != nil {
-		return nil, err
+		return err
 	}
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
-	return w, nil
+	return nil
 }
 
 func (w *CordonWatcher) observe(o any, present bool) {

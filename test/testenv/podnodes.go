@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/tools/cache"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
@@ -41,22 +40,7 @@ func WatchPodNodes(ctx context.Context, c *cluster.Cluster, namespace string, ro
 	w := &PodNodeWatcher{pods: map[string]map[string]bool{}, ended: map[string]time.Time{}}
 	factory := informers.NewSharedInformerFactoryWithOptions(c.Clientset, 0, informers.WithNamespace(namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = rollout.Kind.OwnerLabel() + "=" + rollout.Name }))
-	informer := factory.Core().V1().Pods().Informer()
-	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { w.observe(o, true) },
-		UpdateFunc: func(_, o any) { w.observe(o, true) },
-		DeleteFunc: func(o any) {
-			if gone, ok := o.(cache.DeletedFinalStateUnknown); ok {
-				o = gone.Obj
-			}
-			w.observe(o, false)
-		},
-	}); err != nil {
-		return nil, err
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	return w, nil
+	return w, follow(ctx, factory, factory.Core().V1().Pods().Informer(), w.observe)
 }
 
 func (w *PodNodeWatcher) observe(o any, live bool) {
