@@ -73,11 +73,7 @@ func (pass *rolloutPass) fleetAllows(ctx context.Context, g *fleetGate, w *nodeW
 		if err := pass.r.Client.List(ctx, &nodes, client.UnsafeDisableDeepCopy); err != nil {
 			return false, err
 		}
-		g.nodes = make([]fleetbudget.Node, 0, len(nodes.Items))
-		for i := range nodes.Items {
-			g.nodes = append(g.nodes, fleetbudget.NodeOf(&nodes.Items[i]))
-		}
-		g.read = true
+		g.nodes, g.read = fleetbudget.NodesOf(nodes.Items), true
 	}
 	hold, ok := pass.r.fleet.Ask(time.Now(), fleetbudget.Question{Budgets: g.budgets, Fleet: g.nodes, Rollout: g.rollout,
 		Candidate: fleetbudget.NodeOf(w.node), Interrupting: pass.interrupts(w)})

@@ -33,9 +33,7 @@ func newFleetPlan(sk *skyhookv1.Skyhook, nodes []corev1.Node, budgets []skyhookv
 	if len(fp.budgets) == 0 {
 		return nil
 	}
-	for i := range nodes {
-		fp.base = append(fp.base, fleetbudget.NodeOf(&nodes[i]))
-	}
+	fp.base = fleetbudget.NodesOf(nodes)
 	return fp
 }
 

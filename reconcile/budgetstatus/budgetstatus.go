@@ -111,11 +111,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.Client.List(ctx, &nodes, client.UnsafeDisableDeepCopy); err != nil {
 			return ctrl.Result{}, err
 		}
-		fleet := make([]fleetbudget.Node, 0, len(nodes.Items))
-		for i := range nodes.Items {
-			fleet = append(fleet, fleetbudget.NodeOf(&nodes.Items[i]))
-		}
-		tally := compiled.Count(fleet, now)
+		tally := compiled.Count(fleetbudget.NodesOf(nodes.Items), now)
 		writeStatus(b, tally)
 		observe(b.Name, tally)
 		if next := compiled.NextChange(now); !next.IsZero() {

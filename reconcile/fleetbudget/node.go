@@ -49,6 +49,15 @@ func NodeOf(n *corev1.Node) Node {
 	return out
 }
 
+// NodesOf reads every node as NodeOf does: the fleet the budgets count.
+func NodesOf(nodes []corev1.Node) []Node {
+	out := make([]Node, len(nodes))
+	for i := range nodes {
+		out[i] = NodeOf(&nodes[i])
+	}
+	return out
+}
+
 // namesWith are the rollout names of the annotations with any of the
 // prefixes, each once.
 func namesWith(annotations map[string]string, prefixes ...string) []string {
