@@ -52,6 +52,10 @@ func TestFleetBudgetHoldsAcrossLeaderChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	runtime := &nodewrightv1.NodeWright{ObjectMeta: metav1.ObjectMeta{Name: "fc-runtime"}, Spec: fleetSpec("runtime", skyhookv1.Interrupt{Type: skyhookv1.InterruptReboot})}
+	if err := waitAdmitting(ctx, c, runtime); err != nil {
+		t.Fatal(err)
+	}
 	one := func(o client.Object) {
 		if err := c.Create(ctx, o); err != nil {
 			t.Fatal(err)
@@ -67,7 +71,7 @@ func TestFleetBudgetHoldsAcrossLeaderChanges(t *testing.T) {
 	one(&skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "fc-kernel"}, Spec: fleetSpec("kernel", skyhookv1.Interrupt{Type: skyhookv1.InterruptReboot})})
 	one(&skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "fc-driver"},
 		Spec: fleetSpec("driver", skyhookv1.Interrupt{Type: skyhookv1.InterruptService, Services: []string{"nvidia-persistenced"}})})
-	one(&nodewrightv1.NodeWright{ObjectMeta: metav1.ObjectMeta{Name: "fc-runtime"}, Spec: fleetSpec("runtime", skyhookv1.Interrupt{Type: skyhookv1.InterruptReboot})})
+	one(runtime)
 
 	kills := 0
 	deadline := time.Now().Add(6 * time.Minute)

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
@@ -203,4 +206,19 @@ func (o *operators) stop() {
 		}
 	}
 	o.proxy.Close()
+}
+
+// waitAdmitting waits up to a minute for a dry run of obj's creation to
+// pass the webhooks: replicas just started may not serve them yet, and
+// the proxy then closes the apiserver's call (seen in CI as an EOF).
+func waitAdmitting(ctx context.Context, c client.Client, obj client.Object) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		last = c.Create(ctx, obj.DeepCopyObject().(client.Object), client.DryRunAll)
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the webhooks admitted no dry run within a minute: %w", last)
+	}
+	return nil
 }

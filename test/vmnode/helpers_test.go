@@ -2,6 +2,7 @@ package vmnode
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -9,12 +10,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skyhook-go/skyhook/api/nodestate"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/proc"
+	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/vmnode"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
@@ -166,4 +170,36 @@ func ranOnceIn(t testing.TB, m *vmnode.Node, file, boot, what string) {
 	if got := strings.TrimSpace(guestRun(t, m, "cat "+file)); got != boot {
 		t.Errorf("on %s %s ran in the boots %q, want once, in %s", m.Name, what, got, boot)
 	}
+}
+
+// waitRebooted waits for the machine's node to be back Ready with a boot ID
+// other than before. When it is not, the failure says what the node and
+// the machine's console show: a reboot that does not come back is what
+// these tests are for, and the console is the one witness of a guest
+// whose kubelet never reports.
+func waitRebooted(t testing.TB, m *vmnode.Node, before string, timeout time.Duration) {
+	t.Helper()
+	var last *corev1.Node
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		n, err := env.Clientset.CoreV1().Nodes().Get(ctx, m.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = n
+		return n.Status.NodeInfo.BootID != before && n.Status.NodeInfo.BootID != "" && simnode.Ready(n), nil
+	})
+	if err == nil {
+		return
+	}
+	var conditions []string
+	boot := "unknown"
+	if last != nil {
+		boot = last.Status.NodeInfo.BootID
+		for _, c := range last.Status.Conditions {
+			conditions = append(conditions, fmt.Sprintf("%s=%s since %s (%s)", c.Type, c.Status, c.LastTransitionTime.Format(time.RFC3339), c.Message))
+		}
+	}
+	pods, _ := env.Kubectl("get", "pods", "-A", "-o", "wide", "--field-selector", "spec.nodeName="+m.Name)
+	t.Fatalf("%s not back Ready with a boot ID other than %s after %s: boot ID %s, %s (qemu %s)\npods on it:\n%s\nthe end of its console %s:\n%s",
+		m.Name, before, timeout, boot, strings.Join(conditions, "; "), m.Describe(), pods, m.ConsoleLog, proc.TailFile(m.ConsoleLog, 80))
 }

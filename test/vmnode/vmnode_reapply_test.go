@@ -10,7 +10,6 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
-	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -44,10 +43,7 @@ func TestUnplannedRebootIsReappliedWithReapplyOnReboot(t *testing.T) {
 	// Started, not waited for: on a busy machine the reboot can come
 	// before the kubelet reports the pod's end (seen in CI).
 	guestStart(t, m, "systemd-run --on-active=3 systemctl reboot")
-	testenv.Eventually(t, m.Name+" back Ready with another boot ID", 10*time.Minute, func() bool {
-		n := nodeOf(t, m)
-		return n.Status.NodeInfo.BootID != before && n.Status.NodeInfo.BootID != "" && simnode.Ready(n)
-	})
+	waitRebooted(t, m, before, 10*time.Minute)
 	t.Logf("%s rebooted in %s (%s)", m.Name, time.Since(rebooted).Round(time.Second), m.Accel())
 	testenv.WaitEvent(t, env, testenv.Event{Type: corev1.EventTypeNormal, Regarding: name, Reason: "Reboot",
 		Note: "detected reboot, resetting node [" + m.Name + "] to be reapplied"})
