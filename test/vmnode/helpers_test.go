@@ -200,6 +200,23 @@ func waitRebooted(t testing.TB, m *vmnode.Node, before string, timeout time.Dura
 		}
 	}
 	pods, _ := env.Kubectl("get", "pods", "-A", "-o", "wide", "--field-selector", "spec.nodeName="+m.Name)
+	console := proc.TailFile(m.ConsoleLog, 80)
+	t.Logf("power-cycling %s so that the tests after this one find it up: %v", m.Name, powerCycle(m, boot, timeout))
 	t.Fatalf("%s not back Ready with a boot ID other than %s after %s: boot ID %s, %s (qemu %s)\npods on it:\n%s\nthe end of its console %s:\n%s",
-		m.Name, before, timeout, boot, strings.Join(conditions, "; "), m.Describe(), pods, m.ConsoleLog, proc.TailFile(m.ConsoleLog, 80))
+		m.Name, before, timeout, boot, strings.Join(conditions, "; "), m.Describe(), pods, m.ConsoleLog, console)
+}
+
+// powerCycle cuts the machine's power, starts it again and waits for its
+// node to be Ready with a boot ID other than from: after a failed reboot,
+// so that one failure does not fail every test that follows on the
+// machine.
+func powerCycle(m *vmnode.Node, from string, timeout time.Duration) error {
+	m.PowerOff()
+	if err := m.PowerOn(); err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(context.Background(), 2*time.Second, timeout, false, func(ctx context.Context) (bool, error) {
+		n, err := env.Clientset.CoreV1().Nodes().Get(ctx, m.Name, metav1.GetOptions{})
+		return err == nil && n.Status.NodeInfo.BootID != from && simnode.Ready(n), nil
+	})
 }

@@ -43,7 +43,7 @@ func TestUnplannedRebootIsReappliedWithReapplyOnReboot(t *testing.T) {
 	// Started, not waited for: on a busy machine the reboot can come
 	// before the kubelet reports the pod's end (seen in CI).
 	guestStart(t, m, "systemd-run --on-active=3 systemctl reboot")
-	waitRebooted(t, m, before, 10*time.Minute)
+	waitRebooted(t, m, before, 15*time.Minute)
 	t.Logf("%s rebooted in %s (%s)", m.Name, time.Since(rebooted).Round(time.Second), m.Accel())
 	testenv.WaitEvent(t, env, testenv.Event{Type: corev1.EventTypeNormal, Regarding: name, Reason: "Reboot",
 		Note: "detected reboot, resetting node [" + m.Name + "] to be reapplied"})
