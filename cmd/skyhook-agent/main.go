@@ -1,12 +1,16 @@
 // Command skyhook-agent runs one mode of a package on a node, inside a
 // stage pod:
 //
-//	skyhook-agent <mode> <host-root> <copy-dir> [interrupt-spec]
+//	skyhook-agent <mode>[,<mode>...] <host-root> <copy-dir> [interrupt-spec]
 //	skyhook-agent validate <package-dir|config.json>...
 //	skyhook-agent --version
 //
 // The modes are those of config.json (apply, apply-check, config, ...) and
-// interrupt. The stage pod's environment names the run: SKYHOOK_NAME,
+// interrupt. Several modes separated by commas (apply,apply-check) run in
+// order in one container, each after a marker line (agent/modelog); the
+// first that fails ends the run, names itself in the container's
+// termination message (SKYHOOK_TERMINATION_LOG, default
+// /dev/termination-log) and gives its step's exit code. The stage pod's environment names the run: SKYHOOK_NAME,
 // SKYHOOK_PACKAGE, SKYHOOK_VERSION, SKYHOOK_GENERATION; SKYHOOK_LOG_KEEP is
 // how many runs of each step keep a log file on the host (default 5, 0 for
 // none); SKYHOOK_CONFIGMAP_DIR is where the package's configMap is mounted
@@ -30,6 +34,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/skyhook-go/skyhook/agent/modelog"
 	"github.com/skyhook-go/skyhook/agent/pkgconfig"
 	"github.com/skyhook-go/skyhook/agent/run"
 )
@@ -42,7 +47,7 @@ func main() {
 	os.Exit(agent(os.Args[1:]))
 }
 
-const usage = `usage: skyhook-agent <mode> <host-root> <copy-dir> [interrupt-spec]
+const usage = `usage: skyhook-agent <mode>[,<mode>...] <host-root> <copy-dir> [interrupt-spec]
        skyhook-agent validate <package-dir|config.json>...
        skyhook-agent --version`
 
@@ -73,6 +78,11 @@ func agent(args []string) int {
 		fmt.Fprintln(os.Stderr, usage)
 		return 2
 	}
+	modes, err := modeList(args[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 	o, err := options(args, os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -81,11 +91,80 @@ func agent(args []string) int {
 	o.Env, o.Out = os.Environ(), os.Stdout
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if _, err := run.Run(ctx, o); err != nil {
+	return runModes(ctx, o, modes, envOr(os.Getenv, "SKYHOOK_TERMINATION_LOG", "/dev/termination-log"))
+}
+
+// modeList is the modes of the first argument: one mode, or several
+// separated by commas (a stage, then its check) that run in order in one
+// container. The interrupt runs alone: it has an argument of its own.
+func modeList(arg string) ([]string, error) {
+	modes := strings.Split(arg, ",")
+	for _, m := range modes {
+		if m == "" {
+			return nil, fmt.Errorf("mode list %q: an empty mode (want modes separated by single commas, e.g. apply,apply-check)", arg)
+		}
+		if m == "interrupt" && len(modes) > 1 {
+			return nil, fmt.Errorf("mode list %q: interrupt runs alone, not in a list", arg)
+		}
+	}
+	return modes, nil
+}
+
+// runModes runs the modes in order and stops at the first that fails. With
+// several, each starts with its marker line in the log (agent/modelog), and
+// a failure is written as the container's termination message too (at
+// messagePath, Kubernetes' /dev/termination-log), so that the operator's
+// record says which mode failed (the check, say) and not only which
+// container; the exit code is then the failed step's own (1 when no step
+// gave one). One mode alone keeps the agent's exit code 1 on failure.
+func runModes(ctx context.Context, o run.Options, modes []string, messagePath string) int {
+	for i, mode := range modes {
+		o.Mode = mode
+		if len(modes) > 1 {
+			fmt.Fprintln(o.Out, modelog.Marker(mode))
+		}
+		results, err := run.Run(ctx, o)
+		if i == 0 {
+			o.Warnings = nil // written once, in the first mode's part
+		}
+		if err == nil {
+			continue
+		}
 		fmt.Fprintln(os.Stderr, err)
-		return 1
+		if len(modes) == 1 {
+			return 1
+		}
+		writeTerminationMessage(messagePath, fmt.Sprintf("%s failed: %v", mode, err))
+		return failedStepCode(results)
 	}
 	return 0
+}
+
+// failedStepCode is the exit code of the last step that failed with one,
+// else 1.
+func failedStepCode(results []run.StepResult) int {
+	for i := len(results) - 1; i >= 0; i-- {
+		if r := results[i]; !r.OK && r.ExitCode > 0 {
+			return r.ExitCode
+		}
+	}
+	return 1
+}
+
+// writeTerminationMessage replaces the file's content with the message,
+// cut to the 4 KiB the kubelet reads; a file that does not exist (the
+// agent run outside a pod) is left alone.
+func writeTerminationMessage(path, message string) {
+	const limit = 4096
+	if len(message) > limit {
+		message = message[:limit]
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return
+	}
+	_, _ = f.WriteString(message)
+	_ = f.Close()
 }
 
 // options are the run's options from the arguments (mode, host root, copy
