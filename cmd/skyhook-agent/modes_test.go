@@ -64,29 +64,38 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// terminationLog is an empty file standing in for /dev/termination-log.
-func terminationLog(t *testing.T) string {
+// runPair runs apply then apply-check of the package with the extra
+// environment given, and returns the exit code, the log and the
+// termination message the run left (its file starts empty, as the
+// kubelet's /dev/termination-log does).
+func runPair(t *testing.T, modes []string, env ...string) (code int, log, message string) {
+	t.Helper()
+	var out bytes.Buffer
+	o := hostWithPackage(t, &out, env...)
 	path := filepath.Join(t.TempDir(), "termination-log")
 	must(t, os.WriteFile(path, nil, 0o644))
-	return path
+	code = runModes(context.Background(), o, modes, path)
+	data, err := os.ReadFile(path)
+	must(t, err)
+	return code, out.String(), string(data)
 }
+
+var stageAndCheck = []string{"apply", "apply-check"}
 
 // A stage and its check in one container: each mode's part of the log
 // after its marker, exit 0, no termination message.
 func TestModeListRunsTheStageThenItsCheck(t *testing.T) {
-	var out bytes.Buffer
-	o := hostWithPackage(t, &out, "GOOD=good")
-	message := terminationLog(t)
-	if code := runModes(context.Background(), o, []string{"apply", "apply-check"}, message); code != 0 {
-		t.Fatalf("exit %d, want 0\n%s", code, out.String())
+	code, log, message := runPair(t, stageAndCheck, "GOOD=good")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s", code, log)
 	}
-	apply, ok := modelog.Of(out.String(), "apply")
-	check, checked := modelog.Of(out.String(), "apply-check")
+	apply, ok := modelog.Of(log, "apply")
+	check, checked := modelog.Of(log, "apply-check")
 	if !ok || !checked || !strings.Contains(apply, "wrote") || !strings.Contains(check, "looks good") || strings.Contains(apply, "looks good") {
-		t.Errorf("the log's parts: apply %q (%v), apply-check %q (%v)\n%s", apply, ok, check, checked, out.String())
+		t.Errorf("the log's parts: apply %q (%v), apply-check %q (%v)\n%s", apply, ok, check, checked, log)
 	}
-	if data, _ := os.ReadFile(message); len(data) != 0 {
-		t.Errorf("a run that passed left a termination message: %q", data)
+	if message != "" {
+		t.Errorf("a run that passed left a termination message: %q", message)
 	}
 }
 
@@ -94,45 +103,41 @@ func TestModeListRunsTheStageThenItsCheck(t *testing.T) {
 // the termination message (which the operator's record quotes) names the
 // check.
 func TestAFailedCheckGivesItsExitCodeAndNamesItself(t *testing.T) {
-	var out bytes.Buffer
-	o := hostWithPackage(t, &out, "GOOD=bad")
-	message := terminationLog(t)
-	if code := runModes(context.Background(), o, []string{"apply", "apply-check"}, message); code != 4 {
-		t.Fatalf("exit %d, want the check's 4\n%s", code, out.String())
+	code, log, message := runPair(t, stageAndCheck, "GOOD=bad")
+	if code != 4 {
+		t.Fatalf("exit %d, want the check's 4\n%s", code, log)
 	}
-	if data, _ := os.ReadFile(message); !strings.HasPrefix(string(data), "apply-check failed: ") {
-		t.Errorf("termination message %q, want it to name the check", data)
+	if !strings.HasPrefix(message, "apply-check failed: ") {
+		t.Errorf("termination message %q, want it to name the check", message)
 	}
-	if check, _ := modelog.Of(out.String(), "apply-check"); !strings.Contains(check, "looks bad") {
+	if check, _ := modelog.Of(log, "apply-check"); !strings.Contains(check, "looks bad") {
 		t.Errorf("the check's part %q, want its output", check)
 	}
 }
 
 // A stage that fails ends the run: its check does not run.
 func TestAFailedStageEndsTheRunBeforeItsCheck(t *testing.T) {
-	var out bytes.Buffer
-	o := hostWithPackage(t, &out)
-	message := terminationLog(t)
-	if code := runModes(context.Background(), o, []string{"apply", "apply-check"}, message); code != 5 {
-		t.Fatalf("exit %d, want the step's 5\n%s", code, out.String())
+	code, log, message := runPair(t, stageAndCheck)
+	if code != 5 {
+		t.Fatalf("exit %d, want the step's 5\n%s", code, log)
 	}
-	if _, ran := modelog.Of(out.String(), "apply-check"); ran {
-		t.Errorf("the check ran after its stage failed:\n%s", out.String())
+	if _, ran := modelog.Of(log, "apply-check"); ran {
+		t.Errorf("the check ran after its stage failed:\n%s", log)
 	}
-	if data, _ := os.ReadFile(message); !strings.HasPrefix(string(data), "apply failed: ") {
-		t.Errorf("termination message %q, want it to name apply", data)
+	if !strings.HasPrefix(message, "apply failed: ") {
+		t.Errorf("termination message %q, want it to name apply", message)
 	}
 }
 
-// One mode alone keeps the agent's shape: no marker, exit 1 on failure.
+// One mode alone keeps the agent's shape: no marker, exit 1 on failure,
+// no termination message.
 func TestOneModeKeepsNoMarkerAndExitOne(t *testing.T) {
-	var out bytes.Buffer
-	o := hostWithPackage(t, &out)
-	if code := runModes(context.Background(), o, []string{"apply"}, terminationLog(t)); code != 1 {
+	code, log, message := runPair(t, []string{"apply"})
+	if code != 1 {
 		t.Fatalf("exit %d, want 1", code)
 	}
-	if parts := modelog.Split(out.String()); len(parts) != 1 || parts[0].Mode != "" {
-		t.Errorf("one mode's log has markers: %#v", parts)
+	if parts := modelog.Split(log); len(parts) != 1 || parts[0].Mode != "" || message != "" {
+		t.Errorf("one mode's log has markers %#v or a termination message %q", parts, message)
 	}
 }
 
