@@ -10,7 +10,9 @@
 // order in one container, each after a marker line (agent/modelog); the
 // first that fails ends the run, names itself in the container's
 // termination message (SKYHOOK_TERMINATION_LOG, default
-// /dev/termination-log) and gives its step's exit code. The stage pod's environment names the run: SKYHOOK_NAME,
+// /dev/termination-log) and gives its step's exit code.
+//
+// The stage pod's environment names the run: SKYHOOK_NAME,
 // SKYHOOK_PACKAGE, SKYHOOK_VERSION, SKYHOOK_GENERATION; SKYHOOK_LOG_KEEP is
 // how many runs of each step keep a log file on the host (default 5, 0 for
 // none); SKYHOOK_CONFIGMAP_DIR is where the package's configMap is mounted
@@ -118,15 +120,13 @@ func modeList(arg string) ([]string, error) {
 // container; the exit code is then the failed step's own (1 when no step
 // gave one). One mode alone keeps the agent's exit code 1 on failure.
 func runModes(ctx context.Context, o run.Options, modes []string, messagePath string) int {
-	for i, mode := range modes {
+	for _, mode := range modes {
 		o.Mode = mode
 		if len(modes) > 1 {
 			fmt.Fprintln(o.Out, modelog.Marker(mode))
 		}
 		results, err := run.Run(ctx, o)
-		if i == 0 {
-			o.Warnings = nil // written once, in the first mode's part
-		}
+		o.Warnings = nil // written once, in the first mode's part
 		if err == nil {
 			continue
 		}

@@ -33,21 +33,17 @@ func hostWithPackage(t *testing.T, out *bytes.Buffer, env ...string) run.Options
 	}
 	root := t.TempDir()
 	copyDir := filepath.Join(root, "var/lib/skyhook/demo/pair/1.0.0/1")
+	data, err := os.ReadFile(busybox)
+	must(t, err)
 	files := map[string]string{
-		"bin/busybox":                                   "",
-		copyDir[len(root)+1:] + "/config.json":          twoModes,
-		copyDir[len(root)+1:] + "/skyhook_dir/write.sh": "#!/bin/sh\n[ -n \"$GOOD\" ] || { echo no good; exit 5; }\necho \"$GOOD\" > /etc/pair\necho wrote\n",
-		copyDir[len(root)+1:] + "/skyhook_dir/look.sh":  "#!/bin/sh\ngrep -qx good /etc/pair || { echo looks bad; exit 4; }\necho looks good\n",
+		filepath.Join(root, "bin/busybox"):                string(data),
+		filepath.Join(copyDir, "config.json"):             twoModes,
+		filepath.Join(copyDir, "skyhook_dir", "write.sh"): "#!/bin/sh\n[ -n \"$GOOD\" ] || { echo no good; exit 5; }\necho \"$GOOD\" > /etc/pair\necho wrote\n",
+		filepath.Join(copyDir, "skyhook_dir", "look.sh"):  "#!/bin/sh\ngrep -qx good /etc/pair || { echo looks bad; exit 4; }\necho looks good\n",
 	}
 	for path, content := range files {
-		full := filepath.Join(root, path)
-		must(t, os.MkdirAll(filepath.Dir(full), 0o755))
-		if path == "bin/busybox" {
-			data, err := os.ReadFile(busybox)
-			must(t, err)
-			content = string(data)
-		}
-		must(t, os.WriteFile(full, []byte(content), 0o755))
+		must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		must(t, os.WriteFile(path, []byte(content), 0o755))
 	}
 	for _, tool := range []string{"sh", "echo", "grep"} {
 		must(t, os.Symlink("busybox", filepath.Join(root, "bin", tool)))

@@ -186,7 +186,7 @@ func waitRebooted(t testing.TB, m *vmnode.Node, before string, timeout time.Dura
 			return false, nil
 		}
 		last = n
-		return n.Status.NodeInfo.BootID != before && n.Status.NodeInfo.BootID != "" && simnode.Ready(n), nil
+		return backSince(n, before), nil
 	})
 	if err == nil {
 		return
@@ -217,6 +217,13 @@ func powerCycle(m *vmnode.Node, from string, timeout time.Duration) error {
 	}
 	return wait.PollUntilContextTimeout(context.Background(), 2*time.Second, timeout, false, func(ctx context.Context) (bool, error) {
 		n, err := env.Clientset.CoreV1().Nodes().Get(ctx, m.Name, metav1.GetOptions{})
-		return err == nil && n.Status.NodeInfo.BootID != from && simnode.Ready(n), nil
+		return err == nil && backSince(n, from), nil
 	})
+}
+
+// backSince reports whether the node is Ready in a boot other than the
+// one given.
+func backSince(n *corev1.Node, boot string) bool {
+	id := n.Status.NodeInfo.BootID
+	return id != boot && id != "" && simnode.Ready(n)
 }
