@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -230,13 +231,26 @@ func stagePodsCreatedOf(t *testing.T, rollout skyhookv1.RolloutRef) func() []*co
 	}
 	var mu sync.Mutex
 	var created []*corev1.Pod
+	var history []string // every event, told when the test fails
+	t.Cleanup(func() {
+		if t.Failed() {
+			mu.Lock()
+			defer mu.Unlock()
+			t.Logf("the stage pods of %s, event by event:\n%s", rollout.Name, strings.Join(history, "\n"))
+		}
+	})
 	go func() {
 		for ev := range w.ResultChan() {
-			if pod, ok := ev.Object.(*corev1.Pod); ok && ev.Type == watch.Added {
-				mu.Lock()
-				created = append(created, pod)
-				mu.Unlock()
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
 			}
+			mu.Lock()
+			history = append(history, podEvent(ev.Type, pod))
+			if ev.Type == watch.Added {
+				created = append(created, pod)
+			}
+			mu.Unlock()
 		}
 	}()
 	return func() []*corev1.Pod {
@@ -244,6 +258,32 @@ func stagePodsCreatedOf(t *testing.T, rollout skyhookv1.RolloutRef) func() []*co
 		defer mu.Unlock()
 		return slices.Clone(created)
 	}
+}
+
+// podEvent is one line of a stage pod's history: when, what, which pod
+// (name and UID), its phase and reason, its conditions that are true, and
+// each init container's state.
+func podEvent(what watch.EventType, pod *corev1.Pod) string {
+	line := fmt.Sprintf("%s %-8s %s uid %.8s rv %s phase %s %s", time.Now().Format("15:04:05.000"), what, pod.Name, pod.UID, pod.ResourceVersion, pod.Status.Phase, pod.Status.Reason)
+	if pod.DeletionTimestamp != nil {
+		line += " deleting"
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Status == corev1.ConditionTrue {
+			line += " " + string(c.Type)
+		}
+	}
+	for _, s := range pod.Status.InitContainerStatuses {
+		state := "waiting"
+		switch {
+		case s.State.Running != nil:
+			state = "running"
+		case s.State.Terminated != nil:
+			state = fmt.Sprintf("exit%d", s.State.Terminated.ExitCode)
+		}
+		line += fmt.Sprintf(" %s=%s", s.Name, state)
+	}
+	return line
 }
 
 // waitWarning waits for a Warning event about the named object with the

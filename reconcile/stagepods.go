@@ -117,8 +117,11 @@ func (n *nodePass) createPod(ctx context.Context, spec stagepod.Spec) error {
 	}
 	err := r.Client.Create(ctx, pod)
 	if apierrors.IsAlreadyExists(err) {
-		if kept, err := r.freeKeptName(ctx, n.sk, pod); kept || err != nil {
-			n.progress.RequeueIn(time.Second) // created once the kept pod is gone
+		if held, err := r.freeName(ctx, n.sk, pod); held || err != nil {
+			// Created once the holder is gone. Not remembered as created:
+			// the cache will show no pod of the name, and the memory would
+			// hold the new one back for its whole window.
+			n.progress.RequeueIn(time.Second)
 			return err
 		}
 	} else if err != nil {
@@ -245,21 +248,24 @@ func (r *SkyhookReconciler) takeOut(sk *skyhookv1.Skyhook, pod *corev1.Pod, writ
 	return nil
 }
 
-// freeKeptName deletes the pod that holds the name of a stage pod to
-// create when it is one kept for its logs (the same stage run again, a
-// reset, has the same name) or one of a deleted rollout of the same name.
-// It reports whether it was one.
-func (r *SkyhookReconciler) freeKeptName(ctx context.Context, sk *skyhookv1.Skyhook, pod *corev1.Pod) (bool, error) {
+// freeName makes way for a stage pod whose name another pod holds: one
+// kept for its logs (the same stage run again, a reset, has the same
+// name) or one of a deleted rollout of the same name is deleted; one
+// leaving (deleting, as an evicted pod is until its kubelet ends it, or
+// deleted by this operator) is waited for. It reports whether the name is
+// held by such a pod; false: the holder is the pod to create, made by an
+// earlier pass that the cache does not show yet.
+func (r *SkyhookReconciler) freeName(ctx context.Context, sk *skyhookv1.Skyhook, pod *corev1.Pod) (bool, error) {
 	var existing corev1.Pod
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), &existing); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
-	if !retention.Retained(&existing) && !ofAnotherObject(&existing, sk) {
-		return false, nil
+	if !existing.DeletionTimestamp.IsZero() {
+		return true, nil
 	}
-	if existing.DeletionTimestamp.IsZero() {
+	if retention.Retained(&existing) || ofAnotherObject(&existing, sk) {
 		err := r.Client.Delete(ctx, &existing, client.Preconditions{UID: &existing.UID})
 		return true, client.IgnoreNotFound(err)
 	}
-	return true, nil
+	return r.memory.Deleted.Has(sk.UID, string(existing.UID)), nil
 }
