@@ -77,6 +77,10 @@ type SkyhookReconciler struct {
 	// run: one pod, each stage its own init containers, recorded stage by
 	// stage). See stage_runs.go.
 	PodPerStage bool
+	// StageShape lays a stage pod's stages out in containers: compact (a
+	// stage and its check in one container; the default) or NodeWright's
+	// (the check in a container of its own). See stagepod.Shape.
+	StageShape stagepod.Shape
 	// PackageRuns runs the installs and upgrades a node's turn starts,
 	// and the dependents they let start, in one pod, one package after
 	// another (package_runs.go); otherwise every package's stages have

@@ -100,6 +100,7 @@ func (n *nodePass) stageSpec(name string, step lifecycle.Step, attempt int32) st
 		spec.ConfigInterrupt = &marker
 	}
 	spec.Then = n.runAfter(step)
+	spec.Shape = r.StageShape
 	return spec
 }
 

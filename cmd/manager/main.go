@@ -22,6 +22,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/reconcile"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
 func main() {
@@ -50,6 +51,7 @@ func main() {
 	ttlSucceeded := flag.String("ttl-succeeded", envOr("JOB_TTL_SUCCEEDED", "0"), "how long a succeeded stage pod is kept for its logs once its stage is recorded, at least 1m; 0 deletes it at once (default: $JOB_TTL_SUCCEEDED, as NodeWright reads it, else 0)")
 	ttlFailed := flag.String("ttl-failed", envOr("JOB_TTL_FAILED", "24h"), "how long a failed attempt of a stage (the first and the latest of each stage) is kept for its logs, at least 1m; 0 deletes it at once (default: $JOB_TTL_FAILED, as NodeWright reads it, else 24h)")
 	packageRuns := flag.Bool("package-runs", false, "run the installs and upgrades a node starts at once, and the dependents they let start, in one pod, one package after another (each package keeps its own containers, timeouts, retries and record); off by default: measured in the simulator it is slower and costs the control plane more (docs/rollout.md)")
+	stageContainers := flag.String("stage-containers", string(stagepod.Compact), "how a stage pod lays out a package's stages: compact (one container per stage, <package>-<stage>, running the stage then its check) or nodewright (the check in a container of its own, <package>-<stage>check, as NodeWright's pods have it; each container costs the kubelet and the control plane more)")
 	stageRuns := flag.Bool("stage-runs", true, "run an install's config stage in the pod of its apply or upgrade, one pod where there were two; each stage keeps its own containers, timeout, retries and record; false gives every stage a pod of its own (docs/rollout.md)")
 	reapply := flag.String("reapply-on-reboot", envOr("REAPPLY_ON_REBOOT", "false"), "start the rollouts over on a node that rebooted outside their own interrupts, for hosts whose changes do not outlive a boot (default: $REAPPLY_ON_REBOOT, as NodeWright reads it, else false)")
 	flag.DurationVar(&opts.RebootTimeout, "reboot-timeout", 0, "how long a rebooted node may take to come back Ready with a new boot ID (default 10m)")
@@ -107,6 +109,10 @@ func main() {
 		os.Exit(2)
 	}
 	opts.PodPerStage = !*stageRuns
+	if opts.StageShape, err = stagepod.ParseShape(*stageContainers); err != nil {
+		fmt.Fprintln(os.Stderr, "--stage-containers:", err)
+		os.Exit(2)
+	}
 	opts.PackageRuns = *packageRuns
 	if opts.ReapplyOnReboot, err = parseBool("--reapply-on-reboot (REAPPLY_ON_REBOOT)", *reapply); err != nil {
 		fmt.Fprintln(os.Stderr, err)

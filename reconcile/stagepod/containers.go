@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -59,9 +60,40 @@ func containerPrefix(pkg string) string {
 	return pkg
 }
 
+// Shape is how a stage pod lays a package's stages out in containers.
+type Shape string
+
+const (
+	// Compact, the default: after the package copy, one container per
+	// stage, <pkg>-<stage>, in which the agent runs the stage and then its
+	// check (agent mode "apply,apply-check"), with a marker line before
+	// each in the log (agent/modelog). An interrupt has no check.
+	Compact Shape = "compact"
+	// NodeWright: the stage's check in a container of its own,
+	// <pkg>-<stage>check, as NodeWright's stage pods have it, for those
+	// who script against those names. Each container costs a kubelet a
+	// sync to start and the control plane a status write of the pod.
+	NodeWright Shape = "nodewright"
+)
+
+// Shapes are the shapes, the default first.
+var Shapes = []Shape{Compact, NodeWright}
+
+// ParseShape is the shape of the name (empty is the default), or an error
+// that names the shapes there are.
+func ParseShape(name string) (Shape, error) {
+	if name == "" {
+		return Compact, nil
+	}
+	if shape := Shape(name); slices.Contains(Shapes, shape) {
+		return shape, nil
+	}
+	return "", fmt.Errorf("stage container shape %q: want compact or nodewright", name)
+}
+
 // containers are the init containers of the spec's package: the copy,
-// then each stage and its check; configVolume names the volume of its
-// configMap.
+// then each stage with its check (in its own container in the NodeWright
+// shape); configVolume names the volume of its configMap.
 func (s Spec) containers(configVolume string) []corev1.Container {
 	pkg := s.Definition
 	agent := s.AgentImage
@@ -96,13 +128,26 @@ func (s Spec) containers(configVolume string) []corev1.Container {
 		},
 	}
 	for _, stage := range s.Stages() {
-		init = append(init, agentContainer(StageContainer(s.Package, stage), agentMode(stage), stage))
-		if agentMode(stage) != string(skyhookv1.StageInterrupt) { // every other mode has a check
-			init = append(init, agentContainer(CheckContainer(s.Package, stage), string(stage)+"-check", stage))
+		mode := agentMode(stage)
+		switch {
+		case !HasCheck(stage):
+			init = append(init, agentContainer(StageContainer(s.Package, stage), mode, stage))
+		case s.Shape == NodeWright:
+			init = append(init, agentContainer(StageContainer(s.Package, stage), mode, stage),
+				agentContainer(CheckContainer(s.Package, stage), checkMode(stage), stage))
+		default:
+			init = append(init, agentContainer(StageContainer(s.Package, stage), mode+","+checkMode(stage), stage))
 		}
 	}
 	return init
 }
+
+// HasCheck reports whether the stage has a check: every stage but an
+// interrupt (after an install or an uninstall) does.
+func HasCheck(stage skyhookv1.Stage) bool { return agentMode(stage) != string(skyhookv1.StageInterrupt) }
+
+// checkMode is the agent's mode for the stage's check.
+func checkMode(stage skyhookv1.Stage) string { return string(stage) + "-check" }
 
 func stageEnv(s Spec, stage skyhookv1.Stage) []corev1.EnvVar {
 	return []corev1.EnvVar{

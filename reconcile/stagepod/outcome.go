@@ -2,6 +2,7 @@ package stagepod
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -199,13 +200,9 @@ func ReadStage(pod *corev1.Pod, stage skyhookv1.Stage) Outcome {
 
 // stageDone reports whether the stage's containers of a run all exited 0.
 func stageDone(pod *corev1.Pod, stage skyhookv1.Stage, stages []skyhookv1.Stage) bool {
-	pkg := PackageOf(pod)
-	want := map[string]bool{StageContainer(pkg, stage): true}
-	if agentMode(stage) != string(skyhookv1.StageInterrupt) {
-		want[CheckContainer(pkg, stage)] = true
-	}
-	if stage == stages[0] {
-		want[CopyContainer(pkg)] = true
+	want := map[string]bool{}
+	for _, name := range stageContainers(pod, stage, stage == stages[0]) {
+		want[name] = true
 	}
 	for _, s := range pod.Status.InitContainerStatuses {
 		if t := s.State.Terminated; want[s.Name] && t != nil && t.ExitCode == 0 {
@@ -213,6 +210,25 @@ func stageDone(pod *corev1.Pod, stage skyhookv1.Stage, stages []skyhookv1.Stage)
 		}
 	}
 	return len(want) == 0
+}
+
+// stageContainers are the names of the pod's containers that run the
+// stage, with the package copy for the first stage of a run: the stage's
+// own container, and its check's in the NodeWright shape. Read from the
+// pod, so a pod of either shape (or of a release before shapes) reads.
+func stageContainers(pod *corev1.Pod, stage skyhookv1.Stage, first bool) []string {
+	pkg := PackageOf(pod)
+	candidates := []string{StageContainer(pkg, stage), CheckContainer(pkg, stage)}
+	if first {
+		candidates = append(candidates, CopyContainer(pkg))
+	}
+	var out []string
+	for _, c := range pod.Spec.InitContainers {
+		if slices.Contains(candidates, c.Name) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }
 
 // StageStart is when the stage of a run started (its first container,
@@ -278,9 +294,9 @@ func StageSeconds(pod *corev1.Pod, stage skyhookv1.Stage, now time.Time) float64
 		start = t
 	}
 	end := start
-	pkg := PackageOf(pod)
+	names := stageContainers(pod, stage, false)
 	for _, s := range pod.Status.InitContainerStatuses {
-		if s.Name != StageContainer(pkg, stage) && s.Name != CheckContainer(pkg, stage) {
+		if !slices.Contains(names, s.Name) {
 			continue
 		}
 		if t := s.State.Terminated; t != nil && t.FinishedAt.After(end) {

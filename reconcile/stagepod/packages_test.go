@@ -19,6 +19,7 @@ func twoPackages() Spec {
 	next.Package, next.Version, next.ConfigMap, next.Timeout = "driver", "2.0.0", "demo-driver", time.Minute
 	next.Definition.ConfigMap = map[string]string{"a": "1"}
 	s.Next = []Spec{next}
+	s.Shape = NodeWright // the shape package runs were measured in (docs/rollout.md)
 	return s
 }
 

@@ -20,26 +20,33 @@ func runSpec() Spec {
 }
 
 func TestRunPodHoldsEachStagesContainersInOrder(t *testing.T) {
-	pod := Build(runSpec())
-	var names []string
-	for _, c := range pod.Spec.InitContainers {
-		names = append(names, c.Name)
-	}
-	want := []string{"tuning-init", "tuning-apply", "tuning-applycheck", "tuning-config", "tuning-configcheck"}
-	if !slices.Equal(names, want) {
-		t.Fatalf("init containers %v, want %v", names, want)
-	}
-	for _, c := range pod.Spec.InitContainers[1:] {
-		var stage string
-		for _, e := range c.Env {
-			if e.Name == "SKYHOOK_STAGE" {
-				stage = e.Value
+	for shape, want := range map[Shape][]string{
+		Compact:    {"tuning-init", "tuning-apply", "tuning-config"},
+		NodeWright: {"tuning-init", "tuning-apply", "tuning-applycheck", "tuning-config", "tuning-configcheck"},
+	} {
+		s := runSpec()
+		s.Shape = shape
+		pod := Build(s)
+		var names []string
+		for _, c := range pod.Spec.InitContainers {
+			names = append(names, c.Name)
+		}
+		if !slices.Equal(names, want) {
+			t.Fatalf("%s: init containers %v, want %v", shape, names, want)
+		}
+		for _, c := range pod.Spec.InitContainers[1:] {
+			var stage string
+			for _, e := range c.Env {
+				if e.Name == "SKYHOOK_STAGE" {
+					stage = e.Value
+				}
+			}
+			if wantStage := map[string]string{"tuning-apply": "apply", "tuning-applycheck": "apply", "tuning-config": "config", "tuning-configcheck": "config"}[c.Name]; stage != wantStage {
+				t.Errorf("%s: %s: SKYHOOK_STAGE %q, want %q", shape, c.Name, stage, wantStage)
 			}
 		}
-		if wantStage := map[string]string{"tuning-apply": "apply", "tuning-applycheck": "apply", "tuning-config": "config", "tuning-configcheck": "config"}[c.Name]; stage != wantStage {
-			t.Errorf("%s: SKYHOOK_STAGE %q, want %q", c.Name, stage, wantStage)
-		}
 	}
+	pod := Build(runSpec())
 	if got := Stages(pod); !slices.Equal(got, []skyhookv1.Stage{skyhookv1.StageApply, skyhookv1.StageConfig}) {
 		t.Errorf("Stages %v", got)
 	}
@@ -65,12 +72,13 @@ func TestReadStageOfARun(t *testing.T) {
 	waiting := func(name string) corev1.ContainerStatus {
 		return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}
 	}
-	for _, tc := range []struct {
+	type readCase struct {
 		name          string
 		phase         corev1.PodPhase
 		statuses      []corev1.ContainerStatus
 		apply, config Result
-	}{
+	}
+	nodeWright := []readCase{
 		{"apply running", corev1.PodPending,
 			[]corev1.ContainerStatus{exited("tuning-init", 0), running("tuning-apply"), waiting("tuning-applycheck"), waiting("tuning-config"), waiting("tuning-configcheck")},
 			Running, Running},
@@ -86,17 +94,41 @@ func TestReadStageOfARun(t *testing.T) {
 		{"all done", corev1.PodRunning,
 			[]corev1.ContainerStatus{exited("tuning-init", 0), exited("tuning-apply", 0), exited("tuning-applycheck", 0), exited("tuning-config", 0), exited("tuning-configcheck", 0)},
 			Succeeded, Succeeded},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			pod := Build(runSpec())
-			pod.Status.Phase, pod.Status.InitContainerStatuses = tc.phase, tc.statuses
-			if got := ReadStage(pod, skyhookv1.StageApply).Result; got != tc.apply {
-				t.Errorf("apply: %v, want %v", got, tc.apply)
-			}
-			if got := ReadStage(pod, skyhookv1.StageConfig).Result; got != tc.config {
-				t.Errorf("config: %v, want %v", got, tc.config)
-			}
-		})
+	}
+	// In the compact shape a stage's check runs in the stage's container:
+	// a failed check fails it.
+	compact := []readCase{
+		{"apply running", corev1.PodPending,
+			[]corev1.ContainerStatus{exited("tuning-init", 0), running("tuning-apply"), waiting("tuning-config")},
+			Running, Running},
+		{"apply done, config running", corev1.PodPending,
+			[]corev1.ContainerStatus{exited("tuning-init", 0), exited("tuning-apply", 0), running("tuning-config")},
+			Succeeded, Running},
+		{"config or its check failed", corev1.PodFailed,
+			[]corev1.ContainerStatus{exited("tuning-init", 0), exited("tuning-apply", 0), exited("tuning-config", 3)},
+			Succeeded, Failed},
+		{"apply or its check failed", corev1.PodFailed,
+			[]corev1.ContainerStatus{exited("tuning-init", 0), exited("tuning-apply", 1), waiting("tuning-config")},
+			Failed, Failed},
+		{"all done", corev1.PodRunning,
+			[]corev1.ContainerStatus{exited("tuning-init", 0), exited("tuning-apply", 0), exited("tuning-config", 0)},
+			Succeeded, Succeeded},
+	}
+	for shape, cases := range map[Shape][]readCase{NodeWright: nodeWright, Compact: compact} {
+		for _, tc := range cases {
+			t.Run(string(shape)+"/"+tc.name, func(t *testing.T) {
+				s := runSpec()
+				s.Shape = shape
+				pod := Build(s)
+				pod.Status.Phase, pod.Status.InitContainerStatuses = tc.phase, tc.statuses
+				if got := ReadStage(pod, skyhookv1.StageApply).Result; got != tc.apply {
+					t.Errorf("apply: %v, want %v", got, tc.apply)
+				}
+				if got := ReadStage(pod, skyhookv1.StageConfig).Result; got != tc.config {
+					t.Errorf("config: %v, want %v", got, tc.config)
+				}
+			})
+		}
 	}
 }
 

@@ -114,6 +114,8 @@ type Spec struct {
 	// starts, survives a record write that did not land (the operator
 	// stopped) or one a pass reading an older record replaced.
 	ConfigInterrupt *string
+	// Shape lays the stages out in containers; empty is Compact.
+	Shape Shape
 	// Then are the stages the pod runs after Stage, in order, with no
 	// interrupt between them (a run: an install's config after its apply
 	// or upgrade). Each has its own containers and its own Timeout; the
@@ -173,6 +175,7 @@ func (s Spec) Name() string {
 func Build(s Spec) *corev1.Pod {
 	init := s.containers(configVolume(0))
 	for i, next := range s.Next {
+		next.Shape = s.Shape // one shape per pod
 		init = append(init, next.containers(configVolume(i+1))...)
 	}
 	kind := skyhookv1.KindOf(s.Skyhook)

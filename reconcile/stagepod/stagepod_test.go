@@ -40,8 +40,8 @@ func TestBuild(t *testing.T) {
 	for _, c := range pod.Spec.InitContainers {
 		names = append(names, c.Name)
 	}
-	if strings.Join(names, ",") != "tuning-init,tuning-apply,tuning-applycheck" {
-		t.Fatalf("init containers %v, want NodeWright's names <package>-init, <package>-<stage>, <package>-<stage>check", names)
+	if strings.Join(names, ",") != "tuning-init,tuning-apply" {
+		t.Fatalf("init containers %v, want the copy and the stage (with its check): <package>-init, <package>-<stage>", names)
 	}
 	if img := pod.Spec.InitContainers[0].Image; img != "ghcr.io/nvidia/skyhook-packages/shellscript:1.1.0" {
 		t.Errorf("copy image %s", img)
@@ -55,8 +55,8 @@ func TestBuild(t *testing.T) {
 		}
 	}
 	agent := pod.Spec.InitContainers[1]
-	if agent.Image != "ghcr.io/skyhook/agent:1" || strings.Join(agent.Args, " ") != "apply /root /root/var/lib/skyhook/demo/tuning/1.1.0/3" {
-		t.Errorf("agent %s %v", agent.Image, agent.Args)
+	if agent.Image != "ghcr.io/skyhook/agent:1" || strings.Join(agent.Args, " ") != "apply,apply-check /root /root/var/lib/skyhook/demo/tuning/1.1.0/3" {
+		t.Errorf("agent %s %v, want the stage then its check in one container", agent.Image, agent.Args)
 	}
 	var csp, order bool
 	for _, e := range agent.Env {
@@ -99,6 +99,53 @@ func TestBuild(t *testing.T) {
 	}
 }
 
+// The NodeWright shape gives the check a container of its own, named as
+// NodeWright names it, running the check mode alone.
+func TestBuildInNodeWrightShape(t *testing.T) {
+	s := spec()
+	s.Shape = NodeWright
+	s.Then = []skyhookv1.Stage{skyhookv1.StageConfig}
+	pod := Build(s)
+	var got []string
+	for _, c := range pod.Spec.InitContainers {
+		mode := "copy"
+		if len(c.Args) > 0 {
+			mode = c.Args[0]
+		}
+		got = append(got, c.Name+":"+mode)
+	}
+	want := "tuning-init:copy,tuning-apply:apply,tuning-applycheck:apply-check,tuning-config:config,tuning-configcheck:config-check"
+	if strings.Join(got, ",") != want {
+		t.Errorf("containers and modes %v, want %s", got, want)
+	}
+	s.Then, s.Stage = nil, skyhookv1.StageInterrupt
+	if c := Build(s).Spec.InitContainers; len(c) != 2 || c[1].Name != "interrupt" || c[1].Args[0] != "interrupt" {
+		t.Errorf("interrupt containers %+v: an interrupt has no check in either shape", c)
+	}
+}
+
+func TestParseShape(t *testing.T) {
+	for name, want := range map[string]Shape{"": Compact, "compact": Compact, "nodewright": NodeWright} {
+		if got, err := ParseShape(name); err != nil || got != want {
+			t.Errorf("ParseShape(%q) = %q, %v; want %q", name, got, err, want)
+		}
+	}
+	for _, bad := range []string{"NodeWright", "five", "compact "} {
+		if _, err := ParseShape(bad); err == nil || !strings.Contains(err.Error(), "want compact or nodewright") {
+			t.Errorf("ParseShape(%q): %v, want an error naming the shapes", bad, err)
+		}
+	}
+}
+
+// allExited is the status of a pod whose init containers all exited 0.
+func allExited(pod *corev1.Pod) []corev1.ContainerStatus {
+	var out []corev1.ContainerStatus
+	for _, c := range pod.Spec.InitContainers {
+		out = append(out, corev1.ContainerStatus{Name: c.Name, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}})
+	}
+	return out
+}
+
 func TestPackageImage(t *testing.T) {
 	const sha = "1111111111111111111111111111111111111111111111111111111111111111"
 	cases := []struct{ image, version, containerSHA, want string }{
@@ -124,7 +171,7 @@ func TestRead(t *testing.T) {
 	if got := Read(pod).Result; got != Running {
 		t.Fatalf("fresh pod: %v", got)
 	}
-	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "copy", State: terminated(0)}, {Name: "apply", State: terminated(0)}, {Name: "apply-check", State: terminated(0)}}
+	pod.Status.InitContainerStatuses = allExited(pod)
 	if got := Read(pod).Result; got != Succeeded {
 		t.Fatalf("all exited 0: %v", got)
 	}
@@ -179,8 +226,7 @@ func TestReadTellsRefusalsAndDisruptionsFromFailures(t *testing.T) {
 	done := Build(spec())
 	done.Status.Phase = corev1.PodSucceeded
 	done.Status.Conditions = preempted.Status.Conditions
-	done.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "copy", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}},
-		{Name: "apply", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}}, {Name: "apply-check", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}}}
+	done.Status.InitContainerStatuses = allExited(done)
 	if got := Read(done).Result; got != Succeeded {
 		t.Errorf("a pod that finished before its disruption: %v, want Succeeded", got)
 	}

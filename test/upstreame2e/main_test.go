@@ -40,6 +40,7 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/cluster"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/config"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/clustertest"
 	"github.com/skyhook-go/skyhook/test/operatortest"
 	"github.com/skyhook-go/skyhook/test/testenv"
@@ -160,7 +161,10 @@ func run(m *testing.M) int {
 			if err := snapshotNodes(ctx, c); err != nil {
 				return err
 			}
-			return operatortest.Start(ctx, c, operator.Options{Namespace: namespace, MetricsAddr: metricsAddr})
+			// NodeWright's container shape (--stage-containers=nodewright):
+			// its assert files and scenarios read stage pods' containers
+			// by its names, <package>-<stage>check among them.
+			return operatortest.Start(ctx, c, operator.Options{Namespace: namespace, MetricsAddr: metricsAddr, StageShape: stagepod.NodeWright})
 		})
 }
 

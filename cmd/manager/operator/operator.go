@@ -35,6 +35,7 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile/budgetstatus"
 	"github.com/skyhook-go/skyhook/reconcile/packageset"
 	"github.com/skyhook-go/skyhook/reconcile/retention"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	skyhookwebhook "github.com/skyhook-go/skyhook/webhook"
 	"github.com/skyhook-go/skyhook/webhook/defaults"
 	"github.com/skyhook-go/skyhook/webhook/policy"
@@ -122,6 +123,9 @@ type Options struct {
 	// PodPerStage runs every stage in a pod of its own, as before stage
 	// runs (reconcile.SkyhookReconciler.PodPerStage): --stage-runs=false.
 	PodPerStage bool
+	// StageShape lays a stage pod's stages out in containers
+	// (reconcile.SkyhookReconciler.StageShape): --stage-containers.
+	StageShape stagepod.Shape
 	// PackageRuns runs the packages a node starts together in one pod
 	// (reconcile.SkyhookReconciler.PackageRuns): --package-runs.
 	PackageRuns bool
@@ -235,7 +239,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Recorder: mgr.GetEventRecorder("skyhook-operator"), APIReader: mgr.GetAPIReader(), OperatorVersion: RunningVersion(),
 		NotReadyTimeout: opts.NotReadyTimeout, RebootTimeout: opts.RebootTimeout, StageTimeout: opts.StageTimeout, RuntimeRequiredTaint: opts.RuntimeRequiredTaint,
 		MaxAttempts: opts.MaxAttempts, ReapplyOnReboot: opts.ReapplyOnReboot, SucceededTTL: opts.SucceededTTL, FailedTTL: opts.FailedTTL,
-		PodPerStage: opts.PodPerStage,
+		PodPerStage: opts.PodPerStage, StageShape: opts.StageShape,
 		PackageRuns: opts.PackageRuns,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, err
