@@ -28,6 +28,7 @@ type logsOptions struct {
 	skyhook                string // the rollout --nodewright or --skyhook names
 	namespace              string // of the stage pods; "" for every namespace
 	follow                 bool
+	check                  bool // the stages' checks alone
 	tail                   int64
 }
 
@@ -40,9 +41,13 @@ func newLogsCommand() *cobra.Command {
 		Use:   "logs <package> [--nodewright NAME] [--node N] [--stage STAGE] [-c CONTAINER] [-f] [--tail N]",
 		Short: "The logs of a package's stage pods (newest first)",
 		Long: `Prints the logs of the package's stage pods that the filters select, newest
-first, separated by ---; each pod container by container (<package>-init, the
-stage's <package>-<stage>, its <package>-<stage>check, as NodeWright names them)
-under a header, or one container with -c (a container's name, or the stage's). --node is a node name or a
+first, separated by ---; each pod container by container (<package>-init, then
+each stage's <package>-<stage>, which runs the stage and then its check, or
+with the operator's --stage-containers=nodewright the check in a container of
+its own, <package>-<stage>check, as NodeWright names them) under a header, or
+one container with -c (a container's name, or the stage's). --stage keeps a
+run's pod to that stage's containers; --check prints the checks alone, cut
+from the stage's container where it runs them. --node is a node name or a
 regular expression over the whole name. With -f it follows the newest pod's
 running container and the ones after it until the pod ends.
 
@@ -93,7 +98,8 @@ or else the namespace of one found anywhere, or else every namespace.`,
 	cmd.Flags().StringVar(&o.node, "node", "", "only pods on this node, a name or a regular expression")
 	addRolloutFlag(cmd, &o.named, "only pods of this NodeWright or Skyhook")
 	cmd.Flags().StringVar(&o.stage, "stage", "", "only pods of this stage ("+stageNames+")")
-	cmd.Flags().StringVarP(&o.container, "container", "c", "", "only this container (<package>-init, <package>-<stage>, <package>-<stage>check, interrupt; or copy, <stage>, <stage>-check)")
+	cmd.Flags().StringVarP(&o.container, "container", "c", "", "only this container (<package>-init, <package>-<stage>, interrupt; or copy, <stage>) or check (<package>-<stage>check or <stage>-check: its container, or its part of the stage's)")
+	cmd.Flags().BoolVar(&o.check, "check", false, "only the stages' checks (--stage's alone when given): a check's container, or its part of the stage's container where one container runs both")
 	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "follow the newest pod's logs while it runs")
 	cmd.Flags().Int64Var(&o.tail, "tail", -1, "lines to show from the end of each container's log (-1 for all)")
 	return cmd
@@ -199,63 +205,32 @@ func newer(a, b *corev1.Pod) bool {
 // printStagePodLogs prints the containers' logs in the order they run, each
 // under a header; with -c, that container's alone and without header.
 func printStagePodLogs(ctx context.Context, cs kubernetes.Interface, out io.Writer, pod *corev1.Pod, o logsOptions) error {
-	names := containerNames(pod)
-	if o.container != "" {
-		name, _ := containerIn(pod, o.container)
-		names = []string{name}
-	}
-	for _, name := range names {
+	for _, part := range partsToPrint(pod, o) {
 		var err error
-		if pod, err = waitStarted(ctx, cs, pod, name, o.follow); err != nil || ctx.Err() != nil {
+		if pod, err = waitStarted(ctx, cs, pod, part.Container, o.follow); err != nil || ctx.Err() != nil {
 			return err // interrupted while following: done, not an error
 		}
-		state := containerState(pod, name)
+		state := containerState(pod, part.Container)
 		if o.container == "" {
-			fmt.Fprintf(out, "==> %s/%s %s: %s <==\n", pod.Namespace, pod.Name, name, describeState(state))
+			fmt.Fprintf(out, "==> %s/%s %s: %s <==\n", pod.Namespace, pod.Name, part.title(), describeState(state))
 		}
 		if state.Running == nil && state.Terminated == nil {
 			continue // nothing printed yet; describeState said why
 		}
+		if part.Mode != "" {
+			if err := part.print(ctx, cs, out, pod, o.tail); err != nil {
+				return err
+			}
+			continue
+		}
 		// A finished container's log is complete: following it would wait
 		// on a kubelet that may not end the stream (KWOK's does not).
 		follow := o.follow && state.Running != nil
-		if err := copyLogs(ctx, cs, out, pod, logOptions(name, follow, o.tail)); err != nil {
+		if err := copyLogs(ctx, cs, out, pod, logOptions(part.Container, follow, o.tail)); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// containerNames are the pod's containers in the order they run.
-func containerNames(pod *corev1.Pod) []string {
-	var names []string
-	for _, c := range append(slices.Clone(pod.Spec.InitContainers), pod.Spec.Containers...) {
-		if c.Name != "pause" { // the stage pod's placeholder prints nothing
-			names = append(names, c.Name)
-		}
-	}
-	return names
-}
-
-// containerIn is the pod's container that -c names: one of its
-// containers' names or, as this operator's releases before NodeWright's
-// container names had them, copy, <stage> or <stage>-check.
-func containerIn(pod *corev1.Pod, name string) (string, bool) {
-	names := containerNames(pod)
-	if slices.Contains(names, name) {
-		return name, true
-	}
-	pkg := stagepod.PackageOf(pod)
-	var was string
-	switch stage, check := strings.CutSuffix(name, "-check"); {
-	case name == "copy":
-		was = stagepod.CopyContainer(pkg)
-	case check:
-		was = stagepod.CheckContainer(pkg, skyhookv1.Stage(stage))
-	default:
-		was = stagepod.StageContainer(pkg, skyhookv1.Stage(name))
-	}
-	return was, slices.Contains(names, was)
 }
 
 func containerState(pod *corev1.Pod, name string) corev1.ContainerState {

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/agent/modelog"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/testenv"
@@ -61,7 +62,7 @@ func stagePods(t *testing.T) (failed, running *corev1.Pod) {
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		err := c.Get(ctx, client.ObjectKeyFromObject(running), running)
 		statuses := running.Status.InitContainerStatuses
-		return err == nil && len(statuses) == 3 && statuses[1].Name == apply && statuses[1].State.Running != nil, nil
+		return err == nil && len(statuses) == len(running.Spec.InitContainers) && statuses[1].Name == apply && statuses[1].State.Running != nil, nil
 	}); err != nil {
 		t.Fatalf("the second try's %s container is not running: %+v", apply, running.Status)
 	}
@@ -165,7 +166,7 @@ func TestPackageLogs(t *testing.T) {
 		want string
 	}{
 		{[]string{"package", "logs", "tuning", "--node", logsNode, "--stage", "install"}, `invalid stage "install"`},
-		{[]string{"package", "logs", "tuning", "--node", logsNode, "-c", "agent"}, "has the containers tuning-init, tuning-apply, tuning-applycheck"},
+		{[]string{"package", "logs", "tuning", "--node", logsNode, "-c", "agent"}, "has the containers tuning-init, tuning-apply"},
 	} {
 		if out, err := run(t, withCluster(bad.args...)...); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%v: %v, want an error with %q\n%s", bad.args, err, bad.want, out)
@@ -306,5 +307,126 @@ func TestPackageLogsFindsAPackageInAPodOfSeveral(t *testing.T) {
 	out = mustRun(t, "package", "logs", "tuning", "--node", node, "--stage", "config")
 	if !strings.Contains(out, pod.Name+" tuning-config: exited 0") || strings.Contains(out, " driver-") {
 		t.Errorf("tuning's config logs in the pod it shares with driver:\n%s", out)
+	}
+}
+
+// In the compact shape a stage's container runs the stage and then its
+// check, a marker line before each: --check, and -c with the check's name
+// (NodeWright's container name, or this operator's older mode name), print
+// the check's part of that container's log alone.
+func TestPackageLogsCutsTheCheckFromTheStageContainer(t *testing.T) {
+	const node = "check-logs-node"
+	ctx := context.Background()
+	c := stagePodsNode(t, node)
+	pkg := skyhookv1.Package{PackageRef: skyhookv1.PackageRef{Name: "tuning", Version: "1.0.0"}, Image: "ghcr.io/x/tuning"}
+	sk := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "check-logs"}, Spec: skyhookv1.SkyhookSpec{Packages: skyhookv1.Packages{"tuning": pkg}}}
+	if err := c.Create(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), sk) })
+	pod := stagepod.Build(stagepod.Spec{Skyhook: sk, Package: "tuning", Definition: pkg, Version: "1.0.0", Image: pkg.Image, Stage: skyhookv1.StageApply,
+		Node: node, Namespace: "skyhook", AgentImage: "ghcr.io/x/agent:1.0.0", PauseImage: "registry.k8s.io/pause:3.10"})
+	if err := c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deletePod(t, pod) })
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(pod), pod)
+		return err == nil && stagepod.Read(pod).Result == stagepod.Succeeded, nil
+	}); err != nil {
+		t.Fatalf("the stage pod did not finish: %+v", pod.Status)
+	}
+	for _, line := range []string{modelog.Marker("apply"), "2026-12-07T10:00:00Z [install.sh] stdout: installing tuning",
+		modelog.Marker("apply-check"), "2026-12-07T10:00:01Z [verify.sh] stdout: tuning is in place"} {
+		if err := env.WriteContainerLog(ctx, "skyhook", pod.Name, "tuning-apply", line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := mustRun(t, "package", "logs", "tuning", "--node", node, "--check")
+	if !strings.Contains(out, pod.Name+" tuning-apply (apply-check): exited 0") || !strings.Contains(out, "tuning is in place") || strings.Contains(out, "installing") {
+		t.Errorf("--check: want the check's part of tuning-apply alone:\n%s", out)
+	}
+	for _, name := range []string{"tuning-applycheck", "apply-check"} {
+		out := mustRun(t, "package", "logs", "tuning", "--node", node, "-c", name)
+		if out != "2026-12-07T10:00:01Z [verify.sh] stdout: tuning is in place\n" {
+			t.Errorf("-c %s: want the check's line alone, got:\n%s", name, out)
+		}
+	}
+	out = mustRun(t, "package", "logs", "tuning", "--node", node, "-c", "tuning-apply")
+	if !strings.Contains(out, "installing") || !strings.Contains(out, "tuning is in place") || !strings.Contains(out, modelog.Marker("apply-check")) {
+		t.Errorf("-c tuning-apply: want the whole container's log, markers and all:\n%s", out)
+	}
+}
+
+// Which container, or part of one, each name and option reads, in both
+// shapes.
+func TestLogPartsOfEitherShape(t *testing.T) {
+	sk := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: "parts"}}
+	build := func(shape stagepod.Shape) *corev1.Pod {
+		return stagepod.Build(stagepod.Spec{Skyhook: sk, Package: "tuning", Version: "1.0.0", Image: "ghcr.io/x/tuning", Stage: skyhookv1.StageApply,
+			Then: []skyhookv1.Stage{skyhookv1.StageConfig}, Node: "n", Namespace: "skyhook", Shape: shape})
+	}
+	compact, nodeWright := build(stagepod.Compact), build(stagepod.NodeWright)
+	for _, c := range []struct {
+		pod  *corev1.Pod
+		name string
+		want logPart
+	}{
+		{compact, "tuning-configcheck", logPart{Container: "tuning-config", Mode: "config-check"}},
+		{compact, "config-check", logPart{Container: "tuning-config", Mode: "config-check"}},
+		{compact, "config", logPart{Container: "tuning-config"}},
+		{compact, "copy", logPart{Container: "tuning-init"}},
+		{nodeWright, "tuning-configcheck", logPart{Container: "tuning-configcheck"}},
+		{nodeWright, "config-check", logPart{Container: "tuning-configcheck"}},
+	} {
+		if got, ok := containerIn(c.pod, c.name); !ok || got != c.want {
+			t.Errorf("%s pod, -c %s: %+v %v, want %+v", c.pod.Spec.InitContainers[2].Name, c.name, got, ok, c.want)
+		}
+	}
+	if _, ok := containerIn(compact, "interrupt-check"); ok {
+		t.Error("-c interrupt-check found a part: an interrupt has no check")
+	}
+	titles := func(parts []logPart) string {
+		var out []string
+		for _, p := range parts {
+			out = append(out, p.title())
+		}
+		return strings.Join(out, ", ")
+	}
+	for _, c := range []struct {
+		pod  *corev1.Pod
+		o    logsOptions
+		want string
+	}{
+		{compact, logsOptions{}, "tuning-init, tuning-apply, tuning-config"},
+		{compact, logsOptions{stage: "config"}, "tuning-config"},
+		{compact, logsOptions{check: true}, "tuning-apply (apply-check), tuning-config (config-check)"},
+		{compact, logsOptions{check: true, stage: "apply"}, "tuning-apply (apply-check)"},
+		{nodeWright, logsOptions{stage: "config"}, "tuning-config, tuning-configcheck"},
+		{nodeWright, logsOptions{check: true}, "tuning-applycheck, tuning-configcheck"},
+	} {
+		if got := titles(partsToPrint(c.pod, c.o)); got != c.want {
+			t.Errorf("%+v: prints %s, want %s", c.o, got, c.want)
+		}
+	}
+}
+
+// --tail on a check's part counts the part's lines, not the container's.
+func TestLastLines(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		n    int64
+		want string
+	}{
+		{"a\nb\nc\n", 2, "b\nc\n"},
+		{"a\nb\nc\n", -1, "a\nb\nc\n"},
+		{"a\nb", 1, "b"},
+		{"a\n", 5, "a\n"},
+		{"", 3, ""},
+		{"a\nb\n", 0, ""},
+	} {
+		if got := lastLines(c.text, c.n); got != c.want {
+			t.Errorf("lastLines(%q, %d) = %q, want %q", c.text, c.n, got, c.want)
+		}
 	}
 }
