@@ -11,10 +11,9 @@
 // removed with each Skyhook. Reboots and systemd are not real: the
 // interrupts run a recording stand-in for systemctl (SKYHOOK_SYSTEMCTL).
 //
-// The operator runs with --package-runs (operator.Options.PackageRuns),
-// so that a pod of several packages meets a real kubelet
-// (TestPackagesShareOnePodOnTheRealNode); the tests of one package run as
-// they would without it.
+// The operator runs with its defaults (and a short stage timeout); a test
+// that needs another flag restarts it with that flag for its own run (op:
+// --package-runs for TestPackagesShareOnePodOnTheRealNode).
 //
 // It needs root and containerd, runc and the CNI plugins (make
 // real-node-deps installs them); without them every test skips and says
@@ -23,6 +22,7 @@ package realnode
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,6 +38,7 @@ import (
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/config"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/clustertest"
 	"github.com/skyhook-go/skyhook/test/operatortest"
 	"github.com/skyhook-go/skyhook/test/testenv"
@@ -53,9 +54,15 @@ const (
 	stageTimeout = 30 * time.Second
 )
 
+// stageContainers is the operator's --stage-containers, for the benchmark
+// to compare the shapes on the real kubelet (docs/rollout.md).
+var stageContainers = flag.String("stage-containers", "", "the operator's --stage-containers: compact (the default) or nodewright")
+
 var (
 	env  *cluster.Cluster
 	node *kubeletnode.Node
+	// op is the operator, for a test to restart with a flag of its own.
+	op *operatortest.Operator
 	// public serves the agent and pause images; private, behind basic
 	// auth, the packages.
 	public, private *nodeimages.Registry
@@ -120,9 +127,14 @@ func run(m *testing.M) int {
 			if err := createPullSecret(ctx, c); err != nil {
 				return err
 			}
-			return operatortest.Start(ctx, c, operator.Options{Namespace: namespace,
+			shape, err := stagepod.ParseShape(*stageContainers)
+			if err != nil {
+				return err
+			}
+			op, err = operatortest.StartRestartable(ctx, c, operator.Options{Namespace: namespace,
 				AgentImage: images.agent, PauseImage: images.pause, ImagePullSecrets: []string{pullSecret},
-				StageTimeout: stageTimeout, PackageRuns: true})
+				StageTimeout: stageTimeout, StageShape: shape})
+			return err
 		})
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/cmd/manager/operator"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
@@ -16,6 +17,7 @@ import (
 // package's config with its own configMap mounted.
 func TestPackagesShareOnePodOnTheRealNode(t *testing.T) {
 	needRealNode(t)
+	op.With(t, func(o *operator.Options) { o.PackageRuns = true })
 	const name = "shared-pod"
 	out := outDir(t, name)
 	pods := stagePodsCreated(t, name)
