@@ -144,7 +144,9 @@ func (s Spec) containers(configVolume string) []corev1.Container {
 
 // HasCheck reports whether the stage has a check: every stage but an
 // interrupt (after an install or an uninstall) does.
-func HasCheck(stage skyhookv1.Stage) bool { return agentMode(stage) != string(skyhookv1.StageInterrupt) }
+func HasCheck(stage skyhookv1.Stage) bool {
+	return agentMode(stage) != string(skyhookv1.StageInterrupt)
+}
 
 // checkMode is the agent's mode for the stage's check.
 func checkMode(stage skyhookv1.Stage) string { return string(stage) + "-check" }
