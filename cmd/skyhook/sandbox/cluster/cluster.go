@@ -134,8 +134,11 @@ type Cluster struct {
 	vmNodes []*vmnode.Node
 	// network is the real nodes' network (Options.RealNodeNetwork); it
 	// exposes the apiserver's port at its gateway.
-	network  *nodenet.Network
-	stopOnce sync.Once
+	network *nodenet.Network
+	// stopSimulators ends what the cluster simulates in this process
+	// beside KWOK (simnode.Fleet.FinishDeletes).
+	stopSimulators context.CancelFunc
+	stopOnce       sync.Once
 }
 
 // Start builds (or takes from the cache) the binaries and starts etcd,
@@ -187,6 +190,10 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := c.retryPortClash(func() error { return c.startKWOK(ctx) }); err != nil {
 		return nil, err
 	}
+	// The kubelet's removal of a deleted pod, with its UID: not KWOK's.
+	simulators, stopSimulators := context.WithCancel(context.Background())
+	c.stopSimulators = stopSimulators
+	c.fleet().FinishDeletes(simulators)
 	if err := c.CreateNodes(ctx, opts.Nodes...); err != nil {
 		return nil, err
 	}
@@ -410,6 +417,9 @@ func (c *Cluster) start(name, path string, args ...string) (*proc.Process, error
 // removes a temporary state directory. It is safe to call more than once.
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
+		if c.stopSimulators != nil {
+			c.stopSimulators()
+		}
 		for _, n := range c.RealNodes() {
 			n.Stop()
 		}

@@ -63,7 +63,8 @@ import (
 //   - A running pod whose only container is named "done" (NodeWright's
 //     stage Job pods) succeeds: its Job completes.
 //   - A deleted pod goes away once it has no finalizers, after
-//     ShutdownDurationAnnotation (default immediately).
+//     ShutdownDurationAnnotation (default immediately), removed with its
+//     UID as a precondition (FinishDeletes, not a KWOK stage).
 const (
 	BootIDAnnotation           = "sim.skyhook.dev/boot-id"
 	RebootAnnotation           = "sim.skyhook.dev/reboot"
