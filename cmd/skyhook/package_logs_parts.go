@@ -114,7 +114,7 @@ func checkPart(pod *corev1.Pod, stage skyhookv1.Stage) (logPart, bool) {
 		return logPart{Container: own}, true
 	}
 	in := stagepod.StageContainer(pkg, stage)
-	return logPart{Container: in, Mode: string(stage) + "-check"}, slices.Contains(names, in)
+	return logPart{Container: in, Mode: stagepod.CheckMode(stage)}, slices.Contains(names, in)
 }
 
 // partsToPrint are the parts of the pod the options ask for: -c's; else
@@ -126,7 +126,8 @@ func partsToPrint(pod *corev1.Pod, o logsOptions) []logPart {
 		part, _ := containerIn(pod, o.container)
 		return []logPart{part}
 	}
-	stages := stagepod.Stages(pod)
+	all := stagepod.Stages(pod)
+	stages := all
 	if o.stage != "" {
 		stages = []skyhookv1.Stage{skyhookv1.Stage(o.stage)}
 	}
@@ -140,13 +141,9 @@ func partsToPrint(pod *corev1.Pod, o logsOptions) []logPart {
 		return parts
 	}
 	names := containerNames(pod)
-	if o.stage != "" && len(stagepod.Stages(pod)) > 1 {
+	if o.stage != "" && len(all) > 1 {
 		// A run's pod: the stage's own containers, not its neighbours'.
-		pkg := stagepod.PackageOf(pod)
-		stage := skyhookv1.Stage(o.stage)
-		names = slices.DeleteFunc(names, func(n string) bool {
-			return n != stagepod.StageContainer(pkg, stage) && n != stagepod.CheckContainer(pkg, stage)
-		})
+		names = stagepod.StageContainers(pod, stages[0])
 	}
 	for _, name := range names {
 		parts = append(parts, logPart{Container: name})

@@ -134,9 +134,9 @@ func (s Spec) containers(configVolume string) []corev1.Container {
 			init = append(init, agentContainer(StageContainer(s.Package, stage), mode, stage))
 		case s.Shape == NodeWright:
 			init = append(init, agentContainer(StageContainer(s.Package, stage), mode, stage),
-				agentContainer(CheckContainer(s.Package, stage), checkMode(stage), stage))
+				agentContainer(CheckContainer(s.Package, stage), CheckMode(stage), stage))
 		default:
-			init = append(init, agentContainer(StageContainer(s.Package, stage), mode+","+checkMode(stage), stage))
+			init = append(init, agentContainer(StageContainer(s.Package, stage), mode+","+CheckMode(stage), stage))
 		}
 	}
 	return init
@@ -148,8 +148,9 @@ func HasCheck(stage skyhookv1.Stage) bool {
 	return agentMode(stage) != string(skyhookv1.StageInterrupt)
 }
 
-// checkMode is the agent's mode for the stage's check.
-func checkMode(stage skyhookv1.Stage) string { return string(stage) + "-check" }
+// CheckMode is the agent's mode for the stage's check (its part of the
+// stage container's log in the compact shape, agent/modelog).
+func CheckMode(stage skyhookv1.Stage) string { return string(stage) + "-check" }
 
 func stageEnv(s Spec, stage skyhookv1.Stage) []corev1.EnvVar {
 	return []corev1.EnvVar{

@@ -200,8 +200,12 @@ func ReadStage(pod *corev1.Pod, stage skyhookv1.Stage) Outcome {
 
 // stageDone reports whether the stage's containers of a run all exited 0.
 func stageDone(pod *corev1.Pod, stage skyhookv1.Stage, stages []skyhookv1.Stage) bool {
+	names := StageContainers(pod, stage)
+	if stage == stages[0] {
+		names = append(names, containersNamed(pod, CopyContainer(PackageOf(pod)))...)
+	}
 	want := map[string]bool{}
-	for _, name := range stageContainers(pod, stage, stage == stages[0]) {
+	for _, name := range names {
 		want[name] = true
 	}
 	for _, s := range pod.Status.InitContainerStatuses {
@@ -212,19 +216,21 @@ func stageDone(pod *corev1.Pod, stage skyhookv1.Stage, stages []skyhookv1.Stage)
 	return len(want) == 0
 }
 
-// stageContainers are the names of the pod's containers that run the
-// stage, with the package copy for the first stage of a run: the stage's
-// own container, and its check's in the NodeWright shape. Read from the
-// pod, so a pod of either shape (or of a release before shapes) reads.
-func stageContainers(pod *corev1.Pod, stage skyhookv1.Stage, first bool) []string {
+// StageContainers are the names of the pod's containers that run the
+// stage: its own container, and its check's in the NodeWright shape. Read
+// from the pod, so a pod of either shape (or of a release before shapes)
+// reads.
+func StageContainers(pod *corev1.Pod, stage skyhookv1.Stage) []string {
 	pkg := PackageOf(pod)
-	candidates := []string{StageContainer(pkg, stage), CheckContainer(pkg, stage)}
-	if first {
-		candidates = append(candidates, CopyContainer(pkg))
-	}
+	return containersNamed(pod, StageContainer(pkg, stage), CheckContainer(pkg, stage))
+}
+
+// containersNamed are those of the names that are the pod's init
+// containers, in the pod's order.
+func containersNamed(pod *corev1.Pod, names ...string) []string {
 	var out []string
 	for _, c := range pod.Spec.InitContainers {
-		if slices.Contains(candidates, c.Name) {
+		if slices.Contains(names, c.Name) {
 			out = append(out, c.Name)
 		}
 	}
@@ -294,7 +300,7 @@ func StageSeconds(pod *corev1.Pod, stage skyhookv1.Stage, now time.Time) float64
 		start = t
 	}
 	end := start
-	names := stageContainers(pod, stage, false)
+	names := StageContainers(pod, stage)
 	for _, s := range pod.Status.InitContainerStatuses {
 		if !slices.Contains(names, s.Name) {
 			continue
