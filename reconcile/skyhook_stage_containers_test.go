@@ -17,18 +17,23 @@ import (
 // By default a stage is one container, <package>-<stage>, in which the
 // agent runs the stage and then its check: an install's apply and config
 // run in a pod of three containers (the copy, apply, config), and the
-// record still goes stage by stage.
+// rollout completes. The same code builds the pods of either kind.
 func TestStageAndItsCheckRunInOneContainer(t *testing.T) {
-	created, _ := stageRunRollout(t, "compact", nil)
-	waitSkyhook(t, "compact", time.Minute, isReady)
-	pods := created()
-	if len(pods) != 1 {
-		t.Fatalf("%d stage pods, want one for apply and config", len(pods))
-	}
-	want := []string{"tuning-init:", "tuning-apply:apply,apply-check", "tuning-config:config,config-check"}
-	if got := containersAndModes(pods[0]); !slices.Equal(got, want) {
-		t.Errorf("containers %v, want %v", got, want)
-	}
+	eachKind(t, func(t *testing.T, k kindCase) {
+		created, _ := oneNodeRolloutOfKind(t, k, "compact", func(tuning *skyhookv1.Package) {
+			tuning.Env = []corev1.EnvVar{{Name: simnode.DurationEnv, Value: "1s"}}
+			tuning.ConfigMap = map[string]string{"tuning.conf": "a"}
+		})
+		k.wait(t, "compact", time.Minute, isReady)
+		pods := created()
+		if len(pods) != 1 {
+			t.Fatalf("%d stage pods, want one for apply and config", len(pods))
+		}
+		want := []string{"tuning-init:", "tuning-apply:apply,apply-check", "tuning-config:config,config-check"}
+		if got := containersAndModes(pods[0]); !slices.Equal(got, want) {
+			t.Errorf("containers %v, want %v", got, want)
+		}
+	})
 }
 
 // --stage-containers=nodewright gives each check a container of its own,
