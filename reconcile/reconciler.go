@@ -10,6 +10,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/reconcile/drain"
 	"github.com/skyhook-go/skyhook/reconcile/fleetbudget"
+	"github.com/skyhook-go/skyhook/reconcile/imagevolume"
 	"github.com/skyhook-go/skyhook/reconcile/memory"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/reconcile/taints"
@@ -81,6 +82,11 @@ type SkyhookReconciler struct {
 	// stage and its check in one container; the default) or NodeWright's
 	// (the check in a container of its own). See stagepod.Shape.
 	StageShape stagepod.Shape
+	// ImageVolumes asks the apiserver whether it keeps image volumes; where
+	// it does and a node's kubelet and runtime mount them, the node's
+	// stage pods mount their package images and have no copy container
+	// (stagepod.Spec.ImageVolume). Nil: every stage pod copies.
+	ImageVolumes *imagevolume.Prober
 	// PackageRuns runs the installs and upgrades a node's turn starts,
 	// and the dependents they let start, in one pod, one package after
 	// another (package_runs.go); otherwise every package's stages have

@@ -16,8 +16,9 @@ import (
 
 // By default a stage is one container, <package>-<stage>, in which the
 // agent runs the stage and then its check: an install's apply and config
-// run in a pod of three containers (the copy, apply, config), and the
-// rollout completes. The same code builds the pods of either kind.
+// run in a pod of two containers on a node that mounts image volumes (the
+// simulated nodes' default; no copy container), and the rollout completes.
+// The same code builds the pods of either kind.
 func TestStageAndItsCheckRunInOneContainer(t *testing.T) {
 	eachKind(t, func(t *testing.T, k kindCase) {
 		created, _ := oneNodeRolloutOfKind(t, k, "compact", func(tuning *skyhookv1.Package) {
@@ -29,7 +30,7 @@ func TestStageAndItsCheckRunInOneContainer(t *testing.T) {
 		if len(pods) != 1 {
 			t.Fatalf("%d stage pods, want one for apply and config", len(pods))
 		}
-		want := []string{"tuning-init:", "tuning-apply:apply,apply-check", "tuning-config:config,config-check"}
+		want := []string{"tuning-apply:apply,apply-check", "tuning-config:config,config-check"}
 		if got := containersAndModes(pods[0]); !slices.Equal(got, want) {
 			t.Errorf("containers %v, want %v", got, want)
 		}

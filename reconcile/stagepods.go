@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
+	"github.com/skyhook-go/skyhook/reconcile/imagevolume"
 	"github.com/skyhook-go/skyhook/reconcile/lifecycle"
 	"github.com/skyhook-go/skyhook/reconcile/retention"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
@@ -108,6 +109,7 @@ func (n *nodePass) stageSpec(name string, step lifecycle.Step, attempt int32) st
 // it, Spec.Next).
 func (n *nodePass) createPod(ctx context.Context, spec stagepod.Spec) error {
 	r := n.r
+	spec.ImageVolume = r.imageVolumes(ctx, n.work.node)
 	pod := stagepod.Build(spec)
 	if left := r.memory.Created.Left(n.sk.UID, pod.Name); left > 0 {
 		// Created by an earlier pass and not in the cache yet: its add
@@ -269,4 +271,17 @@ func (r *SkyhookReconciler) freeName(ctx context.Context, sk *skyhookv1.Skyhook,
 		return true, client.IgnoreNotFound(err)
 	}
 	return r.memory.Deleted.Has(sk.UID, string(existing.UID)), nil
+}
+
+// imageVolumes reports whether the node's stage pods mount their package
+// images (no copy container): where the apiserver keeps image volumes and
+// the node's kubelet and runtime mount them.
+func (r *SkyhookReconciler) imageVolumes(ctx context.Context, node *corev1.Node) bool {
+	if r.ImageVolumes == nil || r.StageShape == stagepod.NodeWright {
+		return false
+	}
+	if ok, _ := imagevolume.NodeSupports(node); !ok {
+		return false
+	}
+	return r.ImageVolumes.Supported(ctx)
 }

@@ -253,6 +253,22 @@ func writeFile(path string, data []byte) error {
 
 // copyTree copies the files under src over dst, keeping their modes and
 // symlinks; a missing src copies nothing.
+// copyPackage copies the package's files from where the pod mounts them
+// to its copy on the host, when the pod mounts them (PackageSource); a
+// source that is missing is an error, not an empty package.
+func copyPackage(source, copyDir string) error {
+	if source == "" {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(source, "config.json")); err != nil {
+		return fmt.Errorf("the package image mounted at %s has no config.json (is it a package image, with its files under /skyhook-package?): %w", source, err)
+	}
+	if err := copyTree(source, copyDir); err != nil {
+		return fmt.Errorf("copying the package from %s to %s: %w", source, copyDir, err)
+	}
+	return nil
+}
+
 func copyTree(src, dst string) error {
 	if _, err := os.Stat(src); os.IsNotExist(err) {
 		return nil

@@ -28,6 +28,11 @@ type Options struct {
 	HostRoot string
 	// CopyDir is the package's copy on the host, as a path under HostRoot.
 	CopyDir string
+	// PackageSource, when set, is the package's files as mounted in the
+	// pod (the package image's /skyhook-package, from an image volume):
+	// they are copied to CopyDir before anything else, in place of the
+	// stage pod's copy container. Empty: the copy container made CopyDir.
+	PackageSource string
 	// ConfigMapDir holds the package's configMap files as mounted in the
 	// pod; they are copied to <CopyDir>/configmaps for the steps.
 	ConfigMapDir string
@@ -130,6 +135,9 @@ func Run(ctx context.Context, o Options) ([]StepResult, error) {
 	}
 	if o.Mode == "interrupt" {
 		return nil, runInterrupt(ctx, o, h)
+	}
+	if err := copyPackage(o.PackageSource, o.CopyDir); err != nil {
+		return nil, err
 	}
 	cfg, problems, err := pkgconfig.Load(o.CopyDir)
 	if err != nil {

@@ -16,7 +16,9 @@
 // SKYHOOK_PACKAGE, SKYHOOK_VERSION, SKYHOOK_GENERATION; SKYHOOK_LOG_KEEP is
 // how many runs of each step keep a log file on the host (default 5, 0 for
 // none); SKYHOOK_CONFIGMAP_DIR is where the package's configMap is mounted
-// (default /skyhook-package/configmaps). NodeWright's agent options
+// (default /skyhook-package/configmaps); SKYHOOK_PACKAGE_SOURCE, where a pod
+// without a copy container mounts the package's files (an image volume),
+// which the agent then copies to the host first. NodeWright's agent options
 // SKYHOOK_AGENT_WRITE_LOGS, SKYHOOK_ROOT_DIR, SKYHOOK_LOG_DIR, COPY_RESOLV,
 // OVERLAY_ALWAYS_RUN_STEP and SKYHOOK_AGENT_BUFFER_LIMIT are honoured
 // (docs/agent.md). SKYHOOK_SYSTEMCTL is the program the interrupt mode runs
@@ -185,6 +187,7 @@ func options(args []string, getenv func(string) string) (run.Options, error) {
 	}
 	o := run.Options{
 		Mode: args[0], HostRoot: args[1], CopyDir: args[2],
+		PackageSource:   getenv("SKYHOOK_PACKAGE_SOURCE"),
 		ConfigMapDir:    envOr(getenv, "SKYHOOK_CONFIGMAP_DIR", "/skyhook-package/configmaps"),
 		NodeMetadataDir: envOr(getenv, "SKYHOOK_NODE_METADATA_DIR", "/skyhook-package/node-metadata"),
 		Skyhook:         getenv("SKYHOOK_NAME"), Package: getenv("SKYHOOK_PACKAGE"),

@@ -102,6 +102,11 @@ them by its Helm chart, and Prometheus scraping it.`,
 					return err
 				}
 				cmd.Printf("The real node's kubelet and kube-proxy %s are in the cache:\n  %s\n  %s\n", binaries.KubeletVersion, kubelet, proxy)
+				containerd, err := binaries.EnsureContainerd(cmd.Context(), binaries.Options{Log: cmd.OutOrStdout()})
+				if err != nil {
+					return err
+				}
+				cmd.Printf("containerd %s (image volumes, for the real-node tests) is in the cache:\n  %s\n", binaries.ContainerdVersion, containerd)
 			}
 			if vmNode {
 				if err := prepareVMNode(cmd); err != nil {

@@ -91,10 +91,21 @@ func ParseShape(name string) (Shape, error) {
 	return "", fmt.Errorf("stage container shape %q: want compact or nodewright", name)
 }
 
-// containers are the init containers of the spec's package: the copy,
-// then each stage with its check (in its own container in the NodeWright
-// shape); configVolume names the volume of its configMap.
-func (s Spec) containers(configVolume string) []corev1.Container {
+// PackageMount is where a stage container mounts the package image when
+// the pod has no copy container (Spec.ImageVolume); the image's files are
+// under skyhook-package in it (SKYHOOK_PACKAGE_SOURCE). Not
+// /skyhook-package itself: the configMap is mounted beneath that, and an
+// image volume is read-only.
+const PackageMount = "/skyhook-package-image"
+
+// mountsPackage reports whether the spec's pod mounts its packages' images
+// (an image volume each) in place of copy containers.
+func (s Spec) mountsPackage() bool { return s.ImageVolume && s.Shape != NodeWright }
+
+// containers are the init containers of the pod's i-th package (the spec):
+// the copy (unless the pod mounts the package image), then each stage with
+// its check (in its own container in the NodeWright shape).
+func (s Spec) containers(i int) []corev1.Container {
 	pkg := s.Definition
 	agent := s.AgentImage
 	if pkg.AgentImageOverride != "" {
@@ -115,17 +126,18 @@ func (s Spec) containers(configVolume string) []corev1.Container {
 			Env:             append(stageEnv(s, stage), pkg.Env...),
 			Resources:       resources(pkg.Resources),
 			SecurityContext: &corev1.SecurityContext{Privileged: &privileged},
-			VolumeMounts:    mounts(s, configVolume),
+			VolumeMounts:    mounts(s, i),
 		}
 	}
-	init := []corev1.Container{
-		{
+	var init []corev1.Container
+	if !s.mountsPackage() {
+		init = append(init, corev1.Container{
 			Name:            CopyContainer(s.Package),
 			Image:           packageImage(s.Image, s.Version, pkg.ContainerSHA),
 			Command:         []string{"/bin/sh", "-c", fmt.Sprintf("mkdir -p %[1]s && cp -r /skyhook-package/. %[1]s/", copyDir)},
 			SecurityContext: &corev1.SecurityContext{Privileged: &privileged},
 			VolumeMounts:    []corev1.VolumeMount{{Name: "host-root", MountPath: HostRoot}},
-		},
+		})
 	}
 	for _, stage := range s.Stages() {
 		mode := agentMode(stage)
@@ -153,7 +165,7 @@ func HasCheck(stage skyhookv1.Stage) bool {
 func CheckMode(stage skyhookv1.Stage) string { return string(stage) + "-check" }
 
 func stageEnv(s Spec, stage skyhookv1.Stage) []corev1.EnvVar {
-	return []corev1.EnvVar{
+	env := []corev1.EnvVar{
 		{Name: "SKYHOOK_NAME", Value: s.Skyhook.Name},
 		{Name: "SKYHOOK_PACKAGE", Value: s.Package},
 		{Name: "SKYHOOK_VERSION", Value: s.Version},
@@ -162,6 +174,10 @@ func stageEnv(s Spec, stage skyhookv1.Stage) []corev1.EnvVar {
 		{Name: "SKYHOOK_NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
 		{Name: "SKYHOOK_NODE_ORDER", Value: strconv.Itoa(s.NodeOrder)},
 	}
+	if s.mountsPackage() {
+		env = append(env, corev1.EnvVar{Name: "SKYHOOK_PACKAGE_SOURCE", Value: path.Join(PackageMount, "skyhook-package")})
+	}
+	return env
 }
 
 // packageImage pins the image to the version as tag, unless it already
@@ -180,10 +196,15 @@ func packageImage(image, version, containerSHA string) string {
 	return ref.Repository + ":" + version // a tag written in the image never wins over the version
 }
 
-func mounts(s Spec, configVolume string) []corev1.VolumeMount {
+// mounts are the volumes a stage container of the pod's i-th package (the
+// spec) mounts.
+func mounts(s Spec, i int) []corev1.VolumeMount {
 	m := []corev1.VolumeMount{{Name: "host-root", MountPath: HostRoot}, {Name: "node-metadata", MountPath: NodeMetadataDir, ReadOnly: true}}
+	if s.mountsPackage() {
+		m = append(m, corev1.VolumeMount{Name: packageVolume(i), MountPath: PackageMount, ReadOnly: true})
+	}
 	if s.ConfigMap != "" {
-		m = append(m, corev1.VolumeMount{Name: configVolume, MountPath: "/skyhook-package/configmaps", ReadOnly: true})
+		m = append(m, corev1.VolumeMount{Name: configVolume(i), MountPath: "/skyhook-package/configmaps", ReadOnly: true})
 	}
 	return m
 }

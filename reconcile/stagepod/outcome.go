@@ -238,12 +238,13 @@ func containersNamed(pod *corev1.Pod, names ...string) []string {
 }
 
 // StageStart is when the stage of a run started (its first container,
-// the package copy for the first stage), and whether it has.
+// the package copy for the first stage where the pod has one), and whether
+// it has.
 func StageStart(pod *corev1.Pod, stage skyhookv1.Stage) (time.Time, bool) {
 	stages := Stages(pod)
 	first := StageContainer(PackageOf(pod), stage)
-	if stage == stages[0] {
-		first = CopyContainer(PackageOf(pod))
+	if copier := containersNamed(pod, CopyContainer(PackageOf(pod))); stage == stages[0] && len(copier) > 0 {
+		first = copier[0]
 	}
 	for _, s := range pod.Status.InitContainerStatuses {
 		if s.Name != first {

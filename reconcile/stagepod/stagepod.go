@@ -5,9 +5,11 @@
 // scheduler involved), privileged, in the host PID namespace, with the host
 // root at /root. Its init containers run in order (named as NodeWright
 // names them, see CopyContainer): the package image copies /skyhook-package
-// to a per-(skyhook, package, version, generation) directory on the host;
-// the agent runs the stage; the agent runs the stage's check. A pause container keeps the pod (and its logs) around until
-// the operator has recorded the outcome.
+// to a per-(skyhook, package, version, generation) directory on the host,
+// unless the pod mounts the package image as an image volume (then the
+// agent copies it, Spec.ImageVolume); the agent runs the stage and its
+// check, in one container or two (Shape). A pause container keeps the pod
+// (and its logs) around until the operator has recorded the outcome.
 package stagepod
 
 import (
@@ -116,6 +118,13 @@ type Spec struct {
 	ConfigInterrupt *string
 	// Shape lays the stages out in containers; empty is Compact.
 	Shape Shape
+	// ImageVolume mounts the package image in the stage containers as an
+	// image volume, and the agent copies the package to the host from
+	// there: the pod has no copy container. The operator sets it where
+	// the apiserver and the node's kubelet and runtime support image
+	// volumes (reconcile/imagevolume); the NodeWright shape keeps its copy
+	// container (<pkg>-init) whatever it says.
+	ImageVolume bool
 	// Then are the stages the pod runs after Stage, in order, with no
 	// interrupt between them (a run: an install's config after its apply
 	// or upgrade). Each has its own containers and its own Timeout; the
@@ -173,10 +182,10 @@ func (s Spec) Name() string {
 // Build makes the pod: the spec's containers, then those of each package
 // of Next (a run of several packages), in order.
 func Build(s Spec) *corev1.Pod {
-	init := s.containers(configVolume(0))
+	init := s.containers(0)
 	for i, next := range s.Next {
-		next.Shape = s.Shape // one shape per pod
-		init = append(init, next.containers(configVolume(i+1))...)
+		next.Shape, next.ImageVolume = s.Shape, s.ImageVolume // one shape per pod
+		init = append(init, next.containers(i+1)...)
 	}
 	kind := skyhookv1.KindOf(s.Skyhook)
 	owner := metav1.NewControllerRef(s.Skyhook, kind.GroupVersionKind)
@@ -267,6 +276,11 @@ func annotations(s Spec) map[string]string {
 func volumes(s Spec) []corev1.Volume {
 	v := []corev1.Volume{{Name: "host-root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}, metadataVolume()}
 	for i, part := range s.parts() {
+		if s.mountsPackage() {
+			v = append(v, corev1.Volume{Name: packageVolume(i), VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{
+				Reference: packageImage(part.Image, part.Version, part.Definition.ContainerSHA),
+			}}})
+		}
 		if part.ConfigMap == "" {
 			continue
 		}
@@ -275,6 +289,15 @@ func volumes(s Spec) []corev1.Volume {
 		}}})
 	}
 	return v
+}
+
+// packageVolume names the image volume of a pod's i-th package, as
+// configVolume names its configMap's.
+func packageVolume(i int) string {
+	if i == 0 {
+		return "package"
+	}
+	return "package-" + strconv.Itoa(i)
 }
 
 // configVolume names the volume of the configMap of a pod's i-th package:

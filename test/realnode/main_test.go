@@ -11,6 +11,12 @@
 // removed with each Skyhook. Reboots and systemd are not real: the
 // interrupts run a recording stand-in for systemctl (SKYHOOK_SYSTEMCTL).
 //
+// The real node runs containerd built from the module proxy
+// (binaries.ContainerdVersion), so its stage pods mount their package
+// images (image volumes) and have no copy container; the sandbox's and the
+// virtual machines' real nodes run Debian's containerd 1.6 and keep it, so
+// both ways run on a real kubelet.
+//
 // The operator runs with its defaults (and a short stage timeout); a test
 // that needs another flag restarts it with that flag for its own run (op:
 // --package-runs for TestPackagesShareOnePodOnTheRealNode).
@@ -57,6 +63,12 @@ const (
 // stageContainers is the operator's --stage-containers, for the benchmark
 // to compare the shapes on the real kubelet (docs/rollout.md).
 var stageContainers = flag.String("stage-containers", "", "the operator's --stage-containers: compact (the default) or nodewright")
+
+// containerd is the real node's containerd: built from the module proxy
+// (binaries.ContainerdVersion, which mounts image volumes: stage pods
+// have no copy container) or the machine's (Debian's 1.6: they keep it),
+// for the benchmark to compare the two (docs/rollout.md).
+var containerd = flag.String("containerd", "built", "the real node's containerd: built (from the module proxy, image volumes) or machine (Debian's)")
 
 var (
 	env  *cluster.Cluster
@@ -116,8 +128,12 @@ func run(m *testing.M) int {
 	}
 	return clustertest.Main(m, cluster.Options{CRDs: crds, Nodes: simnode.Numbered("sim", 2, nil)}, &env,
 		func(ctx context.Context, c *cluster.Cluster) error {
+			if *containerd != "built" && *containerd != "machine" {
+				return fmt.Errorf("-containerd=%q: want built or machine", *containerd)
+			}
 			if node, err = c.AddRealNode(ctx, kubeletnode.Options{
 				Name: "real-node", PauseImage: images.pause, Registries: []string{public.Host(), private.Host()},
+				BuiltContainerd: *containerd == "built",
 			}); err != nil {
 				return err
 			}

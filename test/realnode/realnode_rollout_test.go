@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 	"github.com/skyhook-go/skyhook/test/testenv"
 )
 
@@ -42,6 +44,7 @@ func TestShellPackageOnTheHost(t *testing.T) {
 	image := hostFiles(t, "1.0.0")
 	hostFiles(t, "1.1.0")
 	out := outDir(t, name)
+	created := stagePodsCreated(t, name)
 	create(t, onRealNode(name, map[string]skyhookv1.Package{
 		"hostfiles": {
 			PackageRef: skyhookv1.PackageRef{Name: "hostfiles", Version: "1.0.0"},
@@ -73,6 +76,7 @@ func TestShellPackageOnTheHost(t *testing.T) {
 	if _, err := os.Stat(copyDir); err != nil {
 		t.Errorf("the copy step left no package copy on the host: %v", err)
 	}
+	installMountedItsPackage(t, created())
 
 	t.Run("upgrade", func(t *testing.T) {
 		update(t, name, func(sk *skyhookv1.Skyhook) {
@@ -105,4 +109,22 @@ func TestShellPackageOnTheHost(t *testing.T) {
 			t.Errorf("what config wrote is still there: %v", err)
 		}
 	})
+}
+
+// installMountedItsPackage checks that the install's pod (the first)
+// copied its package as the node allows: on the built containerd (image
+// volumes) by mounting the package image, with no copy container; on the
+// machine's containerd 1.6 with one.
+func installMountedItsPackage(t *testing.T, pods []*corev1.Pod) {
+	t.Helper()
+	if len(pods) == 0 {
+		t.Fatal("no stage pod was seen")
+	}
+	install := pods[0]
+	copier := slices.ContainsFunc(install.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == stagepod.CopyContainer("hostfiles") })
+	mounted := slices.ContainsFunc(install.Spec.Volumes, func(v corev1.Volume) bool { return v.Image != nil })
+	if wantMount := *containerd == "built"; mounted != wantMount || copier == wantMount {
+		t.Errorf("containerd %s: the install's pod mounts the package image: %v, has a copy container: %v; want an image volume: %v",
+			*containerd, mounted, copier, wantMount)
+	}
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/skyhook-go/skyhook/api/scheme"
 	"github.com/skyhook-go/skyhook/reconcile"
 	"github.com/skyhook-go/skyhook/reconcile/budgetstatus"
+	"github.com/skyhook-go/skyhook/reconcile/imagevolume"
 	"github.com/skyhook-go/skyhook/reconcile/packageset"
 	"github.com/skyhook-go/skyhook/reconcile/retention"
 	"github.com/skyhook-go/skyhook/reconcile/stagepod"
@@ -126,6 +127,10 @@ type Options struct {
 	// StageShape lays a stage pod's stages out in containers
 	// (reconcile.SkyhookReconciler.StageShape): --stage-containers.
 	StageShape stagepod.Shape
+	// NoImageVolumes keeps every stage pod's copy container, even where
+	// the apiserver and a node could mount the package image instead
+	// (reconcile.SkyhookReconciler.ImageVolumes): --image-volumes=off.
+	NoImageVolumes bool
 	// PackageRuns runs the packages a node starts together in one pod
 	// (reconcile.SkyhookReconciler.PackageRuns): --package-runs.
 	PackageRuns bool
@@ -239,7 +244,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		Recorder: mgr.GetEventRecorder("skyhook-operator"), APIReader: mgr.GetAPIReader(), OperatorVersion: RunningVersion(),
 		NotReadyTimeout: opts.NotReadyTimeout, RebootTimeout: opts.RebootTimeout, StageTimeout: opts.StageTimeout, RuntimeRequiredTaint: opts.RuntimeRequiredTaint,
 		MaxAttempts: opts.MaxAttempts, ReapplyOnReboot: opts.ReapplyOnReboot, SucceededTTL: opts.SucceededTTL, FailedTTL: opts.FailedTTL,
-		PodPerStage: opts.PodPerStage, StageShape: opts.StageShape,
+		PodPerStage: opts.PodPerStage, StageShape: opts.StageShape, ImageVolumes: imageVolumeProber(mgr.GetClient(), opts),
 		PackageRuns: opts.PackageRuns,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, err
@@ -273,6 +278,15 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		return mgr, mgr.Add(server)
 	}
 	return mgr, selfManagedCerts(ctx, mgr, server, opts)
+}
+
+// imageVolumeProber asks the apiserver whether stage pods may mount their
+// package images, unless turned off.
+func imageVolumeProber(c client.Client, opts Options) *imagevolume.Prober {
+	if opts.NoImageVolumes {
+		return nil
+	}
+	return &imagevolume.Prober{Client: c, Namespace: opts.Namespace, Image: opts.PauseImage}
 }
 
 // metricsOptions serves metrics over HTTPS behind the apiserver's

@@ -34,7 +34,7 @@ func simNode(i int) *corev1.Node {
 		Status: corev1.NodeStatus{
 			Capacity:        corev1.ResourceList{},
 			Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.0.%d.%d", i/250, i%250)}, {Type: corev1.NodeHostName, Address: name}},
-			NodeInfo:        corev1.NodeSystemInfo{BootID: "boot-" + uid(i), MachineID: uid(i), KubeletVersion: "v1.36.0", OSImage: "Ubuntu 24.04"},
+			NodeInfo:        corev1.NodeSystemInfo{BootID: "boot-" + uid(i), MachineID: uid(i), KubeletVersion: "v1.36.0", ContainerRuntimeVersion: "containerd://2.2.0", OSImage: "Ubuntu 24.04"},
 			Conditions:      []corev1.NodeCondition{},
 			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: 10250}},
 		},
@@ -81,7 +81,8 @@ func TestTrimNodeKeepsWhatThePassesReadAndSharesStrings(t *testing.T) {
 	trimmed := got.(*corev1.Node)
 	if !reflect.DeepEqual(trimmed.Labels, original.Labels) || !reflect.DeepEqual(trimmed.Annotations, original.Annotations) ||
 		!reflect.DeepEqual(trimmed.Status.Conditions, original.Status.Conditions) || !reflect.DeepEqual(trimmed.Spec.Taints, original.Spec.Taints) ||
-		trimmed.Status.NodeInfo.BootID != original.Status.NodeInfo.BootID {
+		trimmed.Status.NodeInfo.BootID != original.Status.NodeInfo.BootID ||
+		trimmed.Status.NodeInfo.KubeletVersion != "v1.36.0" || trimmed.Status.NodeInfo.ContainerRuntimeVersion != "containerd://2.2.0" {
 		t.Errorf("trimmed node reads differently:\n%+v\nwas\n%+v", trimmed, original)
 	}
 	if len(trimmed.Status.Addresses) != 0 || trimmed.Status.NodeInfo.OSImage != "" {

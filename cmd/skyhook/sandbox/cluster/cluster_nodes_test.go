@@ -60,6 +60,28 @@ func TestNodesJoinLater(t *testing.T) {
 	if n.Status.NodeInfo.BootID == "" {
 		t.Error("a node created without a bootID got none; want a random one")
 	}
+	if info := n.Status.NodeInfo; info.KubeletVersion != simnode.DefaultKubeletVersion || info.ContainerRuntimeVersion != simnode.DefaultContainerRuntime {
+		t.Errorf("a node created without versions reports kubelet %q, runtime %q; want %s, %s", info.KubeletVersion, info.ContainerRuntimeVersion,
+			simnode.DefaultKubeletVersion, simnode.DefaultContainerRuntime)
+	}
+}
+
+// A node can report an older kubelet and runtime (one that cannot mount
+// image volumes).
+func TestNodesReportTheCallersKubeletAndRuntime(t *testing.T) {
+	ctx := context.Background()
+	old := simnode.Node{Name: "old-runtime", KubeletVersion: "v1.34.2", ContainerRuntime: "containerd://1.7.27"}
+	if err := env.CreateNodes(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Clientset.CoreV1().Nodes().Delete(ctx, old.Name, metav1.DeleteOptions{}) })
+	n, err := env.Clientset.CoreV1().Nodes().Get(ctx, old.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := n.Status.NodeInfo; info.KubeletVersion != old.KubeletVersion || info.ContainerRuntimeVersion != old.ContainerRuntime {
+		t.Errorf("node reports kubelet %q, runtime %q; want %s, %s", info.KubeletVersion, info.ContainerRuntimeVersion, old.KubeletVersion, old.ContainerRuntime)
+	}
 }
 
 func hasTaints(got, want []corev1.Taint) bool {

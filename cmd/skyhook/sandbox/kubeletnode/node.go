@@ -68,6 +68,11 @@ type Options struct {
 	// Network, when set, gives the node an address of its own on it and a
 	// pod range routed to from the other nodes on it and this machine.
 	Network *nodenet.Network
+	// BuiltContainerd runs containerd (and its runc shim) built from the
+	// module proxy at binaries.ContainerdVersion, which mounts image
+	// volumes, instead of the machine's (Debian's 1.6, which does not).
+	// runc and the CNI plugins are the machine's either way.
+	BuiltContainerd bool
 }
 
 // Node is a running kubelet and containerd.
@@ -99,6 +104,9 @@ type Node struct {
 	kubeProxy  *proc.Process
 	// bin says where the cache is, for kube-proxy.
 	bin binaries.Options
+	// containerdDir holds the built containerd and its shim
+	// (Options.BuiltContainerd); empty runs the machine's.
+	containerdDir string
 }
 
 // The programs a real node needs from the machine, and where Debian's
@@ -164,6 +172,11 @@ func Prepare(ctx context.Context, clusterDir string, bin binaries.Options, opts 
 		return nil, err
 	}
 	n := &Node{Name: opts.Name, Dir: nodeDir(clusterDir, opts.Name), clusterDir: clusterDir, opts: opts, kubeletBinary: kubelet, bin: bin}
+	if opts.BuiltContainerd {
+		if n.containerdDir, err = binaries.EnsureContainerd(ctx, bin); err != nil {
+			return nil, err
+		}
+	}
 	n.ContainerdSocket = filepath.Join(n.Dir, "containerd.sock")
 	if err := os.MkdirAll(n.Dir, 0o755); err != nil {
 		return nil, err
@@ -274,25 +287,6 @@ func (n *Node) forwardOutOfNamespace() (int, error) {
 		return n.ns.dial(ctx, addr)
 	}))
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// startContainerd writes containerd's configuration and starts it in the
-// namespace, then waits for its socket.
-func (n *Node) startContainerd(ctx context.Context) error {
-	config, err := n.writeContainerdConfig()
-	if err != nil {
-		return err
-	}
-	if err := n.ns.do(func() (err error) {
-		n.containerd, err = proc.Start(n.clusterDir, "containerd-"+n.Name, mustLookPath("containerd"), "--config", config)
-		return err
-	}); err != nil {
-		return err
-	}
-	n.ContainerdLog = n.containerd.LogFile()
-	return n.containerd.WaitFor(ctx, 30*time.Second, "containerd's CRI service", func(ctx context.Context) (bool, error) {
-		return criReady(ctx, n.ContainerdSocket), nil
-	})
 }
 
 // startKubelet writes the kubelet's configuration and starts it in the

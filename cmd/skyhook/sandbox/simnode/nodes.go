@@ -27,6 +27,10 @@ type Node struct {
 	Taints []corev1.Taint
 	// BootID the node boots with; random when empty.
 	BootID string
+	// KubeletVersion and ContainerRuntime are what the node reports in
+	// status.nodeInfo (DefaultKubeletVersion and DefaultContainerRuntime
+	// when empty: a node that mounts image volumes).
+	KubeletVersion, ContainerRuntime string
 }
 
 // Label marks the nodes made by this package, with the value LabelValue
@@ -110,6 +114,12 @@ func (f *Fleet) nodeObject(n Node) *corev1.Node {
 	annotations := map[string]string{}
 	if n.BootID != "" {
 		annotations[BootIDAnnotation] = n.BootID
+	}
+	if n.KubeletVersion != "" {
+		annotations[KubeletVersionAnnotation] = n.KubeletVersion
+	}
+	if n.ContainerRuntime != "" {
+		annotations[ContainerRuntimeAnnotation] = n.ContainerRuntime
 	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels, Annotations: annotations},

@@ -30,7 +30,11 @@ import (
 // env in a Skyhook) turns:
 //
 // Nodes
-//   - BootIDAnnotation on a new node sets the bootID it boots with.
+//   - BootIDAnnotation on a new node sets the bootID it boots with;
+//     KubeletVersionAnnotation and ContainerRuntimeAnnotation the
+//     kubelet and runtime it reports (DefaultKubeletVersion and
+//     DefaultContainerRuntime: a kubelet and runtime that mount image
+//     volumes; the simulator plays such a volume as mounted).
 //   - RebootAnnotation set to a new bootID reboots the node: it goes
 //     NotReady, and after RebootDurationAnnotation (default 2s) comes back
 //     Ready with that bootID; the annotations are then removed.
@@ -67,6 +71,10 @@ import (
 //     UID as a precondition (FinishDeletes, not a KWOK stage).
 const (
 	BootIDAnnotation           = "sim.skyhook.dev/boot-id"
+	KubeletVersionAnnotation   = "sim.skyhook.dev/kubelet-version"
+	ContainerRuntimeAnnotation = "sim.skyhook.dev/container-runtime"
+	DefaultKubeletVersion      = "v1.36.0"
+	DefaultContainerRuntime    = "containerd://2.2.0"
 	RebootAnnotation           = "sim.skyhook.dev/reboot"
 	RebootDurationAnnotation   = "sim.skyhook.dev/reboot-duration"
 	ShutdownDurationAnnotation = "sim.skyhook.dev/shutdown-duration"
