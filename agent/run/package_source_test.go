@@ -27,6 +27,9 @@ func TestPackageMountedInThePodIsCopiedToTheHostFirst(t *testing.T) {
 	if _, err := Run(context.Background(), o); err != nil {
 		t.Fatalf("apply from the mounted package: %v\n%s", err, out.String())
 	}
+	if !strings.Contains(out.String(), "[agent] copied the package from "+mount+" to "+p.copyDir) {
+		t.Errorf("the pod log does not say the package was copied:\n%s", out.String())
+	}
 	if read(t, root, "etc/tuning.conf") != "x=1\n" {
 		t.Error("root_dir was not copied over the host root")
 	}

@@ -139,6 +139,9 @@ func Run(ctx context.Context, o Options) ([]StepResult, error) {
 	if err := copyPackage(o.PackageSource, o.CopyDir); err != nil {
 		return nil, err
 	}
+	if o.PackageSource != "" {
+		fmt.Fprintf(o.Out, "%s [agent] copied the package from %s to %s\n", o.Now().UTC().Format(time.RFC3339Nano), o.PackageSource, o.CopyDir)
+	}
 	cfg, problems, err := pkgconfig.Load(o.CopyDir)
 	if err != nil {
 		return nil, err

@@ -2,12 +2,14 @@ package imagevolume
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
@@ -66,6 +68,7 @@ func (p *Prober) ask(ctx context.Context) (bool, error) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "skyhook-image-volume-probe-", Namespace: p.Namespace},
 		Spec: corev1.PodSpec{
+			AutomountServiceAccountToken: ptr.To(false),
 			Containers: []corev1.Container{{Name: "probe", Image: p.Image,
 				VolumeMounts: []corev1.VolumeMount{{Name: "probe", MountPath: "/probe", ReadOnly: true}}}},
 			Volumes: []corev1.Volume{{Name: "probe", VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: p.Image}}}},
@@ -77,5 +80,6 @@ func (p *Prober) ask(ctx context.Context) (bool, error) {
 		}
 		return false, err
 	}
-	return len(pod.Spec.Volumes) == 1 && pod.Spec.Volumes[0].Image != nil, nil
+	// Admission may add volumes of its own (a token, were it mounted).
+	return slices.ContainsFunc(pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == "probe" && v.Image != nil }), nil
 }
