@@ -6,7 +6,8 @@
 // and skyhook_manager.go starts one controller per kind. The PackageSet controller is in
 // reconcile/packageset; the leaf packages beside this one each hold one
 // idea (lifecycle, stagepod, budget, compartment, snapshot, cordon, drain,
-// interrupt, taints, fleet, upstreamjob: NodeWright's stage Jobs read as
+// interrupt, taints, fleet, imagevolume: whether a node's stage pods may
+// mount their package images; upstreamjob: NodeWright's stage Jobs read as
 // stand-in stage pods when taking over from it; retention: stage pods kept
 // for their logs, and their sweep), and two hold what the reconciler keeps and
 // says: memory (what it remembers between passes, of each Skyhook) and
