@@ -70,6 +70,10 @@ var stageContainers = flag.String("stage-containers", "", "the operator's --stag
 // for the benchmark to compare the two (docs/rollout.md).
 var containerd = flag.String("containerd", "built", "the real node's containerd: built (from the module proxy, image volumes) or machine (Debian's)")
 
+// packageRuns is the operator's --package-runs, for the benchmark to
+// measure whether a pod of several packages wins anywhere (docs/rollout.md).
+var packageRuns = flag.Bool("package-runs", false, "the operator's --package-runs")
+
 var (
 	env  *cluster.Cluster
 	node *kubeletnode.Node
@@ -149,7 +153,7 @@ func run(m *testing.M) int {
 			}
 			op, err = operatortest.StartRestartable(ctx, c, operator.Options{Namespace: namespace,
 				AgentImage: images.agent, PauseImage: images.pause, ImagePullSecrets: []string{pullSecret},
-				StageTimeout: stageTimeout, StageShape: shape})
+				StageTimeout: stageTimeout, StageShape: shape, PackageRuns: *packageRuns})
 			return err
 		})
 }
