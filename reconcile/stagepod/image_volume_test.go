@@ -16,10 +16,7 @@ func TestImageVolumeFoldsTheCopyIntoTheStageContainers(t *testing.T) {
 	s := runSpec()
 	s.ImageVolume = true
 	pod := Build(s)
-	var names []string
-	for _, c := range pod.Spec.InitContainers {
-		names = append(names, c.Name)
-	}
+	names := containerNamesOf(pod)
 	if want := []string{"tuning-apply", "tuning-config"}; !slices.Equal(names, want) {
 		t.Fatalf("init containers %v, want %v", names, want)
 	}

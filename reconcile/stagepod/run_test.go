@@ -27,10 +27,7 @@ func TestRunPodHoldsEachStagesContainersInOrder(t *testing.T) {
 		s := runSpec()
 		s.Shape = shape
 		pod := Build(s)
-		var names []string
-		for _, c := range pod.Spec.InitContainers {
-			names = append(names, c.Name)
-		}
+		names := containerNamesOf(pod)
 		if !slices.Equal(names, want) {
 			t.Fatalf("%s: init containers %v, want %v", shape, names, want)
 		}
