@@ -128,7 +128,11 @@ func checkChangedConfigRuns(t *testing.T, pods []*corev1.Pod, want []string) {
 	if got := lastConfig.Annotations[stagepod.ConfigHashAnnotation]; got != changed {
 		t.Errorf("the last config stage ran with configMap %q, want the changed one %q", got, changed)
 	}
-	args := podOf[slices.Index(stages, string(skyhookv1.StageInterrupt))].Spec.InitContainers[1].Args
+	interrupt := podOf[slices.Index(stages, string(skyhookv1.StageInterrupt))]
+	args := stageContainerOf(interrupt, "logging", skyhookv1.StageInterrupt).Args
+	if len(args) == 0 {
+		t.Fatalf("the interrupt pod has no interrupt container: %v", interrupt.Spec.InitContainers)
+	}
 	var in skyhookv1.Interrupt
 	if err := json.Unmarshal([]byte(args[len(args)-1]), &in); err != nil || in.Type != skyhookv1.InterruptService || !slices.Equal(in.Services, []string{"rsyslog"}) {
 		t.Errorf("interrupt argument %q (%v), want rsyslog restarted", args[len(args)-1], err)

@@ -15,6 +15,7 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/simnode"
 	"github.com/skyhook-go/skyhook/reconcile/snapshot"
+	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
 // uninstallable is a package that declares uninstall support, with an env
@@ -107,7 +108,7 @@ func TestExplicitUninstall(t *testing.T) {
 	}
 	if pod := uninstalls()["driver"]; pod == nil {
 		t.Error("no uninstall pod of driver seen")
-	} else if envValue(pod.Spec.InitContainers[1], "MODE") != "driver" || !mounts(pod, snapshot.Name(skyhookv1.Skyhooks.Named("uninstall"), "driver", "1.0.0")) {
+	} else if envValue(stageContainerOf(pod, "driver", skyhookv1.StageUninstall), "MODE") != "driver" || !mounts(pod, snapshot.Name(skyhookv1.Skyhooks.Named("uninstall"), "driver", "1.0.0")) {
 		t.Errorf("the uninstall ran without the package's env or configMap: %+v", pod.Spec)
 	}
 	for _, name := range []string{"uninstall-0", "uninstall-1"} {
@@ -201,4 +202,16 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// stageContainerOf is the pod's container that runs the package's stage
+// (an empty one when it has none): found by name, as a pod may or may not
+// have a copy container before it.
+func stageContainerOf(pod *corev1.Pod, pkg string, stage skyhookv1.Stage) corev1.Container {
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == stagepod.StageContainer(pkg, stage) {
+			return c
+		}
+	}
+	return corev1.Container{}
 }
