@@ -293,21 +293,20 @@ func volumes(s Spec) []corev1.Volume {
 
 // packageVolume names the image volume of a pod's i-th package, as
 // configVolume names its configMap's.
-func packageVolume(i int) string {
-	if i == 0 {
-		return "package"
-	}
-	return "package-" + strconv.Itoa(i)
-}
+func packageVolume(i int) string { return partVolume("package", i) }
 
 // configVolume names the volume of the configMap of a pod's i-th package:
 // "configmap" for the first (as a pod of one package has it), then
 // "configmap-1"...
-func configVolume(i int) string {
+func configVolume(i int) string { return partVolume("configmap", i) }
+
+// partVolume names a volume of a pod's i-th package: the name for the
+// first, name-<i> for the others.
+func partVolume(name string, i int) string {
 	if i == 0 {
-		return "configmap"
+		return name
 	}
-	return "configmap-" + strconv.Itoa(i)
+	return name + "-" + strconv.Itoa(i)
 }
 
 func (s Spec) gracePeriod() *int64 {
