@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nodewrightv1 "github.com/skyhook-go/skyhook/api/nodewright/v1alpha1"
@@ -212,38 +210,22 @@ func twinSeries(t *testing.T, kind string) {
 // named with the prefix, as "<owner kind>/<node>/<stage>" in order.
 func stagePodsOn(t *testing.T, nodePrefix string) func() []string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	w, err := env.Clientset.CoreV1().Pods(operatorNamespace).Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var created []string
-	go func() {
-		for ev := range w.ResultChan() {
-			pod, ok := ev.Object.(*corev1.Pod)
-			if !ok || ev.Type != watch.Added || !strings.HasPrefix(pod.Spec.NodeName, nodePrefix) {
-				continue
-			}
-			kind := "?"
-			if owner := metav1.GetControllerOf(pod); owner != nil {
-				kind = owner.Kind
-			}
-			mu.Lock()
-			for _, view := range stagepod.Views(pod) { // a pod of several packages once for each
-				for _, stage := range stagepod.Stages(view) { // a run's pod once for each of its stages
-					created = append(created, kind+"/"+pod.Spec.NodeName+"/"+string(stage))
-				}
-			}
-			mu.Unlock()
+	return testenv.PodsCreated(t, env.Clientset, operatorNamespace, func(pod *corev1.Pod) []string {
+		if !strings.HasPrefix(pod.Spec.NodeName, nodePrefix) {
+			return nil
 		}
-	}()
-	return func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(created)
-	}
+		kind := "?"
+		if owner := metav1.GetControllerOf(pod); owner != nil {
+			kind = owner.Kind
+		}
+		var created []string
+		for _, view := range stagepod.Views(pod) { // a pod of several packages once for each
+			for _, stage := range stagepod.Stages(view) { // a run's pod once for each of its stages
+				created = append(created, kind+"/"+pod.Spec.NodeName+"/"+string(stage))
+			}
+		}
+		return created
+	})
 }
 
 func sorted(s []string) []string {

@@ -36,6 +36,9 @@ type Memory[W any] struct {
 	Started Started
 	// StatusWrites are when each Skyhook's status was last written.
 	StatusWrites StatusWrites
+	// RolloutVersions are the rollouts' resourceVersions after this
+	// operator's writes to them.
+	RolloutVersions RolloutVersions
 	// Written are the node records and node conditions last written.
 	Written Written
 	// NodeVersions are the nodes' resourceVersions after those writes.
@@ -117,7 +120,7 @@ type namedStore struct {
 }
 
 func (m *Memory[W]) byUID() []namedStore {
-	return []namedStore{{"started", &m.Started}, {"statusWrites", &m.StatusWrites}, {"written", &m.Written}, {"nodeVersions", &m.NodeVersions}, {"batches", &m.Batches},
+	return []namedStore{{"started", &m.Started}, {"statusWrites", &m.StatusWrites}, {"rolloutVersions", &m.RolloutVersions}, {"written", &m.Written}, {"nodeVersions", &m.NodeVersions}, {"batches", &m.Batches},
 		{"records", &m.Records}, {"deleted", &m.Deleted}, {"created", &m.Created}, {"stageEnds", &m.StageEnds}}
 }
 

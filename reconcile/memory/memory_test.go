@@ -25,6 +25,7 @@ func fill(m *Memory[int], uid types.UID, name string) {
 	m.Track(uid, ref)
 	m.Started.Add(uid, "node-1")
 	m.StatusWrites.Wrote(uid)
+	m.RolloutVersions.Record(uid, "7")
 	m.Written.Record(uid, "node-uid", []byte(`{}`))
 	m.NodeVersions.Record(uid, "node-uid", "42")
 	m.Batches.Store(uid, []skyhookv1.CompartmentStatus{{Name: "canary", Batch: 1}})
@@ -52,14 +53,14 @@ func TestForgetDropsEveryStore(t *testing.T) {
 	var m Memory[int]
 	fill(&m, "uid-a", "a")
 	fill(&m, "uid-b", "b")
-	if got := stores(&m, "a"); len(got) != 12 {
-		t.Fatalf("filled stores of a: %v, want all 12 (every store and the name)", got)
+	if got := stores(&m, "a"); len(got) != 13 {
+		t.Fatalf("filled stores of a: %v, want all 13 (every store and the name)", got)
 	}
 	m.Forget("uid-a", skyhookv1.Skyhooks.Named("a"))
 	if got := stores(&m, "a"); len(got) != 0 {
 		t.Fatalf("after Forget, still held for a: %v", got)
 	}
-	if got := stores(&m, "b"); len(got) != 12 {
+	if got := stores(&m, "b"); len(got) != 13 {
 		t.Fatalf("Forget of a took from b: %v", got)
 	}
 	// Found gone by name only: the UID tracked under the name.
@@ -292,5 +293,24 @@ func TestRolloutsOfTwoKindsWithOneNameAreApart(t *testing.T) {
 	}
 	if len(left) != 3 || left[0] != "NodeWright/gpu/changes" || left[1] != "NodeWright/gpu/names" || left[2] != "NodeWright/gpu/statusWrites" {
 		t.Fatalf("after forgetting the Skyhook: %v, want the NodeWright's changes, name and status write", left)
+	}
+}
+
+// A cached rollout older than the operator's last write to it is behind;
+// a response overtaken by a later write's does not move the mark back.
+func TestRolloutVersionsTellACacheBehindTheLastWrite(t *testing.T) {
+	var v RolloutVersions
+	if v.Behind("uid", "5") {
+		t.Fatal("behind with no write recorded")
+	}
+	v.Record("uid", "10")
+	v.Record("uid", "8") // an earlier patch's response, read after the later one's
+	for rv, want := range map[string]bool{"9": true, "10": false, "11": false, "not-a-version": false} {
+		if got := v.Behind("uid", rv); got != want {
+			t.Errorf("Behind(%q) = %t after writes at 10 and 8, want %t", rv, got, want)
+		}
+	}
+	if v.Behind("other", "1") {
+		t.Error("another rollout's write counts")
 	}
 }

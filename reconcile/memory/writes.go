@@ -89,6 +89,44 @@ func (v *NodeVersions) Behind(uid types.UID, node *corev1.Node) bool {
 	return err == nil && cmp < 0
 }
 
+// RolloutVersions remembers, per rollout, the newest resourceVersion its
+// object had after one of this operator's writes to it. A pass that read a
+// cached copy older than that would patch the status against a stale base:
+// the merge patch leaves out what the stale copy and the new status agree
+// on, so a value the newer write set (a started node in nodePriority, an
+// in-progress count) would stay on the object.
+type RolloutVersions struct {
+	perSkyhook[struct{}, string]
+}
+
+// Record notes the object's resourceVersion after a write; an older one
+// than already noted (a response overtaken by a later write's) is ignored.
+func (v *RolloutVersions) Record(uid types.UID, resourceVersion string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	last, ok := v.m[uid][struct{}{}]
+	if ok {
+		if cmp, err := resourceversion.CompareResourceVersion(resourceVersion, last); err != nil || cmp <= 0 {
+			return
+		}
+	}
+	v.of(uid)[struct{}{}] = resourceVersion
+}
+
+// Behind reports whether the cached object is older than this operator's
+// last write to it. A resourceVersion that is not an apiserver's is never
+// behind.
+func (v *RolloutVersions) Behind(uid types.UID, resourceVersion string) bool {
+	v.mu.Lock()
+	written, ok := v.m[uid][struct{}{}]
+	v.mu.Unlock()
+	if !ok {
+		return false
+	}
+	cmp, err := resourceversion.CompareResourceVersion(resourceVersion, written)
+	return err == nil && cmp < 0
+}
+
 // StatusInterval is the least time between two status writes that only
 // move progress counters: at fleet scale every node finishing would
 // otherwise cost a write of the Skyhook.

@@ -4,15 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nodewrightv1 "github.com/skyhook-go/skyhook/api/nodewright/v1alpha1"
@@ -96,26 +93,10 @@ func renameNodes(t *testing.T) []corev1.Node {
 // rename pool's nodes, as "<node>/<stage>".
 func stagePodsCreated(t *testing.T) func() []string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	w, err := env.Clientset.CoreV1().Pods("skyhook-system").Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var created []string
-	go func() {
-		for ev := range w.ResultChan() {
-			if pod, ok := ev.Object.(*corev1.Pod); ok && ev.Type == watch.Added && strings.HasPrefix(pod.Spec.NodeName, renamePool+"-") {
-				mu.Lock()
-				created = append(created, pod.Spec.NodeName+"/"+pod.Labels["skyhook.nvidia.com/stage"])
-				mu.Unlock()
-			}
+	return testenv.PodsCreated(t, env.Clientset, "skyhook-system", func(pod *corev1.Pod) []string {
+		if !strings.HasPrefix(pod.Spec.NodeName, renamePool+"-") {
+			return nil
 		}
-	}()
-	return func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), created...)
-	}
+		return []string{pod.Spec.NodeName + "/" + pod.Labels["skyhook.nvidia.com/stage"]}
+	})
 }

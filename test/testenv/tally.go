@@ -1,12 +1,16 @@
 package testenv
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"sync"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 )
 
 // Tally counts, by key, the events a watch delivers from now on until the
@@ -58,4 +62,27 @@ func Collect[T any](t testing.TB, w watch.Interface, keep func(watch.Event) []T)
 		defer mu.Unlock()
 		return slices.Clone(kept)
 	}
+}
+
+// PodsCreated keeps, in order, what name makes of each pod created in the
+// namespace from now on. The watch starts from a list's resourceVersion: a
+// watch started from none first replays every pod there is as added (a
+// finished stage pod not yet deleted would read as created now).
+func PodsCreated(t testing.TB, cs kubernetes.Interface, namespace string, name func(*corev1.Pod) []string) func() []string {
+	t.Helper()
+	pods := cs.CoreV1().Pods(namespace)
+	list, err := pods.List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pods.Watch(context.Background(), metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Collect(t, w, func(ev watch.Event) []string {
+		if pod, ok := ev.Object.(*corev1.Pod); ok && ev.Type == watch.Added {
+			return name(pod)
+		}
+		return nil
+	})
 }
