@@ -41,11 +41,10 @@
 //	node_work.go           what the passes know of one node (nodeWork), a stand-in between them
 //	node.go                one node's turn (nodePass.advance): its packages and stages
 //	stagepods.go           finding, creating, reading, retiring (deleting or keeping) stage pods
-//	stagepods_leaving.go   which stage pods leave a node: behind the record, or outdated
+//	stagepods_leaving.go   which stage pods leave a node: behind the record, or outdated (a pod
+//	                       of several packages, left by an earlier operator, once all are recorded)
 //	stage_runs.go          an install's apply and config in one pod (unless PodPerStage): each
 //	                       stage's try in a run
-//	package_runs.go        the installs a node's turn starts, and the dependents they let
-//	                       start, in one pod (PackageRuns), read per package
 //	retries.go             a try that did not succeed: retried after a backoff, given up, or not counted
 //	interrupts.go          a node's interrupt: cordon, drain, run, verify the reboot
 //	drain_first.go         cordon and drain before the stage of a package that interrupts

@@ -100,13 +100,12 @@ func (n *nodePass) followInterrupt(ctx context.Context, due []string) (*interrup
 // are done, in dependency order, and returns the packages whose next stage
 // is the interrupt.
 func (n *nodePass) advancePackages(ctx context.Context) ([]string, error) {
-	done, seen := map[string]bool{}, map[string]bool{}
+	done := map[string]bool{}
 	var due []string
 	for _, name := range dependencyOrder(n.sk, n.state) {
 		if !dependenciesDone(n.sk, name, done) {
 			continue
 		}
-		seen[name] = true
 		finished, err := n.advancePackage(ctx, name)
 		if err != nil {
 			return nil, err
@@ -119,8 +118,7 @@ func (n *nodePass) advancePackages(ctx context.Context) ([]string, error) {
 			break // spec.serial: one package at a time on the node
 		}
 	}
-	n.extendRun(done, seen)
-	return due, n.createRun(ctx)
+	return due, nil
 }
 
 // advancePackage runs the package's lifecycle on the node as far as it goes
@@ -284,9 +282,5 @@ func (n *nodePass) startStage(ctx context.Context, name string, step lifecycle.S
 	}
 	entry.State = skyhookv1.StateInProgress
 	n.state[skyhookv1.NodeStateKey(name, step.Version)] = entry
-	if n.joinsRun(step) {
-		n.joinRun(name, step, entry.Restarts) // created with the others (createRun)
-		return nil
-	}
 	return n.createStagePod(ctx, name, step, entry.Restarts)
 }

@@ -95,12 +95,6 @@ func (w *nodeWork) hasPods() bool {
 	return false
 }
 
-// hasPodsOf reports whether the package has a stage pod on the node,
-// running, finished or being deleted.
-func (w *nodeWork) hasPodsOf(name string) bool {
-	return len(w.pods[name]) > 0 || len(w.leaving[name]) > 0
-}
-
 // record is the node's record as of the end of the pass.
 func (w *nodeWork) record() skyhookv1.NodeState {
 	if w.written != nil {

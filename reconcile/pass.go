@@ -11,7 +11,6 @@ import (
 	"github.com/skyhook-go/skyhook/reconcile/drain"
 	"github.com/skyhook-go/skyhook/reconcile/interrupt"
 	"github.com/skyhook-go/skyhook/reconcile/report"
-	"github.com/skyhook-go/skyhook/reconcile/stagepod"
 )
 
 // What a pass carries: what it shares with every node's turn (rolloutPass,
@@ -67,9 +66,6 @@ type nodePass struct {
 	// node stays in progress until a stage fails for good, as NodeWright
 	// v0.20 shows it.
 	retrying map[string]bool
-	// run is the pod of several packages the turn is assembling (see
-	// package_runs.go): the spec of each package, in order.
-	run []stagepod.Spec
 }
 
 // nodePass begins the node's turn.

@@ -87,11 +87,6 @@ type SkyhookReconciler struct {
 	// stage pods mount their package images and have no copy container
 	// (stagepod.Spec.ImageVolume). Nil: every stage pod copies.
 	ImageVolumes *imagevolume.Prober
-	// PackageRuns runs the installs and upgrades a node's turn starts,
-	// and the dependents they let start, in one pod, one package after
-	// another (package_runs.go); otherwise every package's stages have
-	// pods of their own. Not with PodPerStage.
-	PackageRuns bool
 	// Parallelism bounds the nodes whose API requests a pass sends at once
 	// (16 when zero).
 	Parallelism int

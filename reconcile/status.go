@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -10,9 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/skyhook-go/skyhook/api/rollouts"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
@@ -64,33 +61,41 @@ func (r *SkyhookReconciler) finalizeStatus(ctx context.Context, patcher *patch.S
 const cacheLagRetry = time.Second
 
 // rolloutWriter is the client the status patcher writes the rollout with:
-// it notes the resourceVersion each write returns, so that the next
+// it notes the resourceVersion each patch returns, so that the next
 // reconcile can tell a cached copy that has not caught up with it
 // (RolloutVersions). The patch helper sends copies of the object and keeps
-// the answers to itself, hence controller-runtime's interceptor.
+// the answers to itself, hence a client that sees them.
 func (r *SkyhookReconciler) rolloutWriter(uid types.UID) client.Client {
-	note := func(obj client.Object, err error) error {
+	return noteWrites{Client: r.Client, note: func(obj client.Object, err error) error {
 		if err == nil {
 			r.memory.RolloutVersions.Record(uid, obj.GetResourceVersion())
 		}
 		return err
-	}
-	return interceptor.NewClient(unwatched{r.Client}, interceptor.Funcs{
-		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
-			return note(obj, c.Patch(ctx, obj, p, opts...))
-		},
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
-			return note(obj, c.SubResource(sub).Patch(ctx, obj, p, opts...))
-		},
-	})
+	}}
 }
 
-// unwatched gives the manager's client the Watch that the interceptor's
-// type asks for; the patcher never watches.
-type unwatched struct{ client.Client }
+// noteWrites passes every patch of the object and of its status to note
+// with its outcome.
+type noteWrites struct {
+	client.Client
+	note func(client.Object, error) error
+}
 
-func (unwatched) Watch(context.Context, client.ObjectList, ...client.ListOption) (watch.Interface, error) {
-	return nil, errors.New("the rollout writer does not watch")
+func (c noteWrites) Patch(ctx context.Context, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+	return c.note(obj, c.Client.Patch(ctx, obj, p, opts...))
+}
+
+func (c noteWrites) Status() client.SubResourceWriter {
+	return noteStatusWrites{SubResourceWriter: c.Client.Status(), note: c.note}
+}
+
+type noteStatusWrites struct {
+	client.SubResourceWriter
+	note func(client.Object, error) error
+}
+
+func (w noteStatusWrites) Patch(ctx context.Context, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+	return w.note(obj, w.SubResourceWriter.Patch(ctx, obj, p, opts...))
 }
 
 // reportNodes writes NodeWright's per-node maps from the view, the nodes

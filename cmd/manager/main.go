@@ -51,7 +51,7 @@ func main() {
 	ttlSucceeded := flag.String("ttl-succeeded", envOr("JOB_TTL_SUCCEEDED", "0"), "how long a succeeded stage pod is kept for its logs once its stage is recorded, at least 1m; 0 deletes it at once (default: $JOB_TTL_SUCCEEDED, as NodeWright reads it, else 0)")
 	ttlFailed := flag.String("ttl-failed", envOr("JOB_TTL_FAILED", "24h"), "how long a failed attempt of a stage (the first and the latest of each stage) is kept for its logs, at least 1m; 0 deletes it at once (default: $JOB_TTL_FAILED, as NodeWright reads it, else 24h)")
 	imageVolumes := flag.String("image-volumes", "auto", "auto: a stage pod mounts its package image as an image volume and has no copy container where the apiserver keeps image volumes and the node's kubelet (1.35+) and runtime (containerd 2.1+, CRI-O 1.31+) mount them; off: every stage pod copies its package with a container (<package>-init)")
-	packageRuns := flag.Bool("package-runs", false, "run the installs and upgrades a node starts at once, and the dependents they let start, in one pod, one package after another (each package keeps its own containers, timeouts, retries and record); off by default: measured in the simulator it is slower and costs the control plane more (docs/rollout.md)")
+	packageRuns := flag.Bool("package-runs", false, "removed, does nothing: every package has pods of its own, which measured faster and cheaper than one pod of several (docs/rollout.md); still accepted so that a deployment that sets it keeps starting")
 	stageContainers := flag.String("stage-containers", string(stagepod.Compact), "how a stage pod lays out a package's stages: compact (one container per stage, <package>-<stage>, running the stage then its check) or nodewright (the check in a container of its own, <package>-<stage>check, as NodeWright's pods have it; each container costs the kubelet and the control plane more)")
 	stageRuns := flag.Bool("stage-runs", true, "run an install's config stage in the pod of its apply or upgrade, one pod where there were two; each stage keeps its own containers, timeout, retries and record; false gives every stage a pod of its own (docs/rollout.md)")
 	reapply := flag.String("reapply-on-reboot", envOr("REAPPLY_ON_REBOOT", "false"), "start the rollouts over on a node that rebooted outside their own interrupts, for hosts whose changes do not outlive a boot (default: $REAPPLY_ON_REBOOT, as NodeWright reads it, else false)")
@@ -114,7 +114,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "--stage-containers:", err)
 		os.Exit(2)
 	}
-	opts.PackageRuns = *packageRuns
+	if *packageRuns {
+		// Pods of several packages that an earlier operator left are still
+		// read to their end; no new ones are made.
+		fmt.Fprintln(os.Stderr, "warning: --package-runs was removed and does nothing: each package runs in pods of its own (docs/rollout.md); drop the flag")
+	}
 	switch *imageVolumes {
 	case "auto":
 	case "off":

@@ -148,6 +148,18 @@ func TestPublishLegacyMetricsFromTheEnvironment(t *testing.T) {
 	}
 }
 
+// --package-runs was removed; a deployment that still sets it starts (to
+// the missing kubeconfig here: exit code 1) with a warning that names it.
+func TestRemovedPackageRunsFlagOnlyWarns(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "--package-runs")
+	cmd.Env = append(os.Environ(), runMainEnv+"=1", "KUBECONFIG="+t.TempDir()+"/none", "KUBERNETES_SERVICE_HOST=", "HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "warning: --package-runs was removed and does nothing") {
+		t.Errorf("--package-runs: %v, want exit code 1 (past the flags) with the warning; output:\n%s", err, out)
+	}
+}
+
 // The chart's selector-migration hook passes the selector it renders as
 // key=value,...; an empty or malformed one is refused rather than read as a
 // selector that matches nothing (which would delete the Deployment).

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/skyhook-go/skyhook/agent/modelog"
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
@@ -268,13 +270,7 @@ func TestPackageLogsFindsAPackageInAPodOfSeveral(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), sk) })
-	spec := func(name string, pkg skyhookv1.Package) stagepod.Spec {
-		return stagepod.Spec{Skyhook: sk, Package: name, Definition: pkg, Version: pkg.Version, Image: pkg.Image, Stage: skyhookv1.StageApply,
-			Then: []skyhookv1.Stage{skyhookv1.StageConfig}, Node: node, Namespace: "skyhook", AgentImage: "ghcr.io/x/agent:1.0.0", PauseImage: "registry.k8s.io/pause:3.10"}
-	}
-	first := spec("tuning", tuning)
-	first.Next = []stagepod.Spec{spec("driver", driver)}
-	pod := stagepod.Build(first)
+	pod := podOfTwoPackages(t, sk, node, map[string]string{"tuning": "100ms", "driver": "1h"})
 	if err := c.Create(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
@@ -308,6 +304,32 @@ func TestPackageLogsFindsAPackageInAPodOfSeveral(t *testing.T) {
 	if !strings.Contains(out, pod.Name+" tuning-config: exited 0") || strings.Contains(out, " driver-") {
 		t.Errorf("tuning's config logs in the pod it shares with driver:\n%s", out)
 	}
+}
+
+// podOfTwoPackages is the pod of two packages (tuning, then driver, each
+// apply+config) that the last operator to make such pods (--package-runs,
+// removed after commit 0d1ca9c) built, captured in stagepod's testdata,
+// made the Skyhook's on the node, each package's containers running for
+// the duration given.
+func podOfTwoPackages(t *testing.T, sk *skyhookv1.Skyhook, node string, durations map[string]string) *corev1.Pod {
+	t.Helper()
+	data, err := os.ReadFile("../../reconcile/stagepod/testdata/pod-of-two-packages.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pod corev1.Pod
+	if err := yaml.UnmarshalStrict(data, &pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Namespace, pod.Spec.NodeName = "skyhook", node
+	pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(sk, skyhookv1.GroupVersion.WithKind("Skyhook"))}
+	pod.Labels[stagepod.SkyhookLabel], pod.Labels["skyhook.nvidia.com/name"], pod.Labels["skyhook.nvidia.com/node"] = sk.Name, sk.Name, node
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		pkg, _, _ := strings.Cut(c.Name, "-")
+		c.Env = append(c.Env, corev1.EnvVar{Name: simnode.DurationEnv, Value: durations[pkg]})
+	}
+	return &pod
 }
 
 // In the compact shape a stage's container runs the stage and then its

@@ -102,10 +102,9 @@ const PackageMount = "/skyhook-package-image"
 // (an image volume each) in place of copy containers.
 func (s Spec) mountsPackage() bool { return s.ImageVolume && s.Shape != NodeWright }
 
-// containers are the init containers of the pod's i-th package (the spec):
-// the copy (unless the pod mounts the package image), then each stage with
+// containers are the pod's init containers: the copy (unless the pod mounts the package image), then each stage with
 // its check (in its own container in the NodeWright shape).
-func (s Spec) containers(i int) []corev1.Container {
+func (s Spec) containers() []corev1.Container {
 	pkg := s.Definition
 	agent := s.AgentImage
 	if pkg.AgentImageOverride != "" {
@@ -126,7 +125,7 @@ func (s Spec) containers(i int) []corev1.Container {
 			Env:             append(stageEnv(s, stage), pkg.Env...),
 			Resources:       resources(pkg.Resources),
 			SecurityContext: &corev1.SecurityContext{Privileged: &privileged},
-			VolumeMounts:    mounts(s, i),
+			VolumeMounts:    mounts(s),
 		}
 	}
 	var init []corev1.Container
@@ -196,15 +195,14 @@ func packageImage(image, version, containerSHA string) string {
 	return ref.Repository + ":" + version // a tag written in the image never wins over the version
 }
 
-// mounts are the volumes a stage container of the pod's i-th package (the
-// spec) mounts.
-func mounts(s Spec, i int) []corev1.VolumeMount {
+// mounts are the volumes a stage container mounts.
+func mounts(s Spec) []corev1.VolumeMount {
 	m := []corev1.VolumeMount{{Name: "host-root", MountPath: HostRoot}, {Name: "node-metadata", MountPath: NodeMetadataDir, ReadOnly: true}}
 	if s.mountsPackage() {
-		m = append(m, corev1.VolumeMount{Name: packageVolume(i), MountPath: PackageMount, ReadOnly: true})
+		m = append(m, corev1.VolumeMount{Name: packageVolume, MountPath: PackageMount, ReadOnly: true})
 	}
 	if s.ConfigMap != "" {
-		m = append(m, corev1.VolumeMount{Name: configVolume(i), MountPath: "/skyhook-package/configmaps", ReadOnly: true})
+		m = append(m, corev1.VolumeMount{Name: configVolume, MountPath: "/skyhook-package/configmaps", ReadOnly: true})
 	}
 	return m
 }
@@ -219,5 +217,3 @@ func resources(r *skyhookv1.ResourceRequirements) corev1.ResourceRequirements {
 		Limits:   corev1.ResourceList{corev1.ResourceCPU: *r.CPULimit, corev1.ResourceMemory: *r.MemoryLimit},
 	}
 }
-
-// gracePeriod is the longest gracefulShutdown of the pod's packages (nil:

@@ -13,14 +13,16 @@ import (
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
-// A pod of several packages: the packages of a Skyhook due back to back on
-// a node run in one pod, each package's containers after the ones before
-// (Spec.Next). The pod's labels and annotations are its first package's,
-// as a pod of that package alone has them; RunPackagesAnnotation lists every
-// package with what the operator reads of it. Views splits such a pod into
-// one pod per package, each as a pod of that package alone would read, so
-// that the rollout reads a package's stages the one way whatever pod holds
-// them.
+// A pod of several packages, as operators with --package-runs made them
+// until it was removed: packages due back to back on a node ran in one
+// pod, each package's containers after the ones before. This operator
+// makes none, but reads to their end the ones an earlier operator left
+// running. The pod's labels and annotations are its first package's, as
+// a pod of that package alone has them; RunPackagesAnnotation lists every
+// package with what the operator reads of it. Views splits such a pod
+// into one pod per package, each as a pod of that package alone would
+// read, so that the rollout reads a package's stages the one way whatever
+// pod holds them.
 
 // RunPackagesAnnotation lists, as JSON, the packages of a pod that runs more
 // than one (see Part), in the order they run.
@@ -36,21 +38,6 @@ type Part struct {
 	Definition string            `json:"definition"`
 	// TimeoutSeconds is each of its stages' timeout (0: none).
 	TimeoutSeconds int64 `json:"timeoutSeconds,omitempty"`
-}
-
-// encodeParts is the RunPackagesAnnotation of a pod of the specs' packages.
-func encodeParts(specs []Spec) string {
-	parts := make([]Part, len(specs))
-	for i, s := range specs {
-		var timeout int64
-		if d := deadline(s.Timeout, 1); d != nil {
-			timeout = *d
-		}
-		parts[i] = Part{Package: s.Package, Version: s.Version, Stages: s.Stages(), Attempt: s.Attempt,
-			ConfigHash: ConfigHash(s.Definition.ConfigMap), Definition: DefinitionHash(s.Definition), TimeoutSeconds: timeout}
-	}
-	encoded, _ := json.Marshal(parts) // plain data: cannot fail
-	return string(encoded)
 }
 
 // Parts are the packages of a pod of several, in order; nil for a pod of

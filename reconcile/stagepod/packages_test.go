@@ -1,26 +1,32 @@
 package stagepod
 
 import (
-	"slices"
+	"os"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 )
 
-// twoPackages is runSpec() (tuning, apply+config, 90 s a stage) followed
-// by driver (apply+config, 60 s a stage, its own configMap).
-func twoPackages() Spec {
-	s := runSpec()
-	next := runSpec()
-	next.Package, next.Version, next.ConfigMap, next.Timeout = "driver", "2.0.0", "demo-driver", time.Minute
-	next.Definition.ConfigMap = map[string]string{"a": "1"}
-	s.Next = []Spec{next}
-	s.Shape = NodeWright // the shape package runs were measured in (docs/rollout.md)
-	return s
+// podOfTwoPackages is a pod of two packages as the last operator that
+// made them (commit 0d1ca9c, --package-runs) built it, in the NodeWright
+// shape: tuning (apply+config, 90 s a stage), then driver (apply+config,
+// 60 s a stage, its own configMap). This operator only reads such pods.
+func podOfTwoPackages(t testing.TB) *corev1.Pod {
+	t.Helper()
+	data, err := os.ReadFile("testdata/pod-of-two-packages.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pod corev1.Pod
+	if err := yaml.UnmarshalStrict(data, &pod); err != nil {
+		t.Fatal(err)
+	}
+	return &pod
 }
 
 func exitedAt(name string, code int32, at time.Time) corev1.ContainerStatus {
@@ -36,49 +42,8 @@ func containerNamesOf(pod *corev1.Pod) []string {
 	return names
 }
 
-func TestPodOfTwoPackagesRunsTheSecondAfterTheFirst(t *testing.T) {
-	pod := Build(twoPackages())
-	want := []string{"tuning-init", "tuning-apply", "tuning-applycheck", "tuning-config", "tuning-configcheck",
-		"driver-init", "driver-apply", "driver-applycheck", "driver-config", "driver-configcheck"}
-	if got := containerNamesOf(pod); !slices.Equal(got, want) {
-		t.Fatalf("init containers %v, want %v", got, want)
-	}
-	if d := pod.Spec.ActiveDeadlineSeconds; d == nil || *d != 300 {
-		t.Errorf("deadline %v, want 300 s: tuning's 2 × 90 s and driver's 2 × 60 s", d)
-	}
-	if pod.Labels[PackageNameLabel] != "tuning" || pod.Labels[PackageLabel] != "tuning-1.1.0" {
-		t.Errorf("labels %v: want the first package's, as a pod of it alone has them", pod.Labels)
-	}
-	var driverMount string
-	for _, c := range pod.Spec.InitContainers {
-		for _, m := range c.VolumeMounts {
-			if c.Name == "driver-config" && m.MountPath == "/skyhook-package/configmaps" {
-				driverMount = m.Name
-			}
-		}
-	}
-	var driverVolume string
-	for _, v := range pod.Spec.Volumes {
-		if v.ConfigMap != nil && v.ConfigMap.Name == "demo-driver" {
-			driverVolume = v.Name
-		}
-	}
-	if driverMount == "" || driverMount != driverVolume || driverMount == "configmap" {
-		t.Errorf("driver's configMap: mounted from %q, volume %q; want its own volume", driverMount, driverVolume)
-	}
-	var env []string
-	for _, e := range pod.Spec.InitContainers[6].Env {
-		if e.Name == "SKYHOOK_PACKAGE" || e.Name == "SKYHOOK_VERSION" {
-			env = append(env, e.Value)
-		}
-	}
-	if !slices.Equal(env, []string{"driver", "2.0.0"}) {
-		t.Errorf("driver-apply's package and version %v", env)
-	}
-}
-
 func TestViewsReadEachPackageAsAPodOfItsOwn(t *testing.T) {
-	pod := Build(twoPackages())
+	pod := podOfTwoPackages(t)
 	created := time.Date(2026, 11, 27, 6, 0, 0, 0, time.UTC)
 	pod.CreationTimestamp = metav1.NewTime(created)
 	pod.Status.Phase = corev1.PodPending
@@ -137,7 +102,7 @@ func TestViewsReadEachPackageAsAPodOfItsOwn(t *testing.T) {
 }
 
 func TestAPackageThatNeverStartedInAnEndedPodHasNoView(t *testing.T) {
-	pod := Build(twoPackages())
+	pod := podOfTwoPackages(t)
 	pod.Status.Phase = corev1.PodFailed
 	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{exitedAt("tuning-init", 0, time.Now()), exitedAt("tuning-apply", 1, time.Now())}
 	views := Views(pod)
@@ -152,11 +117,12 @@ func TestAPackageThatNeverStartedInAnEndedPodHasNoView(t *testing.T) {
 // Whatever the annotation holds (a pod's annotations can be edited), Views
 // gives at least one view and every view names a package.
 func FuzzViews(f *testing.F) {
-	f.Add(Build(twoPackages()).Annotations[RunPackagesAnnotation], "Failed")
+	f.Add(podOfTwoPackages(f).Annotations[RunPackagesAnnotation], "Failed")
 	f.Add(`[{"package":"a","stages":[]},{"package":"b"}]`, "Running")
 	f.Add(`[{"package":"","stages":["apply"]},{"package":"b","stages":["apply"]}]`, "Pending")
+	legacy := podOfTwoPackages(f)
 	f.Fuzz(func(t *testing.T, annotation, phase string) {
-		pod := Build(twoPackages())
+		pod := legacy.DeepCopy()
 		pod.Annotations[RunPackagesAnnotation] = annotation
 		pod.Status.Phase = corev1.PodPhase(phase)
 		pod.Status.InitContainerStatuses = []corev1.ContainerStatus{exitedAt("tuning-init", 0, time.Now())}

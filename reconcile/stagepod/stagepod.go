@@ -130,17 +130,6 @@ type Spec struct {
 	// or upgrade). Each has its own containers and its own Timeout; the
 	// pod's deadline is their sum.
 	Then []skyhookv1.Stage
-	// Next are the packages the pod runs after this one, in order, each
-	// with its own stages (a run of several packages, see Parts): each is
-	// a whole Spec of its package, of which the pod takes the package's
-	// fields (package, definition, version, image, stages, attempt,
-	// configMap, timeout).
-	Next []Spec
-}
-
-// parts are the specs of the pod's packages, in order.
-func (s Spec) parts() []Spec {
-	return append([]Spec{s}, s.Next...)
 }
 
 // Stages are the stages the spec's pod runs, in order.
@@ -179,14 +168,8 @@ func (s Spec) Name() string {
 	return strings.TrimRight(prefix, "-") + "-" + hex.EncodeToString(sum[:5])
 }
 
-// Build makes the pod: the spec's containers, then those of each package
-// of Next (a run of several packages), in order.
+// Build makes the pod of the spec's package and stages.
 func Build(s Spec) *corev1.Pod {
-	init := s.containers(0)
-	for i, next := range s.Next {
-		next.Shape, next.ImageVolume = s.Shape, s.ImageVolume // one shape per pod
-		init = append(init, next.containers(i+1)...)
-	}
 	kind := skyhookv1.KindOf(s.Skyhook)
 	owner := metav1.NewControllerRef(s.Skyhook, kind.GroupVersionKind)
 	return &corev1.Pod{
@@ -207,7 +190,7 @@ func Build(s Spec) *corev1.Pod {
 			HostNetwork:                   true,
 			ImagePullSecrets:              pullSecrets(s.ImagePullSecrets),
 			Tolerations:                   Tolerations(s.Skyhook, s.RuntimeRequiredTaints),
-			InitContainers:                init,
+			InitContainers:                s.containers(),
 			Containers:                    []corev1.Container{{Name: "pause", Image: s.PauseImage}},
 			Volumes:                       volumes(s),
 			TerminationGracePeriodSeconds: s.gracePeriod(),
@@ -224,19 +207,9 @@ func pullSecrets(names []string) []corev1.LocalObjectReference {
 	return refs
 }
 
-// deadline is the sum of the deadlines of the pod's packages, nil when
-// one has none (the operator then times each package's stages itself).
-func (s Spec) deadline() *int64 {
-	var sum int64
-	for _, part := range s.parts() {
-		d := deadline(part.Timeout, len(part.Stages()))
-		if d == nil {
-			return nil
-		}
-		sum = min(sum+*d, math.MaxInt32)
-	}
-	return &sum
-}
+// deadline is the pod's: each stage's timeout times its stages, nil for
+// none (the operator then times the stages itself).
+func (s Spec) deadline() *int64 { return deadline(s.Timeout, len(s.Stages())) }
 
 // deadline is the timeout of each of a pod's stages, times their number,
 // in whole seconds (at least one), nil for none.
@@ -267,55 +240,37 @@ func annotations(s Spec) map[string]string {
 		}
 		a[StagesAnnotation] = strings.Join(stages, ",")
 	}
-	if len(s.Next) > 0 {
-		a[RunPackagesAnnotation] = encodeParts(s.parts())
-	}
 	return a
 }
 
 func volumes(s Spec) []corev1.Volume {
 	v := []corev1.Volume{{Name: "host-root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}, metadataVolume()}
-	for i, part := range s.parts() {
-		if s.mountsPackage() {
-			v = append(v, corev1.Volume{Name: packageVolume(i), VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{
-				Reference: packageImage(part.Image, part.Version, part.Definition.ContainerSHA),
-			}}})
-		}
-		if part.ConfigMap == "" {
-			continue
-		}
-		v = append(v, corev1.Volume{Name: configVolume(i), VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: part.ConfigMap},
+	if s.mountsPackage() {
+		v = append(v, corev1.Volume{Name: packageVolume, VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{
+			Reference: packageImage(s.Image, s.Version, s.Definition.ContainerSHA),
+		}}})
+	}
+	if s.ConfigMap != "" {
+		v = append(v, corev1.Volume{Name: configVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: s.ConfigMap},
 		}}})
 	}
 	return v
 }
 
-// packageVolume names the image volume of a pod's i-th package, as
-// configVolume names its configMap's.
-func packageVolume(i int) string { return partVolume("package", i) }
+// The volumes of the package's image (where it is mounted) and of its
+// configMap.
+const (
+	packageVolume = "package"
+	configVolume  = "configmap"
+)
 
-// configVolume names the volume of the configMap of a pod's i-th package:
-// "configmap" for the first (as a pod of one package has it), then
-// "configmap-1"...
-func configVolume(i int) string { return partVolume("configmap", i) }
-
-// partVolume names a volume of a pod's i-th package: the name for the
-// first, name-<i> for the others.
-func partVolume(name string, i int) string {
-	if i == 0 {
-		return name
-	}
-	return name + "-" + strconv.Itoa(i)
-}
-
+// gracePeriod is the package's gracefulShutdown, nil for the kubelet's
+// default.
 func (s Spec) gracePeriod() *int64 {
-	var out *int64
-	for _, part := range s.parts() {
-		if g := part.Definition.GracefulShutdown; g != nil && (out == nil || int64(g.Seconds()) > *out) {
-			seconds := int64(g.Seconds())
-			out = &seconds
-		}
+	if g := s.Definition.GracefulShutdown; g != nil {
+		seconds := int64(g.Seconds())
+		return &seconds
 	}
-	return out
+	return nil
 }

@@ -49,9 +49,10 @@ func newDeployment(t *testing.T) deployment {
 	return d
 }
 
-// start runs binary as the operator user until the test ends (or kill);
-// its output goes to <cluster dir>/logs/operator-<name>.log.
-func (d deployment) start(t *testing.T, binary, name string) *operatorProcess {
+// start runs binary as the operator user, with the flags every run has
+// and extra, until the test ends (or kill); its output goes to
+// <cluster dir>/logs/operator-<name>.log.
+func (d deployment) start(t *testing.T, binary, name string, extra ...string) *operatorProcess {
 	t.Helper()
 	log, err := os.OpenFile(d.logPath(name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -62,6 +63,7 @@ func (d deployment) start(t *testing.T, binary, name string) *operatorProcess {
 		"--cert-dir="+d.certDir, "--metrics-bind-address=0", "--health-probe-bind-address=0",
 		// No timeout may stand in for a missed step.
 		"--reboot-timeout=30m", "--not-ready-timeout=30m")
+	cmd.Args = append(cmd.Args, extra...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -136,6 +136,21 @@ func (l *podLog) since(before map[types.UID]bool) []stagePod {
 	return out
 }
 
+// packagesPerPod counts, for each node, the packages each of its pods
+// held.
+func (l *podLog) packagesPerPod() map[string]map[types.UID]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string]map[types.UID]int{}
+	for part, p := range l.pods {
+		if out[p.node] == nil {
+			out[p.node] = map[types.UID]int{}
+		}
+		out[p.node][part.uid]++
+	}
+	return out
+}
+
 // all are every pod observed.
 func (l *podLog) all() []stagePod { return l.since(nil) }
 

@@ -17,9 +17,7 @@
 // virtual machines' real nodes run Debian's containerd 1.6 and keep it, so
 // both ways run on a real kubelet.
 //
-// The operator runs with its defaults (and a short stage timeout); a test
-// that needs another flag restarts it with that flag for its own run (op:
-// --package-runs for TestPackagesShareOnePodOnTheRealNode).
+// The operator runs with its defaults (and a short stage timeout).
 //
 // It needs root and containerd, runc and the CNI plugins (make
 // real-node-deps installs them); without them every test skips and says
@@ -70,15 +68,9 @@ var stageContainers = flag.String("stage-containers", "", "the operator's --stag
 // for the benchmark to compare the two (docs/rollout.md).
 var containerd = flag.String("containerd", "built", "the real node's containerd: built (from the module proxy, image volumes) or machine (Debian's)")
 
-// packageRuns is the operator's --package-runs, for the benchmark to
-// measure whether a pod of several packages wins anywhere (docs/rollout.md).
-var packageRuns = flag.Bool("package-runs", false, "the operator's --package-runs")
-
 var (
 	env  *cluster.Cluster
 	node *kubeletnode.Node
-	// op is the operator, for a test to restart with a flag of its own.
-	op *operatortest.Operator
 	// public serves the agent and pause images; private, behind basic
 	// auth, the packages.
 	public, private *nodeimages.Registry
@@ -151,10 +143,9 @@ func run(m *testing.M) int {
 			if err != nil {
 				return err
 			}
-			op, err = operatortest.StartRestartable(ctx, c, operator.Options{Namespace: namespace,
+			return operatortest.Start(ctx, c, operator.Options{Namespace: namespace,
 				AgentImage: images.agent, PauseImage: images.pause, ImagePullSecrets: []string{pullSecret},
-				StageTimeout: stageTimeout, StageShape: shape, PackageRuns: *packageRuns})
-			return err
+				StageTimeout: stageTimeout, StageShape: shape})
 		})
 }
 

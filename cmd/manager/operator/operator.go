@@ -131,9 +131,6 @@ type Options struct {
 	// the apiserver and a node could mount the package image instead
 	// (reconcile.SkyhookReconciler.ImageVolumes): --image-volumes=off.
 	NoImageVolumes bool
-	// PackageRuns runs the packages a node starts together in one pod
-	// (reconcile.SkyhookReconciler.PackageRuns): --package-runs.
-	PackageRuns bool
 	// DefaultServiceAccount is the ServiceAccount, in a PackageSet's
 	// namespace, that PackageSets naming none are applied as. Empty applies
 	// them as the operator itself: that is no lockdown, since whoever may
@@ -245,7 +242,6 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (manager.Manager, 
 		NotReadyTimeout: opts.NotReadyTimeout, RebootTimeout: opts.RebootTimeout, StageTimeout: opts.StageTimeout, RuntimeRequiredTaint: opts.RuntimeRequiredTaint,
 		MaxAttempts: opts.MaxAttempts, ReapplyOnReboot: opts.ReapplyOnReboot, SucceededTTL: opts.SucceededTTL, FailedTTL: opts.FailedTTL,
 		PodPerStage: opts.PodPerStage, StageShape: opts.StageShape, ImageVolumes: imageVolumeProber(mgr.GetClient(), opts),
-		PackageRuns: opts.PackageRuns,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
