@@ -105,8 +105,7 @@ func (n *nodePass) stageSpec(name string, step lifecycle.Step, attempt int32) st
 	return spec
 }
 
-// createPod creates the stage pod of the spec (and of the packages after
-// it, Spec.Next).
+// createPod creates the stage pod of the spec.
 func (n *nodePass) createPod(ctx context.Context, spec stagepod.Spec) error {
 	r := n.r
 	spec.ImageVolume = r.imageVolumes(ctx, n.work.node)
