@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	skyhookv1 "github.com/skyhook-go/skyhook/api/v1alpha1"
 	"github.com/skyhook-go/skyhook/cmd/skyhook/sandbox/nodeimages"
@@ -17,7 +18,7 @@ import (
 )
 
 // BenchmarkInstallOnTheRealNode is the wall time from a Skyhook's create
-// to its status complete on the real kubelet: one package (apply and
+// to the watch event of its status complete on the real kubelet: one package (apply and
 // config), five independent ones, and five each depending on the one
 // before (chain). It reports the seconds and the
 // stage pods the install created. Run it with -benchtime 1x (an install
@@ -60,16 +61,44 @@ func BenchmarkInstallOnTheRealNode(b *testing.B) {
 				}
 				pods := stagePodsCreated(b, name)
 				seen := stagePodsSeen(b, name)
+				completeAt := skyhookCompleteAt(b, name)
 				start := time.Now()
 				create(b, onRealNode(name, packages))
 				waitSkyhook(b, name, skyhookv1.StatusComplete, 5*time.Minute)
-				b.ReportMetric(time.Since(start).Seconds(), "s/install")
+				b.ReportMetric(completeAt().Sub(start).Seconds(), "s/install")
 				b.ReportMetric(float64(len(pods())), "stagepods/install")
 				running, between := initContainerSeconds(seen())
 				b.ReportMetric(running, "s/container-running")
 				b.ReportMetric(between, "s/between-containers")
 			}
 		})
+	}
+}
+
+// skyhookCompleteAt watches the Skyhook from now on and gives the time
+// its status was first seen complete: when the watch event arrived, not
+// when a poll (every half second) next looked.
+func skyhookCompleteAt(t testing.TB, name string) func() time.Time {
+	t.Helper()
+	w, err := testenv.Client(t, env).Watch(context.Background(), &skyhookv1.SkyhookList{}, client.MatchingFields{"metadata.name": name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := testenv.Collect(t, w, func(ev watch.Event) []time.Time {
+		if sk, ok := ev.Object.(*skyhookv1.Skyhook); ok && sk.Status.Status == skyhookv1.StatusComplete {
+			return []time.Time{time.Now()}
+		}
+		return nil
+	})
+	return func() time.Time {
+		for range 100 { // the poll that saw it complete may be ahead of the watch
+			if at := seen(); len(at) > 0 {
+				return at[0]
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("the watch never saw Skyhook %s complete", name)
+		return time.Time{}
 	}
 }
 
