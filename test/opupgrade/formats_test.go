@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -226,16 +225,10 @@ func installNodes(t *testing.T, fx *fixture, oldUID, newUID types.UID) []string 
 // operator still runs (it holds the Skyhook's finalizer), so that the
 // tests after this one see neither.
 func deleteWhileRunning(t *testing.T, c client.Client, name string) {
-	ctx := context.Background()
-	sk := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if err := c.Delete(ctx, sk); err != nil {
-		t.Errorf("deleting the Skyhook: %v", err)
+	if !deleteSkyhook(t, c, name) {
 		return
 	}
-	testenv.Eventually(t, "the Skyhook gone", 30*time.Second, func() bool {
-		return apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Name: name}, sk))
-	})
-	if err := c.Delete(ctx, &skyhookv1.DeploymentPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+	if err := c.Delete(context.Background(), &skyhookv1.DeploymentPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Errorf("deleting the DeploymentPolicy: %v", err)
 	}
 }

@@ -92,7 +92,7 @@ func TestUpgradeFromPackageRunsMidRun(t *testing.T) {
 	before := pods.seen()
 
 	d.start(t, currentBinary, "runs-new")
-	t.Cleanup(func() { deleteSkyhook(t, c, name) })
+	t.Cleanup(func() { _ = deleteSkyhook(t, c, name) })
 	testenv.Eventually(t, "the Skyhook Ready under the new operator", 2*time.Minute, func() bool {
 		var got skyhookv1.Skyhook
 		return c.Get(ctx, client.ObjectKey{Name: name}, &got) == nil && got.Status.ObservedGeneration == got.Generation &&
@@ -151,15 +151,16 @@ func recordOf(t *testing.T, node, skyhook string) skyhookv1.NodeState {
 }
 
 // deleteSkyhook deletes the Skyhook while an operator runs to take its
-// finalizer off, and waits until it is gone.
-func deleteSkyhook(t *testing.T, c client.Client, name string) {
+// finalizer off, waits until it is gone, and reports whether it went.
+func deleteSkyhook(t *testing.T, c client.Client, name string) bool {
 	ctx := context.Background()
 	sk := &skyhookv1.Skyhook{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if err := c.Delete(ctx, sk); err != nil {
 		t.Errorf("deleting the Skyhook: %v", err)
-		return
+		return false
 	}
 	testenv.Eventually(t, "the Skyhook gone", 30*time.Second, func() bool {
 		return apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Name: name}, sk))
 	})
+	return true
 }
