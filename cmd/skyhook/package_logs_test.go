@@ -309,8 +309,8 @@ func TestPackageLogsFindsAPackageInAPodOfSeveral(t *testing.T) {
 // podOfTwoPackages is the pod of two packages (tuning, then driver, each
 // apply+config) that the last operator to make such pods (--package-runs,
 // removed after commit 0d1ca9c) built, captured in stagepod's testdata,
-// made the Skyhook's on the node, each package's containers running for
-// the duration given.
+// made the Skyhook's on the node, each package's stage containers running
+// for the duration given.
 func podOfTwoPackages(t *testing.T, sk *skyhookv1.Skyhook, node string, durations map[string]string) *corev1.Pod {
 	t.Helper()
 	data, err := os.ReadFile("../../reconcile/stagepod/testdata/pod-of-two-packages.yaml")
@@ -326,8 +326,9 @@ func podOfTwoPackages(t *testing.T, sk *skyhookv1.Skyhook, node string, duration
 	pod.Labels[stagepod.SkyhookLabel], pod.Labels["skyhook.nvidia.com/name"], pod.Labels["skyhook.nvidia.com/node"] = sk.Name, sk.Name, node
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		pkg, _, _ := strings.Cut(c.Name, "-")
-		c.Env = append(c.Env, corev1.EnvVar{Name: simnode.DurationEnv, Value: durations[pkg]})
+		if pkg, part, _ := strings.Cut(c.Name, "-"); part != "init" { // the package's env, as its agent containers have it
+			c.Env = append(c.Env, corev1.EnvVar{Name: simnode.DurationEnv, Value: durations[pkg]})
+		}
 	}
 	return &pod
 }
