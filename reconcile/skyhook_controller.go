@@ -26,9 +26,6 @@ func (r *SkyhookReconciler) reconcileKind(ctx context.Context, k *rollouts.Kind,
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if r.memory.RolloutVersions.Behind(obj.GetUID(), obj.GetResourceVersion()) {
-		return ctrl.Result{RequeueAfter: cacheLagRetry}, nil // its status would be patched against a stale base
-	}
 	sk := k.View(obj)
 	r.memory.Track(sk.UID, skyhookv1.RefOf(sk))
 	patcher := patch.NewSerialPatcher(obj, r.rolloutWriter(sk.UID))

@@ -27,7 +27,8 @@ const fieldOwner = "skyhook-operator"
 
 // finalizeStatus ends every reconcile, as Flux's controllers do: it records
 // the handled reconcile request, announces a changed summary, and patches
-// the rollout's object, unless only progress counters moved since a write
+// the rollout's object, unless the cache has not caught up with the last
+// patch (RolloutVersions) or only progress counters moved since a write
 // less than memory.StatusInterval ago: then it returns how long the write
 // waits. before is the view as the reconcile found it.
 func (r *SkyhookReconciler) finalizeStatus(ctx context.Context, patcher *patch.SerialPatcher, before *skyhookv1.Skyhook, obj client.Object) (time.Duration, error) {
@@ -35,6 +36,16 @@ func (r *SkyhookReconciler) finalizeStatus(ctx context.Context, patcher *patch.S
 	sk := k.View(obj)
 	if v, ok := meta.ReconcileAnnotationValue(sk.GetAnnotations()); ok {
 		sk.Status.SetLastHandledReconcileRequest(v) // reconcile.fluxcd.io/requestedAt, as Flux's kinds do
+	}
+	if r.memory.RolloutVersions.Behind(sk.UID, before.ResourceVersion) {
+		// The cache has not caught up with this operator's last write: a
+		// patch against this base would leave what that write set where
+		// the base and the new status agree. The write's own watch event
+		// brings the rollout back, fresh, in a moment; nothing is written
+		// or announced now.
+		sk.Status = before.Status
+		k.Apply(obj, sk)
+		return cacheLagRetry, nil
 	}
 	for _, e := range report.Announcements(before, sk) {
 		r.record(sk, e)
@@ -56,9 +67,9 @@ func (r *SkyhookReconciler) finalizeStatus(ctx context.Context, patcher *patch.S
 }
 
 // cacheLagRetry is when a reconcile that found its rollout older in the
-// cache than its own last write looks again, should the watch event of
-// that write (which brings the rollout back at once) be lost.
-const cacheLagRetry = time.Second
+// cache than its own last write, and so wrote nothing, runs again at the
+// latest: the watch event of that write brings it back sooner.
+const cacheLagRetry = 5 * time.Second
 
 // rolloutWriter is the client the status patcher writes the rollout with:
 // it notes the resourceVersion each patch returns, so that the next
@@ -67,7 +78,8 @@ const cacheLagRetry = time.Second
 // the answers to itself, hence a client that sees them.
 func (r *SkyhookReconciler) rolloutWriter(uid types.UID) client.Client {
 	return noteWrites{Client: r.Client, note: func(obj client.Object, err error) error {
-		if err == nil {
+		gone := obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 // its memory was forgotten
+		if err == nil && !gone {
 			r.memory.RolloutVersions.Record(uid, obj.GetResourceVersion())
 		}
 		return err
