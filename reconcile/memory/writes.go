@@ -82,10 +82,13 @@ func (v *NodeVersions) Behind(uid types.UID, node *corev1.Node) bool {
 	v.mu.Lock()
 	written, ok := v.m[uid][string(node.UID)]
 	v.mu.Unlock()
-	if !ok {
-		return false
-	}
-	cmp, err := resourceversion.CompareResourceVersion(node.ResourceVersion, written)
+	return ok && olderThan(node.ResourceVersion, written)
+}
+
+// olderThan reports whether a cached resourceVersion comes before the one
+// a write returned; one that is not an apiserver's never does.
+func olderThan(cached, written string) bool {
+	cmp, err := resourceversion.CompareResourceVersion(cached, written)
 	return err == nil && cmp < 0
 }
 
@@ -120,11 +123,7 @@ func (v *RolloutVersions) Behind(uid types.UID, resourceVersion string) bool {
 	v.mu.Lock()
 	written, ok := v.m[uid][struct{}{}]
 	v.mu.Unlock()
-	if !ok {
-		return false
-	}
-	cmp, err := resourceversion.CompareResourceVersion(resourceVersion, written)
-	return err == nil && cmp < 0
+	return ok && olderThan(resourceVersion, written)
 }
 
 // StatusInterval is the least time between two status writes that only
